@@ -1,0 +1,17 @@
+//! Compiles `#![no_std]` kernel crates to PTX with the stable toolchain's built-in
+//! `nvptx64-nvidia-cuda` target, writes a manifest of each module's kernels next to the PTX, and
+//! generates typed host launchers from that manifest.
+//!
+//! Used by `cargo xtask build-kernels` and by build scripts of applications that embed their PTX.
+
+pub mod arch;
+pub mod core_source;
+pub mod error;
+pub mod sysroot;
+pub mod toolchain;
+
+pub use arch::Arch;
+pub use error::{Error, Result};
+
+/// rustc's built-in target for NVIDIA GPUs.
+pub const NVPTX_TARGET: &str = "nvptx64-nvidia-cuda";

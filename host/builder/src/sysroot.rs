@@ -1,0 +1,103 @@
+//! A private sysroot holding `core` and `compiler_builtins` compiled for `nvptx64-nvidia-cuda`.
+//!
+//! rustup ships no standard library for the nvptx64 target, so we build `core` ourselves, once per
+//! rustc version, and cache it under the target directory. The cache key includes rustc's commit
+//! hash: a toolchain update rebuilds it, and an unchanged toolchain never does.
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use crate::core_source::{self, SourceOrigin};
+use crate::error::{Error, Result};
+use crate::toolchain::Rustc;
+use crate::NVPTX_TARGET;
+
+/// A sysroot directory to pass to rustc as `--sysroot` for nvptx64 builds.
+#[derive(Debug, Clone)]
+pub struct Sysroot {
+    pub dir: PathBuf,
+}
+
+impl Sysroot {
+    pub fn lib_dir(&self) -> PathBuf {
+        lib_dir(&self.dir)
+    }
+}
+
+fn lib_dir(sysroot: &Path) -> PathBuf {
+    sysroot.join("lib/rustlib").join(NVPTX_TARGET).join("lib")
+}
+
+/// `compiler_builtins` for nvptx64. Every `cdylib` links it, but kernels need none of its
+/// routines: LLVM lowers integer and float arithmetic to PTX instructions directly. The one gap
+/// is 128-bit division, which LLVM turns into calls to `__udivti3` and friends; ptxas then
+/// reports an unresolved symbol, which `crate::ptxas` explains.
+const COMPILER_BUILTINS_SRC: &str = "\
+#![feature(compiler_builtins)]
+#![compiler_builtins]
+#![no_builtins]
+#![no_std]
+#![allow(internal_features)]
+";
+
+/// Returns the nvptx64 sysroot for `rustc`, building it under `cache_root` first if needed.
+/// `log` receives one line per step that takes time.
+pub fn ensure(rustc: &Rustc, cache_root: &Path, log: &mut dyn FnMut(&str)) -> Result<Sysroot> {
+    let dir = cache_root.join(rustc.cache_key());
+    let stamp = dir.join("sysroot.complete");
+    if stamp.is_file() {
+        return Ok(Sysroot { dir });
+    }
+    fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    // Build scripts of several crates may ask at once: one builds, the others wait.
+    let lock_path = dir.join(".lock");
+    let lock = File::create(&lock_path).map_err(|e| Error::io(&lock_path, e))?;
+    lock.lock().map_err(|e| Error::io(&lock_path, e))?;
+    if stamp.is_file() {
+        return Ok(Sysroot { dir });
+    }
+
+    let started = Instant::now();
+    let source = core_source::locate_or_extract(&rustc.sysroot, &dir.join("src"))?;
+    let origin = match source.origin {
+        SourceOrigin::RustSrcComponent => "the rust-src component",
+        SourceOrigin::RustDocsPages => "the rust-docs source pages",
+    };
+    log(&format!("building core for {NVPTX_TARGET} from {origin} (once per rustc version, about a minute)"));
+
+    let libs = lib_dir(&dir);
+    fs::create_dir_all(&libs).map_err(|e| Error::io(&libs, e))?;
+    compile_rlib(rustc, &dir, "core", &source.core_lib_rs(), &[])?;
+    let builtins_src = dir.join("src/compiler_builtins.rs");
+    fs::write(&builtins_src, COMPILER_BUILTINS_SRC).map_err(|e| Error::io(&builtins_src, e))?;
+    compile_rlib(rustc, &dir, "compiler_builtins", &builtins_src, &["--sysroot".into(), dir.display().to_string()])?;
+
+    fs::write(&stamp, rustc.version_verbose.as_bytes()).map_err(|e| Error::io(&stamp, e))?;
+    log(&format!("built the {NVPTX_TARGET} sysroot in {:.1}s: {}", started.elapsed().as_secs_f64(), dir.display()));
+    Ok(Sysroot { dir })
+}
+
+fn compile_rlib(rustc: &Rustc, sysroot: &Path, name: &str, root: &Path, extra: &[String]) -> Result<()> {
+    let out_dir = lib_dir(sysroot);
+    let mut cmd = Command::new(&rustc.path);
+    cmd.env("RUSTC_BOOTSTRAP", "1")
+        .args(["--edition", "2024", "--crate-type", "rlib", "--crate-name", name])
+        .args(["--target", NVPTX_TARGET])
+        .args(["-C", "opt-level=3", "-C", "panic=abort", "-C", "embed-bitcode=yes", "-C", "debuginfo=0"])
+        .args(["-Z", "force-unstable-if-unmarked", "--cap-lints", "allow"])
+        .arg("--out-dir")
+        .arg(&out_dir)
+        .args(extra)
+        .arg(root);
+    let output = cmd.output().map_err(|e| Error::msg(format!("running {}: {e}", rustc.path.display())))?;
+    if !output.status.success() {
+        return Err(Error::msg(format!(
+            "building `{name}` for {NVPTX_TARGET} failed ({}):\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        )));
+    }
+    Ok(())
+}
