@@ -1,0 +1,179 @@
+//! `#[kernel]`: a plain Rust function becomes a PTX entry point with a recorded signature.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::{Error, FnArg, GenericArgument, Ident, ItemFn, Pat, PathArguments, ReturnType, Type};
+
+/// How a kernel parameter crosses from host to device. Mirrors `gpu_builder::manifest::ParamKind`.
+enum Param {
+    /// `&[T]`: pointer + length, read-only.
+    Slice { elem: Type },
+    /// `DisjointSlice<T>`: pointer + length, each thread writes its own elements.
+    Output { elem: Type },
+    /// A primitive number passed by value.
+    Scalar,
+    /// A `DeviceCopy` struct or array passed by value.
+    Value,
+}
+
+const SCALARS: &[&str] = &["u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize", "f32", "f64"];
+
+pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    if !attr.is_empty() {
+        return Err(Error::new_spanned(attr, "#[kernel] takes no arguments"));
+    }
+    let func: ItemFn = syn::parse2(item)?;
+    let sig = &func.sig;
+    if !sig.generics.params.is_empty() {
+        return Err(Error::new_spanned(
+            &sig.generics,
+            "a kernel cannot be generic: a PTX entry point has one concrete signature. \
+             Write a generic helper and one #[kernel] per element type",
+        ));
+    }
+    if let ReturnType::Type(_, ty) = &sig.output {
+        return Err(Error::new_spanned(ty, "a kernel returns nothing: write results through a DisjointSlice output"));
+    }
+    if let Some(a) = &sig.asyncness {
+        return Err(Error::new_spanned(a, "a kernel cannot be async"));
+    }
+
+    let name = &sig.ident;
+    let mut entry_params = Vec::new();
+    let mut rebuild = Vec::new();
+    let mut call_args = Vec::new();
+    let mut manifest_params = Vec::new();
+    let mut value_checks = Vec::new();
+    for input in &sig.inputs {
+        let FnArg::Typed(arg) = input else {
+            return Err(Error::new_spanned(input, "a kernel cannot take `self`"));
+        };
+        let Pat::Ident(pat) = &*arg.pat else {
+            return Err(Error::new_spanned(&arg.pat, "kernel parameters must be plain names (no patterns)"));
+        };
+        let param_name = &pat.ident;
+        let ty = &*arg.ty;
+        let param = classify(ty)?;
+        let ptr = format_ident!("__gpu_ptr_{}", param_name);
+        let len = format_ident!("__gpu_len_{}", param_name);
+        let (kind, elem_str) = match &param {
+            Param::Slice { elem } => {
+                entry_params.push(quote!(#ptr: *const #elem, #len: usize));
+                // SAFETY (in generated code): the host launcher passes a device buffer of `len`
+                // elements that no output parameter of this launch aliases.
+                rebuild.push(quote!(let #param_name: #ty = unsafe { ::gpu::__private::slice_from_raw(#ptr, #len) };));
+                ("slice", type_string(elem))
+            }
+            Param::Output { elem } => {
+                entry_params.push(quote!(#ptr: *mut #elem, #len: usize));
+                rebuild.push(quote!(let #param_name: #ty = unsafe { ::gpu::DisjointSlice::__from_raw(#ptr, #len) };));
+                ("output", type_string(elem))
+            }
+            Param::Scalar => {
+                entry_params.push(quote!(#param_name: #ty));
+                ("scalar", type_string(ty))
+            }
+            Param::Value => {
+                entry_params.push(quote!(#param_name: #ty));
+                value_checks.push(quote!(::gpu::copy::assert_field_is_device_copy::<#ty>();));
+                ("value", type_string(ty))
+            }
+        };
+        call_args.push(quote!(#param_name));
+        manifest_params.push(format!(
+            "{{\"name\":\"{}\",\"kind\":\"{}\",\"ty\":\"{}\"}}",
+            json_escape(&param_name.to_string()),
+            kind,
+            json_escape(&elem_str)
+        ));
+    }
+
+    let signature = format!("{{\"name\":\"{}\",\"params\":[{}]}}", name, manifest_params.join(","));
+    let sig_bytes = syn::LitByteStr::new(signature.as_bytes(), Span::call_site());
+    let sig_len = signature.len();
+    let sig_static = format_ident!("__gpu_kernel_signature_{}", name);
+
+    let attrs = &func.attrs;
+    let vis = &func.vis;
+    let body = &func.block;
+    let unsafety = &sig.unsafety;
+    let inputs = &sig.inputs;
+    let inner = Ident::new("__gpu_kernel_body", Span::call_site());
+
+    Ok(quote! {
+        #[cfg(not(target_arch = "nvptx64"))]
+        #(#attrs)*
+        #[allow(dead_code)]
+        #vis #unsafety fn #name(#inputs) #body
+
+        #[cfg(target_arch = "nvptx64")]
+        #(#attrs)*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn #name(#(#entry_params),*) {
+            #[inline(always)]
+            #unsafety fn #inner(#inputs) #body
+            const _: () = { #(#value_checks)* };
+            #(#rebuild)*
+            #[allow(unused_unsafe)]
+            unsafe { #inner(#(#call_args),*) }
+        }
+
+        /// Signature record read by `gpu_builder` to write the module manifest.
+        #[cfg(target_arch = "nvptx64")]
+        #[doc(hidden)]
+        #[unsafe(no_mangle)]
+        #[used]
+        pub static #sig_static: [u8; #sig_len] = *#sig_bytes;
+    })
+}
+
+fn classify(ty: &Type) -> syn::Result<Param> {
+    match ty {
+        Type::Reference(r) => match &*r.elem {
+            Type::Slice(s) if r.mutability.is_none() => Ok(Param::Slice { elem: (*s.elem).clone() }),
+            Type::Slice(_) => Err(Error::new_spanned(
+                ty,
+                "`&mut [T]` would give every thread the same mutable slice (aliased &mut); \
+                 use `DisjointSlice<T>` for outputs",
+            )),
+            _ => Err(Error::new_spanned(ty, "kernel parameters take `&[T]` slices; pass other values by value")),
+        },
+        Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last().expect("a path has at least one segment");
+            if last.ident == "DisjointSlice" {
+                let PathArguments::AngleBracketed(args) = &last.arguments else {
+                    return Err(Error::new_spanned(ty, "write `DisjointSlice<T>` with its element type"));
+                };
+                let elem = args.args.iter().find_map(|a| match a {
+                    GenericArgument::Type(t) => Some(t.clone()),
+                    _ => None,
+                });
+                return elem
+                    .map(|elem| Param::Output { elem })
+                    .ok_or_else(|| Error::new_spanned(ty, "write `DisjointSlice<T>` with its element type"));
+            }
+            if p.path.segments.len() == 1 && last.arguments.is_empty() {
+                let ident = last.ident.to_string();
+                if SCALARS.contains(&ident.as_str()) {
+                    return Ok(Param::Scalar);
+                }
+                if ident == "bool" || ident == "char" {
+                    return Err(Error::new_spanned(ty, format!("`{ident}` is not a valid kernel parameter type; pass a u32")));
+                }
+            }
+            Ok(Param::Value)
+        }
+        Type::Array(_) => Ok(Param::Value),
+        Type::Ptr(_) => Err(Error::new_spanned(ty, "raw pointer parameters are not supported; use `&[T]` or `DisjointSlice<T>`")),
+        _ => Err(Error::new_spanned(ty, "unsupported kernel parameter type")),
+    }
+}
+
+/// The type as written, without token spacing: `glam :: Vec3` becomes `glam::Vec3`.
+fn type_string(ty: &Type) -> String {
+    quote!(#ty).to_string().chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+fn json_escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}

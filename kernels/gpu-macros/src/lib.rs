@@ -1,0 +1,33 @@
+//! Procedural macros for kernel crates. Use them through the `gpu` crate
+//! (`gpu::kernel`, `gpu::shared_array!`, `gpu::DeviceCopy`), not directly.
+
+use proc_macro::TokenStream;
+
+mod device_copy;
+mod kernel;
+mod shared;
+
+/// Turns a plain Rust function into a GPU kernel entry point.
+///
+/// Parameters may be read-only slices (`&[T]`), outputs (`DisjointSlice<T>`), scalars, or
+/// `#[derive(DeviceCopy)]` structs passed by value. On the GPU target the function becomes an
+/// `extern "ptx-kernel"` entry whose slice parameters arrive as pointer + length; the macro also
+/// records the signature for the module manifest that typed host launchers are generated from.
+/// On the host the function stays an ordinary Rust function.
+#[proc_macro_attribute]
+pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    kernel::expand(attr.into(), item.into()).unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
+/// Implements `gpu::DeviceCopy` after checking, at compile time, that the type is `#[repr(C)]`
+/// (or transparent), has only `DeviceCopy` fields and no padding bytes.
+#[proc_macro_derive(DeviceCopy)]
+pub fn derive_device_copy(item: TokenStream) -> TokenStream {
+    device_copy::expand(item.into()).unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
+/// Declares a block-shared array: `let tile = shared_array!(f32, 256);`. See `gpu::shared`.
+#[proc_macro]
+pub fn shared_array(item: TokenStream) -> TokenStream {
+    shared::expand(item.into()).unwrap_or_else(syn::Error::into_compile_error).into()
+}
