@@ -18,7 +18,6 @@
 //! }
 //! ```
 #![no_std]
-#![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx, asm_experimental_arch, abi_ptx))]
 
 pub mod copy;
 pub mod slice;
