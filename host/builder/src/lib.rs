@@ -2,16 +2,25 @@
 //! `nvptx64-nvidia-cuda` target, writes a manifest of each module's kernels next to the PTX, and
 //! generates typed host launchers from that manifest.
 //!
-//! Used by `cargo xtask build-kernels` and by build scripts of applications that embed their PTX.
+//! Used by `cargo xtask build-kernels` and by build scripts of applications that embed their
+//! PTX (see [`KernelBuild::build_script`]).
 
 pub mod arch;
+pub mod compile;
 pub mod core_source;
 pub mod error;
+pub mod launchers;
+pub mod manifest;
+pub mod ptx;
+pub mod ptxas;
 pub mod sysroot;
 pub mod toolchain;
+pub mod workspace;
 
 pub use arch::Arch;
+pub use compile::{BuiltModule, KernelBuild};
 pub use error::{Error, Result};
+pub use manifest::Manifest;
 
 /// rustc's built-in target for NVIDIA GPUs.
 pub const NVPTX_TARGET: &str = "nvptx64-nvidia-cuda";

@@ -1,0 +1,219 @@
+//! Kernel crate → one PTX module (+ manifest), through a nested `cargo rustc` for the nvptx64
+//! target with fat LTO and `--emit=asm`.
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::arch::Arch;
+use crate::error::{Error, Result};
+use crate::manifest::Manifest;
+use crate::sysroot::{self, Sysroot};
+use crate::toolchain::{self, Rustc};
+use crate::workspace::{KernelCrate, Workspace};
+use crate::{launchers, ptx, NVPTX_TARGET};
+
+/// Environment variable that overrides the default architecture (`sm_80`) in build scripts and
+/// `cargo xtask`, e.g. `GPU_ARCH=sm_90`.
+pub const ARCH_ENV: &str = "GPU_ARCH";
+
+/// Nightly features kernel crates (and the `gpu` crate) need. Injected with `-Zcrate-attr` so
+/// kernel sources carry no `#![feature]` lines and still build for the host on stable.
+const DEVICE_FEATURES: &[&str] = &["abi_ptx", "asm_experimental_arch", "stdarch_nvptx"];
+
+/// One compiled PTX module.
+#[derive(Debug, Clone)]
+pub struct BuiltModule {
+    pub krate: KernelCrate,
+    pub arch: Arch,
+    pub ptx_path: PathBuf,
+    pub manifest_path: PathBuf,
+    pub manifest: Manifest,
+    /// `false` when nothing changed since the last build.
+    pub rebuilt: bool,
+    pub elapsed: Duration,
+    /// Source files the module was compiled from (from rustc's dep-info).
+    pub sources: Vec<PathBuf>,
+}
+
+/// Builds one kernel crate; the entry point for build scripts.
+///
+/// ```no_run
+/// // build.rs of an application that embeds its kernels:
+/// gpu_builder::KernelBuild::new("../kernels/my-kernels").build_script();
+/// // then, in the application: gpu_host::include_kernels!("my_kernels");
+/// ```
+#[derive(Debug, Clone)]
+pub struct KernelBuild {
+    crate_dir: PathBuf,
+    arch: Option<Arch>,
+}
+
+impl KernelBuild {
+    /// `crate_dir` is the kernel crate's directory; relative paths are taken from the current
+    /// directory (a build script runs in its package's directory).
+    pub fn new(crate_dir: impl Into<PathBuf>) -> Self {
+        KernelBuild { crate_dir: crate_dir.into(), arch: None }
+    }
+
+    /// Target architecture; default: `$GPU_ARCH`, else `sm_80`.
+    pub fn arch(mut self, arch: Arch) -> Self {
+        self.arch = Some(arch);
+        self
+    }
+
+    /// Compiles the crate (if it changed) and returns the module.
+    pub fn build(&self) -> Result<BuiltModule> {
+        let manifest = self.crate_dir.join("Cargo.toml");
+        let workspace = Workspace::load(&manifest)?;
+        let krate = workspace.find_by_manifest(&manifest)?;
+        let arch = match self.arch {
+            Some(arch) => arch,
+            None => arch_from_env()?,
+        };
+        let rustc = Rustc::detect()?;
+        let sysroot = sysroot::ensure(&rustc, &sysroot_cache(&workspace), &mut |line| eprintln!("gpu-builder: {line}"))?;
+        compile(&workspace, &krate, arch, &sysroot)
+    }
+
+    /// For `build.rs`: builds the module, writes `$OUT_DIR/<crate_name>.rs` with its typed
+    /// launchers (include it with `gpu_host::include_kernels!`), and tells cargo to rerun when a
+    /// kernel source changes. On failure prints the error and exits, failing the build.
+    pub fn build_script(self) {
+        if let Err(err) = self.try_build_script() {
+            eprintln!("error: building kernel crate {}: {err}", self.crate_dir.display());
+            std::process::exit(1);
+        }
+    }
+
+    fn try_build_script(&self) -> Result<()> {
+        println!("cargo:rerun-if-env-changed={ARCH_ENV}");
+        let module = self.build()?;
+        for source in &module.sources {
+            println!("cargo:rerun-if-changed={}", source.display());
+        }
+        println!("cargo:rerun-if-changed={}", module.krate.manifest_path.display());
+        let out_dir = PathBuf::from(env::var_os("OUT_DIR").ok_or_else(|| Error::msg("OUT_DIR is not set: build_script() runs only from a build script"))?);
+        let code = launchers::generate(&module.manifest, &module.ptx_path)?;
+        let path = out_dir.join(format!("{}.rs", module.krate.crate_name));
+        fs::write(&path, code).map_err(|e| Error::io(&path, e))
+    }
+}
+
+/// The architecture named by `$GPU_ARCH`, or the default.
+pub fn arch_from_env() -> Result<Arch> {
+    match env::var(ARCH_ENV) {
+        Ok(value) if !value.trim().is_empty() => value.parse().map_err(|e: Error| e.context(format!("${ARCH_ENV}"))),
+        _ => Ok(Arch::default()),
+    }
+}
+
+/// Where the nvptx64 sysroot is cached for this workspace.
+pub fn sysroot_cache(workspace: &Workspace) -> PathBuf {
+    workspace.target_dir.join("nvptx-sysroot")
+}
+
+/// Where PTX modules and manifests for `arch` are written.
+pub fn ptx_dir(workspace: &Workspace, arch: Arch) -> PathBuf {
+    workspace.target_dir.join("ptx").join(arch.to_string())
+}
+
+/// Compiles `krate` for `arch`. Cargo decides what is stale; an unchanged crate costs one no-op
+/// cargo call.
+pub fn compile(workspace: &Workspace, krate: &KernelCrate, arch: Arch, sysroot: &Sysroot) -> Result<BuiltModule> {
+    let started = Instant::now();
+    let cargo_target = workspace.target_dir.join("kernels").join(arch.to_string());
+    if sysroot.dir.display().to_string().contains(char::is_whitespace) {
+        return Err(Error::msg(format!(
+            "the target directory path contains whitespace ({}), which cargo's RUSTFLAGS cannot carry; build from a path without spaces",
+            sysroot.dir.display()
+        )));
+    }
+    let mut rustflags = vec![
+        "--sysroot".to_string(),
+        sysroot.dir.display().to_string(),
+        format!("-Ctarget-cpu={arch}"),
+        format!("-Clinker={}", noop_linker()),
+    ];
+    rustflags.extend(DEVICE_FEATURES.iter().map(|f| format!("-Zcrate-attr=feature({f})")));
+
+    let mut cmd = Command::new(toolchain::cargo_path());
+    clear_outer_cargo_env(&mut cmd);
+    cmd.args(["rustc", "--quiet", "--lib", "--profile", "kernel", "--target", NVPTX_TARGET, "--crate-type", "cdylib"])
+        .arg("--manifest-path")
+        .arg(&krate.manifest_path)
+        .arg("--target-dir")
+        .arg(&cargo_target)
+        .args(["--", "--emit=asm"])
+        .env("RUSTC_BOOTSTRAP", "1")
+        .env("CARGO_TARGET_NVPTX64_NVIDIA_CUDA_RUSTFLAGS", rustflags.join(" "));
+    let status = cmd.status().map_err(|e| Error::msg(format!("running cargo: {e}")))?;
+    if !status.success() {
+        return Err(Error::msg(format!("kernel crate `{}` failed to compile for {arch} (rustc's diagnostics are above)", krate.package)));
+    }
+
+    let out_dir = cargo_target.join(NVPTX_TARGET).join("kernel");
+    let asm_path = out_dir.join("deps").join(format!("{}.s", krate.crate_name));
+    let dir = ptx_dir(workspace, arch);
+    fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    let ptx_path = dir.join(format!("{}.ptx", krate.crate_name));
+    let manifest_path = dir.join(format!("{}.manifest.json", krate.crate_name));
+    let sources = dep_info_sources(&out_dir.join(format!("{}.d", krate.crate_name)));
+
+    let rebuilt = modified(&asm_path)? > modified(&ptx_path).unwrap_or(SystemTime::UNIX_EPOCH) || !manifest_path.is_file();
+    let manifest = if rebuilt {
+        let asm = fs::read_to_string(&asm_path).map_err(|e| Error::io(&asm_path, e))?;
+        let (cleaned, module) = ptx::parse(&asm).map_err(|e| e.context(asm_path.display()))?;
+        let ptx_file = format!("{}.ptx", krate.crate_name);
+        let manifest = module.manifest(&krate.crate_name, &arch.to_string(), &ptx_file)?;
+        let json = serde_json::to_string_pretty(&manifest).map_err(|e| Error::msg(e.to_string()))?;
+        fs::write(&manifest_path, json).map_err(|e| Error::io(&manifest_path, e))?;
+        fs::write(&ptx_path, cleaned).map_err(|e| Error::io(&ptx_path, e))?;
+        manifest
+    } else {
+        read_manifest(&manifest_path)?
+    };
+    Ok(BuiltModule { krate: krate.clone(), arch, ptx_path, manifest_path, manifest, rebuilt, elapsed: started.elapsed(), sources })
+}
+
+pub fn read_manifest(path: &Path) -> Result<Manifest> {
+    let text = fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    serde_json::from_str(&text).map_err(|e| Error::msg(format!("{}: {e}", path.display())))
+}
+
+fn modified(path: &Path) -> Result<SystemTime> {
+    fs::metadata(path).and_then(|m| m.modified()).map_err(|e| Error::io(path, e))
+}
+
+/// rustc still runs a linker for the cdylib although the PTX comes from `--emit=asm`; any
+/// program that succeeds will do.
+fn noop_linker() -> &'static str {
+    ["/bin/true", "/usr/bin/true"].into_iter().find(|p| Path::new(p).exists()).unwrap_or("true")
+}
+
+/// Sources listed in a rustc dep-info file (`out: src1 src2 ...`).
+fn dep_info_sources(dep_info: &Path) -> Vec<PathBuf> {
+    let Ok(text) = fs::read_to_string(dep_info) else { return Vec::new() };
+    let Some(first) = text.lines().next() else { return Vec::new() };
+    let Some((_, deps)) = first.split_once(": ") else { return Vec::new() };
+    deps.replace("\\ ", "\u{0}").split_whitespace().map(|p| PathBuf::from(p.replace('\u{0}', " "))).collect()
+}
+
+/// A nested cargo must not inherit the outer build's settings: build-script variables, the
+/// outer target directory, flags, and `cargo clippy`'s rustc wrapper.
+pub(crate) fn clear_outer_cargo_env(cmd: &mut Command) {
+    const KEEP: &[&str] = &["CARGO_HOME", "CARGO_NET_OFFLINE", "CARGO_HTTP_", "CARGO_NET_", "CARGO_REGISTRIES_", "CARGO_REGISTRY_"];
+    for (key, _) in env::vars_os() {
+        let Some(key) = key.to_str() else { continue };
+        let cargo_var = key.starts_with("CARGO_") && !KEEP.iter().any(|k| key.starts_with(k));
+        let build_var = matches!(
+            key,
+            "RUSTFLAGS" | "RUSTDOCFLAGS" | "RUSTC_WORKSPACE_WRAPPER" | "OUT_DIR" | "TARGET" | "HOST" | "PROFILE" | "OPT_LEVEL" | "DEBUG" | "NUM_JOBS" | "RUSTC_LINKER"
+        );
+        if cargo_var || build_var || key.starts_with("DEP_") {
+            cmd.env_remove(key);
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! The manifest written next to each PTX module: what the host needs to know to load and launch
+//! the module's kernels without reading the PTX itself.
+
+use serde::{Deserialize, Serialize};
+
+/// Everything the host side needs about one PTX module.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The kernel crate's Rust name, e.g. `seed_kernels`.
+    pub crate_name: String,
+    /// Target architecture, e.g. `sm_80`.
+    pub arch: String,
+    /// PTX ISA version from the module's `.version` line, e.g. `7.0`.
+    pub ptx_version: String,
+    /// File name of the PTX module, next to the manifest.
+    pub ptx_file: String,
+    pub kernels: Vec<KernelInfo>,
+    /// Module-scope shared memory variables (from `shared_array!`, and the dynamic window).
+    pub shared: Vec<SharedVar>,
+}
+
+impl Manifest {
+    pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+}
+
+/// One `.entry` of the module.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelInfo {
+    pub name: String,
+    /// The Rust module the kernel was defined in (`crate::path`), from its `#[kernel]` record.
+    /// `None` for entry points not written with `#[kernel]`; those get no typed launcher.
+    pub rust_module: Option<String>,
+    /// Rust-level parameters, from the `#[kernel]` record (empty when `rust_module` is `None`).
+    pub params: Vec<ParamInfo>,
+    /// The parameters of the PTX entry, in order, as the driver sees them.
+    pub ptx_params: Vec<PtxParam>,
+    /// Bytes of static shared memory the kernel references (through any function it calls).
+    /// ptxas' figure (`gpu_host::Kernel` reports it at run time) is authoritative; this one is
+    /// the sum of the variables' sizes.
+    pub static_shared_bytes: u64,
+    /// Whether the kernel reads the dynamic shared memory window (size chosen at launch).
+    pub uses_dynamic_shared: bool,
+}
+
+/// How a Rust kernel parameter is passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamKind {
+    /// `&[T]`: device pointer then length (two PTX parameters), read-only.
+    Slice,
+    /// `DisjointSlice<T>`: device pointer then length, written by the kernel.
+    Output,
+    /// A primitive number by value.
+    Scalar,
+    /// A `DeviceCopy` struct or array by value.
+    Value,
+}
+
+impl ParamKind {
+    /// How many PTX parameters this kind lowers to.
+    pub fn ptx_param_count(self) -> usize {
+        match self {
+            ParamKind::Slice | ParamKind::Output => 2,
+            ParamKind::Scalar | ParamKind::Value => 1,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParamInfo {
+    pub name: String,
+    pub kind: ParamKind,
+    /// Element type for slices and outputs, the type itself otherwise, as written in the kernel.
+    pub ty: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PtxParam {
+    pub name: String,
+    /// PTX type: `.u64`, `.f32`, ... or `.b8` for by-value aggregates.
+    pub ty: String,
+    pub size: u64,
+    pub align: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SharedVar {
+    pub name: String,
+    /// Size in bytes; `None` for `.extern` (dynamic) shared memory.
+    pub bytes: Option<u64>,
+    pub align: u64,
+}

@@ -1,0 +1,335 @@
+//! Reading the PTX that LLVM emitted: entry points and their parameters, module-scope shared
+//! memory, which functions reference what, and the `#[kernel]` signature records.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+use crate::manifest::{KernelInfo, Manifest, ParamInfo, PtxParam, SharedVar};
+
+/// Prefix of the statics `#[kernel]` emits to record a kernel's Rust signature.
+pub const SIGNATURE_PREFIX: &str = "__gpu_kernel_signature_";
+
+/// A function or entry and the identifiers its body mentions.
+#[derive(Debug, Default)]
+struct Function {
+    is_entry: bool,
+    params: Vec<PtxParam>,
+    references: BTreeSet<String>,
+}
+
+/// Parsed module.
+#[derive(Debug, Default)]
+pub struct PtxModule {
+    pub version: String,
+    pub target: String,
+    functions: BTreeMap<String, Function>,
+    entry_order: Vec<String>,
+    shared: Vec<SharedVar>,
+    signatures: BTreeMap<String, Signature>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct Signature {
+    name: String,
+    module: String,
+    params: Vec<ParamInfo>,
+}
+
+/// The module text with `#[kernel]` signature records removed (they are build metadata, not
+/// device data), and the parsed module.
+pub fn parse(ptx: &str) -> Result<(String, PtxModule)> {
+    let mut module = PtxModule::default();
+    let mut cleaned = String::with_capacity(ptx.len());
+    let lines: Vec<&str> = ptx.lines().collect();
+    let mut i = 0;
+    let mut depth = 0usize;
+    let mut current: Option<String> = None;
+    while i < lines.len() {
+        let line = lines[i];
+        let code = strip_comment(line).trim();
+        if depth == 0 {
+            if let Some(v) = code.strip_prefix(".version") {
+                module.version = v.trim().to_string();
+            } else if let Some(t) = code.strip_prefix(".target") {
+                module.target = t.trim().to_string();
+            }
+            if code.contains(SIGNATURE_PREFIX) && code.contains(".global") {
+                let sig = parse_signature_record(code)?;
+                module.signatures.insert(sig.name.clone(), sig);
+                i += 1;
+                continue;
+            }
+            if let Some(var) = parse_shared_decl(code) {
+                module.shared.push(var);
+            }
+            if let Some((name, is_entry)) = function_header(code) {
+                // Header, then parameter list up to `)`, then either `;` (a prototype) or a body.
+                // Collect text from the name on (skipping a return-value list) until the
+                // parameter list closes.
+                let first = strip_comment(lines[i]);
+                let name_at = first.find(name.as_str()).map_or(0, |p| p + name.len());
+                let mut header = first[name_at..].to_string();
+                header.push('\n');
+                let mut j = i;
+                while !header.contains(')') && j + 1 < lines.len() {
+                    j += 1;
+                    header.push_str(strip_comment(lines[j]));
+                    header.push('\n');
+                }
+                let next_code = lines.get(j + 1).map(|l| strip_comment(l).trim()).unwrap_or("");
+                let is_prototype = header.trim_end().ends_with(';') || next_code.starts_with(".noreturn;") || next_code == ";";
+                if !is_prototype {
+                    let params = if is_entry { parse_params(&header) } else { Vec::new() };
+                    if is_entry {
+                        module.entry_order.push(name.clone());
+                    }
+                    module.functions.insert(name.clone(), Function { is_entry, params, references: BTreeSet::new() });
+                    current = Some(name);
+                }
+            }
+        }
+        let opens = code.matches('{').count();
+        let closes = code.matches('}').count();
+        if depth > 0 || opens > 0 {
+            if let Some(name) = &current {
+                if depth > 0 || code.starts_with('{') {
+                    let refs = &mut module.functions.get_mut(name).expect("inserted above").references;
+                    refs.extend(identifiers(code).map(str::to_string));
+                }
+            }
+        }
+        depth = (depth + opens).saturating_sub(closes);
+        if depth == 0 && closes > 0 {
+            current = None;
+        }
+        cleaned.push_str(line);
+        cleaned.push('\n');
+        i += 1;
+    }
+    if module.version.is_empty() {
+        return Err(Error::msg("not a PTX module: no `.version` line"));
+    }
+    Ok((cleaned, module))
+}
+
+impl PtxModule {
+    pub fn entry_names(&self) -> &[String] {
+        &self.entry_order
+    }
+
+    /// Builds the manifest; checks every `#[kernel]` record against its PTX entry.
+    pub fn manifest(&self, crate_name: &str, arch: &str, ptx_file: &str) -> Result<Manifest> {
+        let mut kernels = Vec::new();
+        for name in &self.entry_order {
+            let function = &self.functions[name];
+            let reachable = self.reachable_from(name);
+            let mut static_shared_bytes = 0;
+            let mut uses_dynamic_shared = false;
+            for var in &self.shared {
+                if reachable.iter().any(|f| self.functions[f].references.contains(&var.name)) {
+                    match var.bytes {
+                        Some(bytes) => static_shared_bytes = align_up(static_shared_bytes, var.align) + bytes,
+                        None => uses_dynamic_shared = true,
+                    }
+                }
+            }
+            let (rust_module, params) = match self.signatures.get(name) {
+                Some(sig) => {
+                    let expected: usize = sig.params.iter().map(|p| p.kind.ptx_param_count()).sum();
+                    if expected != function.params.len() {
+                        return Err(Error::msg(format!(
+                            "kernel `{name}`: its #[kernel] record lists {expected} PTX parameters but the PTX entry has {}",
+                            function.params.len()
+                        )));
+                    }
+                    (Some(sig.module.clone()), sig.params.clone())
+                }
+                None => (None, Vec::new()),
+            };
+            kernels.push(KernelInfo {
+                name: name.clone(),
+                rust_module,
+                params,
+                ptx_params: function.params.clone(),
+                static_shared_bytes,
+                uses_dynamic_shared,
+            });
+        }
+        Ok(Manifest {
+            crate_name: crate_name.to_string(),
+            arch: arch.to_string(),
+            ptx_version: self.version.clone(),
+            ptx_file: ptx_file.to_string(),
+            kernels,
+            shared: self.shared.clone(),
+        })
+    }
+
+    /// `name` and every function it calls, transitively.
+    fn reachable_from(&self, name: &str) -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![name.to_string()];
+        while let Some(f) = stack.pop() {
+            if !seen.insert(f.clone()) {
+                continue;
+            }
+            if let Some(function) = self.functions.get(&f) {
+                stack.extend(function.references.iter().filter(|r| self.functions.contains_key(*r) && !self.functions[*r].is_entry).cloned());
+            }
+        }
+        seen
+    }
+}
+
+fn align_up(value: u64, align: u64) -> u64 {
+    value.div_ceil(align.max(1)) * align.max(1)
+}
+
+fn strip_comment(line: &str) -> &str {
+    line.find("//").map_or(line, |i| &line[..i])
+}
+
+/// `(name, is_entry)` for lines like `.visible .entry foo(` or `.func (.param .b32 r) bar(`.
+fn function_header(code: &str) -> Option<(String, bool)> {
+    let is_entry = code.contains(".entry ");
+    if !is_entry && !code.contains(".func") {
+        return None;
+    }
+    let keyword = if is_entry { ".entry" } else { ".func" };
+    let mut rest = code[code.find(keyword)? + keyword.len()..].trim_start();
+    // A return-value list comes first for functions: `.func (.param .b32 func_retval0) name(`.
+    if rest.starts_with('(') {
+        rest = rest[rest.find(')')? + 1..].trim_start();
+    }
+    let end = rest.find(|c: char| c == '(' || c.is_whitespace() || c == ';').unwrap_or(rest.len());
+    let name = &rest[..end];
+    (!name.is_empty()).then(|| (name.to_string(), is_entry))
+}
+
+/// Parameters from an entry header: `.param .u64 .ptr .align 1 k_param_0,` or
+/// `.param .align 4 .b8 k_param_1[12]`.
+fn parse_params(header: &str) -> Vec<PtxParam> {
+    let open = header.find('(').map_or(0, |i| i + 1);
+    let close = header.rfind(')').unwrap_or(header.len());
+    header[open..close]
+        .split(',')
+        .filter_map(|decl| {
+            let tokens: Vec<&str> = decl.split_whitespace().collect();
+            if tokens.first() != Some(&".param") {
+                return None;
+            }
+            let mut align = None;
+            let mut ty = None;
+            let mut name = None;
+            let mut k = 1;
+            while k < tokens.len() {
+                match tokens[k] {
+                    ".align" => {
+                        align = tokens.get(k + 1).and_then(|a| a.parse().ok());
+                        k += 1;
+                    }
+                    ".ptr" | ".global" | ".const" | ".shared" | ".local" => {}
+                    t if t.starts_with('.') => ty = Some(t.to_string()),
+                    t => name = Some(t.to_string()),
+                }
+                k += 1;
+            }
+            let ty = ty?;
+            let name = name?;
+            let elem_size = scalar_size(&ty);
+            let (name, count) = match name.split_once('[') {
+                Some((n, len)) => (n.to_string(), len.trim_end_matches(']').parse().unwrap_or(1)),
+                None => (name, 1),
+            };
+            Some(PtxParam { name, size: elem_size * count, align: align.unwrap_or(elem_size), ty })
+        })
+        .collect()
+}
+
+fn scalar_size(ty: &str) -> u64 {
+    let digits: String = ty.chars().filter(char::is_ascii_digit).collect();
+    digits.parse::<u64>().map_or(8, |bits| (bits / 8).max(1))
+}
+
+/// `.shared .align 16 .b8 name[1024];` or `.extern .shared .align 16 .b8 name[];`.
+fn parse_shared_decl(code: &str) -> Option<SharedVar> {
+    let tokens: Vec<&str> = code.trim_end_matches(';').split_whitespace().collect();
+    if !tokens.contains(&".shared") {
+        return None;
+    }
+    let is_extern = tokens.contains(&".extern");
+    let align = tokens.iter().position(|t| *t == ".align").and_then(|i| tokens.get(i + 1)).and_then(|a| a.parse().ok()).unwrap_or(1);
+    let ty = tokens.iter().rev().find(|t| t.starts_with('.') && **t != ".shared").copied().unwrap_or(".b8");
+    let last = tokens.last()?;
+    let (name, count) = match last.split_once('[') {
+        Some((n, len)) => (n, len.trim_end_matches(']').parse::<u64>().ok()),
+        None => (*last, Some(1)),
+    };
+    let bytes = if is_extern { None } else { Some(scalar_size(ty) * count.unwrap_or(0)) };
+    Some(SharedVar { name: name.to_string(), bytes, align })
+}
+
+fn parse_signature_record(code: &str) -> Result<Signature> {
+    let open = code.find('{').ok_or_else(|| Error::msg(format!("malformed #[kernel] record: {code}")))?;
+    let close = code.rfind('}').ok_or_else(|| Error::msg(format!("malformed #[kernel] record: {code}")))?;
+    let bytes: Vec<u8> = code[open + 1..close]
+        .split(',')
+        .map(|b| b.trim().parse::<u8>())
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| Error::msg(format!("malformed #[kernel] record ({e}): {code}")))?;
+    serde_json::from_slice(&bytes).map_err(|e| Error::msg(format!("malformed #[kernel] record ({e}): {}", String::from_utf8_lossy(&bytes))))
+}
+
+fn identifiers(code: &str) -> impl Iterator<Item = &str> {
+    code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$' || c == '%')).filter(|t| !t.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::ParamKind;
+
+    fn record(json: &str) -> String {
+        let bytes: Vec<String> = json.bytes().map(|b| b.to_string()).collect();
+        format!(".visible .global .align 1 .b8 {SIGNATURE_PREFIX}k[{}] = {{{}}};", json.len(), bytes.join(", "))
+    }
+
+    fn sample() -> String {
+        let sig = record(
+            r#"{"name":"k","module":"demo","params":[{"name":"x","kind":"slice","ty":"f32"},{"name":"p","kind":"value","ty":"Params"}]}"#,
+        );
+        format!(
+            "//\n.version 7.0\n.target sm_80\n.address_size 64\n\n.func helper\n(\n\t.param .b64 helper_param_0\n)\n;\n{sig}\n\
+             .shared .align 16 .b8 tile[1024];\n.shared .align 4 .b8 unused[64];\n.extern .shared .align 16 .b8 dyn[];\n\n\
+             .visible .entry k(\n\t.param .u64 .ptr .align 1 k_param_0,\n\t.param .u64 k_param_1,\n\t.param .align 4 .b8 k_param_2[12]\n)\n{{\n\
+             \t.reg .b32 %r<2>;\n\t{{ // callseq 0, 0\n\tcall.uni helper, (param0);\n\t}}\n\tret;\n}}\n\
+             .func helper(\n\t.param .b64 helper_param_0\n)\n{{\n\tmov.u32 %r1, tile;\n\tmov.u32 %r2, dyn;\n\tret;\n}}\n"
+        )
+    }
+
+    #[test]
+    fn entries_params_shared_and_records() {
+        let (cleaned, module) = parse(&sample()).unwrap();
+        assert!(!cleaned.contains(SIGNATURE_PREFIX), "records are stripped from the PTX");
+        assert_eq!(module.entry_names(), ["k"]);
+        let manifest = module.manifest("demo", "sm_80", "demo.ptx").unwrap();
+        let k = manifest.kernel("k").unwrap();
+        assert_eq!(k.ptx_params.len(), 3);
+        assert_eq!(k.ptx_params[2], PtxParam { name: "k_param_2".into(), ty: ".b8".into(), size: 12, align: 4 });
+        assert_eq!(k.params[1].kind, ParamKind::Value);
+        assert_eq!(k.rust_module.as_deref(), Some("demo"));
+        assert_eq!(k.static_shared_bytes, 1024, "only `tile` is reachable (through `helper`)");
+        assert!(k.uses_dynamic_shared);
+        assert_eq!(manifest.ptx_version, "7.0");
+    }
+
+    #[test]
+    fn record_and_entry_disagreeing_is_an_error() {
+        let ptx = sample().replace("\t.param .align 4 .b8 k_param_2[12]\n", "").replace("k_param_1,", "k_param_1");
+        let (_, module) = parse(&ptx).unwrap();
+        let err = module.manifest("demo", "sm_80", "demo.ptx").unwrap_err().to_string();
+        assert!(err.contains("kernel `k`") && err.contains("3 PTX parameters"), "{err}");
+    }
+}

@@ -1,0 +1,137 @@
+//! Assembling PTX with NVIDIA's `ptxas`, to check it and to read per-kernel resource usage.
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::arch::Arch;
+use crate::error::{Error, Result};
+
+/// Environment variable naming the ptxas binary to use.
+pub const PTXAS_ENV: &str = "PTXAS";
+
+/// Finds ptxas: `$PTXAS`, the `nvidia-cuda-nvcc` wheel in `<workspace>/.venv`, `PATH`, or
+/// `/usr/local/cuda/bin`.
+pub fn find(workspace_root: &Path) -> Option<PathBuf> {
+    if let Some(p) = env::var_os(PTXAS_ENV) {
+        return Some(PathBuf::from(p));
+    }
+    let lib = workspace_root.join(".venv/lib");
+    if let Ok(entries) = fs::read_dir(&lib) {
+        for entry in entries.flatten() {
+            for cu in ["cu13", "cu12", "cuda_nvcc"] {
+                let candidate = entry.path().join("site-packages/nvidia").join(cu).join("bin/ptxas");
+                if candidate.is_file() {
+                    return Some(candidate);
+                }
+            }
+        }
+    }
+    let path_dirs = env::var_os("PATH").map(|p| env::split_paths(&p).collect::<Vec<_>>()).unwrap_or_default();
+    path_dirs
+        .into_iter()
+        .chain([PathBuf::from("/usr/local/cuda/bin")])
+        .map(|d| d.join("ptxas"))
+        .find(|p| p.is_file())
+}
+
+/// Resource usage of one function, from `ptxas -v`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resources {
+    pub function: String,
+    pub is_entry: bool,
+    pub registers: u32,
+    pub stack_frame_bytes: u32,
+    pub spill_store_bytes: u32,
+    pub spill_load_bytes: u32,
+    pub shared_bytes: u32,
+    pub barriers: u32,
+}
+
+/// Assembles `ptx` for `arch` (`-v`); returns per-function resources. A failure includes ptxas'
+/// messages, and an explanation for the known cases.
+pub fn assemble(ptxas: &Path, ptx: &Path, arch: Arch) -> Result<Vec<Resources>> {
+    let cubin = ptx.with_extension(format!("{arch}.cubin"));
+    let output = Command::new(ptxas)
+        .arg(format!("-arch={arch}"))
+        .arg("-v")
+        .arg(ptx)
+        .arg("-o")
+        .arg(&cubin)
+        .output()
+        .map_err(|e| Error::msg(format!("running {}: {e}", ptxas.display())))?;
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    if !output.status.success() {
+        let mut message = format!("ptxas -arch={arch} rejected {}:\n{stderr}", ptx.display());
+        if ["__udivti3", "__umodti3", "__divti3", "__modti3"].iter().any(|s| stderr.contains(s)) {
+            message.push_str(
+                "\nhint: 128-bit integer division has no PTX instruction and no runtime routine in this build; \
+                 use 64-bit arithmetic in kernels.",
+            );
+        }
+        return Err(Error::msg(message));
+    }
+    let _ = fs::remove_file(&cubin);
+    Ok(parse_verbose(&stderr))
+}
+
+/// Parses `ptxas -v` output.
+pub fn parse_verbose(text: &str) -> Vec<Resources> {
+    let mut all: Vec<Resources> = Vec::new();
+    for line in text.lines() {
+        let info = line.trim_start_matches("ptxas info").trim_start_matches([' ', ':']).trim();
+        if let Some(rest) = info.strip_prefix("Compiling entry function '").or_else(|| info.strip_prefix("Function properties for ")) {
+            let name = rest.split(['\'', ' ']).next().unwrap_or("").trim_end_matches(':').to_string();
+            if !all.iter().any(|r| r.function == name) {
+                all.push(Resources { function: name, is_entry: info.starts_with("Compiling entry"), ..Default::default() });
+            }
+            continue;
+        }
+        let Some(current) = all.last_mut() else { continue };
+        let number_before = |needle: &str| -> Option<u32> {
+            let i = line.find(needle)?;
+            line[..i].split(|c: char| !c.is_ascii_digit()).rfind(|s| !s.is_empty())?.parse().ok()
+        };
+        if line.contains("stack frame") {
+            current.stack_frame_bytes = number_before(" bytes stack frame").unwrap_or(0);
+            current.spill_store_bytes = number_before(" bytes spill stores").unwrap_or(0);
+            current.spill_load_bytes = number_before(" bytes spill loads").unwrap_or(0);
+        }
+        if line.contains("Used ") {
+            current.registers = number_before(" registers").unwrap_or(0);
+            current.barriers = number_before(" barriers").unwrap_or(0);
+            current.shared_bytes = number_before(" bytes smem").unwrap_or(0);
+        }
+    }
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_ptxas_verbose_output() {
+        let text = "ptxas info    : 0 bytes gmem\n\
+            ptxas info    : Compiling entry function 'tiled' for 'sm_80'\n\
+            ptxas info    : Function properties for tiled\n\
+            \x20   8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n\
+            ptxas info    : Used 40 registers, used 1 barriers, 2048 bytes smem, 380 bytes cmem[0]\n";
+        let r = parse_verbose(text);
+        assert_eq!(r.len(), 1);
+        assert_eq!(
+            r[0],
+            Resources {
+                function: "tiled".into(),
+                is_entry: true,
+                registers: 40,
+                stack_frame_bytes: 8,
+                spill_store_bytes: 4,
+                spill_load_bytes: 4,
+                shared_bytes: 2048,
+                barriers: 1
+            }
+        );
+    }
+}
