@@ -44,6 +44,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     let mut call_args = Vec::new();
     let mut manifest_params = Vec::new();
     let mut value_checks = Vec::new();
+    let mut aliases = Vec::new();
     for input in &sig.inputs {
         let FnArg::Typed(arg) = input else {
             return Err(Error::new_spanned(input, "a kernel cannot take `self`"));
@@ -79,6 +80,11 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
                 ("value", type_string(ty))
             }
         };
+        let host_type = match &param {
+            Param::Slice { elem } | Param::Output { elem } => elem.clone(),
+            Param::Scalar | Param::Value => ty.clone(),
+        };
+        aliases.push((param_name.clone(), host_type));
         call_args.push(quote!(#param_name));
         manifest_params.push(format!(
             "{{\"name\":\"{}\",\"kind\":\"{}\",\"ty\":\"{}\"}}",
@@ -88,10 +94,13 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         ));
     }
 
-    let signature = format!("{{\"name\":\"{}\",\"params\":[{}]}}", name, manifest_params.join(","));
-    let sig_bytes = syn::LitByteStr::new(signature.as_bytes(), Span::call_site());
-    let sig_len = signature.len();
+    // The record is JSON; `module_path!()` is spliced in by `concat!` so the host can name the
+    // parameter type aliases below by their full path.
+    let sig_head = format!("{{\"name\":\"{}\",\"module\":\"", name);
+    let sig_tail = format!("\",\"params\":[{}]}}", manifest_params.join(","));
     let sig_static = format_ident!("__gpu_kernel_signature_{}", name);
+    let types_mod = format_ident!("__gpu_kernel_types_{}", name);
+    let alias_items = aliases.iter().map(|(param, ty)| quote!(pub type #param = #ty;));
 
     let attrs = &func.attrs;
     let vis = &func.vis;
@@ -123,7 +132,29 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         #[doc(hidden)]
         #[unsafe(no_mangle)]
         #[used]
-        pub static #sig_static: [u8; #sig_len] = *#sig_bytes;
+        pub static #sig_static: [u8; {
+            const RECORD: &str = ::core::concat!(#sig_head, ::core::module_path!(), #sig_tail);
+            RECORD.len()
+        }] = {
+            const RECORD: &str = ::core::concat!(#sig_head, ::core::module_path!(), #sig_tail);
+            let bytes = RECORD.as_bytes();
+            let mut out = [0u8; RECORD.len()];
+            let mut i = 0;
+            while i < bytes.len() {
+                out[i] = bytes[i];
+                i += 1;
+            }
+            out
+        };
+
+        /// The kernel's parameter types as the host names them (used by generated launchers).
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, unused_imports)]
+        pub mod #types_mod {
+            use super::*;
+            #(#alias_items)*
+        }
     })
 }
 
