@@ -24,7 +24,29 @@ impl Sysroot {
     pub fn lib_dir(&self) -> PathBuf {
         lib_dir(&self.dir)
     }
+
+    /// The linker to give rustc for kernel cdylibs (see [`NOOP_LINKER_SRC`]).
+    pub fn noop_linker(&self) -> PathBuf {
+        self.dir.join("bin").join(format!("gpu-noop-linker{}", std::env::consts::EXE_SUFFIX))
+    }
 }
+
+/// rustc still "links" a kernel cdylib although the PTX comes from `--emit=asm`. This stand-in
+/// linker creates the `-o` file (empty) so cargo sees its output and knows an unchanged crate is
+/// up to date; without it every build would recompile the kernel crate.
+const NOOP_LINKER_SRC: &str = r#"
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "-o") {
+        if let Some(out) = args.get(i + 1) {
+            if let Err(e) = std::fs::write(out, b"") {
+                eprintln!("gpu-noop-linker: cannot write {out}: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+}
+"#;
 
 fn lib_dir(sysroot: &Path) -> PathBuf {
     sysroot.join("lib/rustlib").join(NVPTX_TARGET).join("lib")
@@ -46,7 +68,7 @@ const COMPILER_BUILTINS_SRC: &str = "\
 /// `log` receives one line per step that takes time.
 pub fn ensure(rustc: &Rustc, cache_root: &Path, log: &mut dyn FnMut(&str)) -> Result<Sysroot> {
     let dir = cache_root.join(rustc.cache_key());
-    let stamp = dir.join("sysroot.complete");
+    let stamp = dir.join("sysroot-v2.complete");
     if stamp.is_file() {
         return Ok(Sysroot { dir });
     }
@@ -74,9 +96,30 @@ pub fn ensure(rustc: &Rustc, cache_root: &Path, log: &mut dyn FnMut(&str)) -> Re
     fs::write(&builtins_src, COMPILER_BUILTINS_SRC).map_err(|e| Error::io(&builtins_src, e))?;
     compile_rlib(rustc, &dir, "compiler_builtins", &builtins_src, &["--sysroot".into(), dir.display().to_string()])?;
 
+    build_noop_linker(rustc, &Sysroot { dir: dir.clone() })?;
+
     fs::write(&stamp, rustc.version_verbose.as_bytes()).map_err(|e| Error::io(&stamp, e))?;
     log(&format!("built the {NVPTX_TARGET} sysroot in {:.1}s: {}", started.elapsed().as_secs_f64(), dir.display()));
     Ok(Sysroot { dir })
+}
+
+fn build_noop_linker(rustc: &Rustc, sysroot: &Sysroot) -> Result<()> {
+    let src = sysroot.dir.join("src/gpu_noop_linker.rs");
+    fs::write(&src, NOOP_LINKER_SRC).map_err(|e| Error::io(&src, e))?;
+    let exe = sysroot.noop_linker();
+    if let Some(parent) = exe.parent() {
+        fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
+    let output = Command::new(&rustc.path)
+        .args(["--edition", "2024", "-C", "opt-level=1", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .map_err(|e| Error::msg(format!("running {}: {e}", rustc.path.display())))?;
+    if !output.status.success() {
+        return Err(Error::msg(format!("building the no-op linker failed:\n{}", String::from_utf8_lossy(&output.stderr))));
+    }
+    Ok(())
 }
 
 fn compile_rlib(rustc: &Rustc, sysroot: &Path, name: &str, root: &Path, extra: &[String]) -> Result<()> {
