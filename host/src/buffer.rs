@@ -1,0 +1,266 @@
+//! Device memory holding `len` values of a [`DeviceCopy`] type.
+//!
+//! cudarc's allocation and copy functions require its own `DeviceRepr` trait, which users cannot
+//! implement for their types here (orphan rule) and which says nothing about padding. So a
+//! [`DeviceBuffer<T>`] stores untyped bytes (`CudaSlice<u8>`) and views host `[T]` as bytes, which
+//! is sound because `DeviceCopy` types are padding-free plain data. Using cudarc's `CudaSlice`
+//! (rather than raw pointers) keeps its per-buffer read/write events, which order uses of one
+//! buffer across streams and keep it alive until the device is done with it.
+
+use std::marker::PhantomData;
+use std::mem::size_of;
+
+use cudarc::driver::{CudaSlice, sys};
+use gpu::DeviceCopy;
+
+use crate::device::Gpu;
+use crate::error::{Error, Result};
+use crate::stream::Stream;
+
+/// `len` values of `T` in device memory, allocated on (and freed in order with) one stream.
+///
+/// A zero-length buffer owns no device memory (the driver refuses 0-byte allocations); kernels
+/// receive a null pointer and length 0 for it, which `gpu`'s slice rebuilding accepts.
+#[derive(Debug)]
+pub struct DeviceBuffer<T: DeviceCopy> {
+    /// `None` exactly when the buffer holds zero bytes.
+    bytes: Option<CudaSlice<u8>>,
+    len: usize,
+    stream: Stream,
+    _marker: PhantomData<T>,
+}
+
+/// `len * size_of::<T>()`, or an error naming `operation` when it overflows.
+fn byte_len<T>(len: usize, operation: &str) -> Result<usize> {
+    len.checked_mul(size_of::<T>())
+        .ok_or_else(|| Error::SizeOverflow {
+            context: format!(
+                "{operation}: {len} elements of {} ({} bytes each)",
+                std::any::type_name::<T>(),
+                size_of::<T>()
+            ),
+        })
+}
+
+/// Views plain data as its bytes.
+fn as_bytes<T: DeviceCopy>(values: &[T]) -> &[u8] {
+    // SAFETY: `DeviceCopy` types have no padding, so all `size_of_val(values)` bytes are
+    // initialized; `u8` has alignment 1 and the length is exactly the slice's size in bytes; the
+    // returned slice borrows `values`, so the memory stays valid and unaliased by writers.
+    unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), size_of_val(values)) }
+}
+
+/// Views plain data as its bytes, for writing.
+fn as_bytes_mut<T: DeviceCopy>(values: &mut [T]) -> &mut [u8] {
+    let n = size_of_val(values);
+    // SAFETY: as in `as_bytes`; in addition any bytes written through the view form a valid `T`,
+    // because `DeviceCopy` types are plain numeric data for which every bit pattern is valid
+    // (the trait's contract). The exclusive borrow of `values` makes the view the only access.
+    unsafe { std::slice::from_raw_parts_mut(values.as_mut_ptr().cast::<u8>(), n) }
+}
+
+impl Stream {
+    /// Allocates `len` zeroed values of `T` on this stream.
+    ///
+    /// All-zero bytes are a valid value of every `DeviceCopy` type (plain numeric data).
+    pub fn alloc_zeroed<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        let n = byte_len::<T>(len, "alloc_zeroed")?;
+        let bytes = if n == 0 {
+            None
+        } else {
+            Some(
+                self.cuda_stream()
+                    .alloc_zeros::<u8>(n)
+                    .map_err(Error::driver_with(|| {
+                        format!(
+                            "allocating {n} bytes of device memory ({len} x {})",
+                            std::any::type_name::<T>()
+                        )
+                    }))?,
+            )
+        };
+        Ok(DeviceBuffer {
+            bytes,
+            len,
+            stream: self.clone(),
+            _marker: PhantomData,
+        })
+    }
+
+    /// Allocates a buffer on this stream and copies `data` into it.
+    ///
+    /// The copy is ordered on this stream; `data` may be reused as soon as this returns (the
+    /// driver stages pageable host memory before returning).
+    pub fn to_device<T: DeviceCopy>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
+        let src = as_bytes(data);
+        let bytes = if src.is_empty() {
+            None
+        } else {
+            Some(
+                self.cuda_stream()
+                    .clone_htod(src)
+                    .map_err(Error::driver_with(|| {
+                        format!(
+                            "uploading {} bytes to the device ({} x {})",
+                            src.len(),
+                            data.len(),
+                            std::any::type_name::<T>()
+                        )
+                    }))?,
+            )
+        };
+        Ok(DeviceBuffer {
+            bytes,
+            len: data.len(),
+            stream: self.clone(),
+            _marker: PhantomData,
+        })
+    }
+}
+
+impl Gpu {
+    /// Allocates `len` zeroed values of `T` on the default stream.
+    pub fn alloc_zeroed<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        self.default_stream().alloc_zeroed(len)
+    }
+
+    /// Allocates a buffer on the default stream and copies `data` into it.
+    pub fn to_device<T: DeviceCopy>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
+        self.default_stream().to_device(data)
+    }
+}
+
+impl<T: DeviceCopy> DeviceBuffer<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Size in bytes (`len * size_of::<T>()`).
+    pub fn size_bytes(&self) -> usize {
+        self.bytes.as_ref().map_or(0, |b| b.len())
+    }
+
+    /// The stream this buffer was allocated on. Copies through the buffer's own methods run on
+    /// it, and the memory is freed in order on it when the buffer is dropped.
+    pub fn stream(&self) -> &Stream {
+        &self.stream
+    }
+
+    /// Copies the buffer to a new `Vec`, waiting for all earlier work that writes it.
+    ///
+    /// The copy runs on the buffer's stream, which first waits for writes by other streams
+    /// (cudarc's per-buffer events), and this blocks until the copy has completed.
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        let mut out: Vec<T> = Vec::with_capacity(self.len);
+        // SAFETY: the capacity is `self.len` elements; zero bytes are a valid `T` (plain numeric
+        // `DeviceCopy` data), so after the memset all `self.len` elements are initialized.
+        unsafe {
+            std::ptr::write_bytes(out.as_mut_ptr(), 0, self.len);
+            out.set_len(self.len);
+        }
+        self.copy_to_host(&mut out)?;
+        Ok(out)
+    }
+
+    /// Copies the buffer into `dst`, which must have exactly `len()` elements, and blocks until
+    /// the copy has completed (so `dst` holds the data when this returns).
+    pub fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
+        if dst.len() != self.len {
+            return Err(Error::SizeMismatch {
+                operation: "DeviceBuffer::copy_to_host".to_string(),
+                expected: self.len,
+                actual: dst.len(),
+            });
+        }
+        let Some(src) = &self.bytes else {
+            return Ok(());
+        };
+        let stream = self.stream.cuda_stream();
+        stream
+            .memcpy_dtoh(src, as_bytes_mut(dst))
+            .map_err(Error::driver_with(|| {
+                format!("copying {} bytes from the device to the host", src.len())
+            }))?;
+        self.stream.synchronize()
+    }
+
+    /// Overwrites the buffer with `src`, which must have exactly `len()` elements.
+    ///
+    /// Ordered on the buffer's stream after earlier reads and writes of the buffer; `src` may be
+    /// reused as soon as this returns.
+    pub fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
+        if src.len() != self.len {
+            return Err(Error::SizeMismatch {
+                operation: "DeviceBuffer::copy_from_host".to_string(),
+                expected: self.len,
+                actual: src.len(),
+            });
+        }
+        let Some(dst) = &mut self.bytes else {
+            return Ok(());
+        };
+        let n = dst.len();
+        self.stream
+            .cuda_stream()
+            .memcpy_htod(as_bytes(src), dst)
+            .map_err(Error::driver_with(|| {
+                format!("copying {n} bytes from the host to the device")
+            }))
+    }
+
+    /// Overwrites the buffer with the contents of `src` (same length), device to device, ordered
+    /// on this buffer's stream.
+    pub fn copy_from_device(&mut self, src: &DeviceBuffer<T>) -> Result<()> {
+        if src.len != self.len {
+            return Err(Error::SizeMismatch {
+                operation: "DeviceBuffer::copy_from_device".to_string(),
+                expected: self.len,
+                actual: src.len,
+            });
+        }
+        let (Some(dst), Some(from)) = (&mut self.bytes, &src.bytes) else {
+            return Ok(());
+        };
+        let n = dst.len();
+        self.stream
+            .cuda_stream()
+            .memcpy_dtod(from, dst)
+            .map_err(Error::driver_with(|| {
+                format!("copying {n} bytes from device to device")
+            }))
+    }
+
+    /// RAW ESCAPE HATCH: the buffer's device address (0 for an empty buffer).
+    ///
+    /// Getting the number is harmless; using it is not: work submitted through it bypasses the
+    /// per-buffer events that order this buffer's uses across streams and keep it alive, so the
+    /// caller must synchronize by hand and must not use the address after the buffer is dropped.
+    pub fn device_ptr(&self) -> sys::CUdeviceptr {
+        self.bytes.as_ref().map_or(0, |b| {
+            // cudarc only hands out the address with a guard that, when dropped, records a read
+            // point on the buffer's own stream; that merely orders later writers after work
+            // already queued there, which is harmless.
+            let (ptr, _guard) = cudarc::driver::DevicePtr::device_ptr(b, b.stream());
+            ptr
+        })
+    }
+
+    /// The underlying cudarc allocation (`None` for an empty buffer), for interop with cudarc.
+    pub fn as_cuda_slice(&self) -> Option<&CudaSlice<u8>> {
+        self.bytes.as_ref()
+    }
+
+    pub(crate) fn bytes(&self) -> Option<&CudaSlice<u8>> {
+        self.bytes.as_ref()
+    }
+
+    pub(crate) fn bytes_mut(&mut self) -> Option<&mut CudaSlice<u8>> {
+        self.bytes.as_mut()
+    }
+}

@@ -1,0 +1,290 @@
+//! Devices: finding the driver, opening a device and reading its limits once.
+
+use std::sync::Arc;
+
+use cudarc::driver::sys::{self, CUdevice_attribute};
+use cudarc::driver::{CudaContext, DriverError};
+
+use crate::error::{Error, Result, mark_driver_loaded};
+use crate::stream::Stream;
+
+/// A device's identity and the limits launches are validated against.
+///
+/// Read once per [`Gpu`] from the driver's device attributes. The fields are public so tests can
+/// build a fake device (see [`crate::validate_launch`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceProperties {
+    /// The device ordinal this was read from.
+    pub ordinal: usize,
+    /// Marketing name, e.g. "NVIDIA H100 80GB HBM3".
+    pub name: String,
+    /// Compute capability `(major, minor)`, e.g. `(9, 0)` for sm_90.
+    pub compute_capability: (u32, u32),
+    /// Number of streaming multiprocessors (SMs).
+    pub multiprocessor_count: u32,
+    /// Global memory in bytes.
+    pub total_memory: usize,
+    /// Most threads one block may have (product of the block dimensions).
+    pub max_threads_per_block: u32,
+    /// Largest block dimension along x, y, z.
+    pub max_block_dims: (u32, u32, u32),
+    /// Largest grid dimension along x, y, z (in blocks).
+    pub max_grid_dims: (u32, u32, u32),
+    /// Shared memory a block gets without opting in (static + dynamic), typically 48 KiB.
+    pub max_shared_memory_per_block: u32,
+    /// Shared memory a block may use after opting in (per-function attribute), e.g. 227 KiB on
+    /// sm_90. Zero on devices without opt-in; then `max_shared_memory_per_block` is the limit.
+    pub max_shared_memory_per_block_optin: u32,
+    /// Shared memory per SM, shared by all resident blocks.
+    pub shared_memory_per_multiprocessor: u32,
+    /// 32-bit registers available to one block.
+    pub registers_per_block: u32,
+    /// 32-bit registers per SM.
+    pub registers_per_multiprocessor: u32,
+    /// Threads per warp (32 on every NVIDIA GPU so far).
+    pub warp_size: u32,
+    /// Most resident threads per SM.
+    pub max_threads_per_multiprocessor: u32,
+    /// Most resident blocks per SM.
+    pub max_blocks_per_multiprocessor: u32,
+    /// L2 cache size in bytes.
+    pub l2_cache_bytes: u32,
+    /// Peak SM clock in kHz.
+    pub clock_rate_khz: u32,
+    /// Peak memory clock in kHz.
+    pub memory_clock_rate_khz: u32,
+    /// Global memory bus width in bits.
+    pub memory_bus_width_bits: u32,
+}
+
+impl DeviceProperties {
+    /// The shared memory (static + dynamic) one block can use at most on this device, after
+    /// opting in where the device supports it.
+    pub fn shared_memory_limit_per_block(&self) -> u32 {
+        self.max_shared_memory_per_block_optin
+            .max(self.max_shared_memory_per_block)
+    }
+
+    /// Most resident warps per SM (the denominator of occupancy).
+    pub fn max_warps_per_multiprocessor(&self) -> u32 {
+        self.max_threads_per_multiprocessor / self.warp_size.max(1)
+    }
+
+    fn read(ctx: &Arc<CudaContext>) -> Result<DeviceProperties> {
+        let ordinal = ctx.ordinal();
+        let attr = |a: CUdevice_attribute, what: &str| -> Result<u32> {
+            let v = ctx.attribute(a).map_err(Error::driver_with(|| {
+                format!("reading device attribute {what} of device {ordinal}")
+            }))?;
+            // Attributes are non-negative counts and sizes; a negative one would be a driver bug.
+            Ok(u32::try_from(v).unwrap_or(0))
+        };
+        use CUdevice_attribute::*;
+        let name = ctx.name().map_err(Error::driver_with(|| {
+            format!("reading the name of device {ordinal}")
+        }))?;
+        let total_memory = ctx.total_mem().map_err(Error::driver_with(|| {
+            format!("reading the memory size of device {ordinal}")
+        }))?;
+        Ok(DeviceProperties {
+            ordinal,
+            name,
+            compute_capability: (
+                attr(
+                    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                    "COMPUTE_CAPABILITY_MAJOR",
+                )?,
+                attr(
+                    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                    "COMPUTE_CAPABILITY_MINOR",
+                )?,
+            ),
+            multiprocessor_count: attr(
+                CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                "MULTIPROCESSOR_COUNT",
+            )?,
+            total_memory,
+            max_threads_per_block: attr(
+                CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                "MAX_THREADS_PER_BLOCK",
+            )?,
+            max_block_dims: (
+                attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, "MAX_BLOCK_DIM_X")?,
+                attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, "MAX_BLOCK_DIM_Y")?,
+                attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, "MAX_BLOCK_DIM_Z")?,
+            ),
+            max_grid_dims: (
+                attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, "MAX_GRID_DIM_X")?,
+                attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, "MAX_GRID_DIM_Y")?,
+                attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, "MAX_GRID_DIM_Z")?,
+            ),
+            max_shared_memory_per_block: attr(
+                CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+                "MAX_SHARED_MEMORY_PER_BLOCK",
+            )?,
+            max_shared_memory_per_block_optin: attr(
+                CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
+            )?,
+            shared_memory_per_multiprocessor: attr(
+                CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+                "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR",
+            )?,
+            registers_per_block: attr(
+                CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK,
+                "MAX_REGISTERS_PER_BLOCK",
+            )?,
+            registers_per_multiprocessor: attr(
+                CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+                "MAX_REGISTERS_PER_MULTIPROCESSOR",
+            )?,
+            warp_size: attr(CU_DEVICE_ATTRIBUTE_WARP_SIZE, "WARP_SIZE")?,
+            max_threads_per_multiprocessor: attr(
+                CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+                "MAX_THREADS_PER_MULTIPROCESSOR",
+            )?,
+            max_blocks_per_multiprocessor: attr(
+                CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR,
+                "MAX_BLOCKS_PER_MULTIPROCESSOR",
+            )?,
+            l2_cache_bytes: attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, "L2_CACHE_SIZE")?,
+            clock_rate_khz: attr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE, "CLOCK_RATE")?,
+            memory_clock_rate_khz: attr(
+                CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE,
+                "MEMORY_CLOCK_RATE",
+            )?,
+            memory_bus_width_bits: attr(
+                CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH,
+                "GLOBAL_MEMORY_BUS_WIDTH",
+            )?,
+        })
+    }
+}
+
+/// Checks that libcuda can be loaded, and initializes the driver.
+///
+/// cudarc (with dynamic loading) panics on the first driver call when libcuda is missing, so
+/// this must run before any of them; every path into the driver starts at [`Gpu`], which calls
+/// this first.
+fn init_driver() -> Result<()> {
+    // SAFETY: `is_culib_present` only tries `dlopen` on the library's candidate names and closes
+    // what it opened; it calls no CUDA function.
+    let present = unsafe { sys::is_culib_present() };
+    if !present {
+        return Err(Error::NoDriver {
+            detail: "the CUDA driver library (libcuda.so / nvcuda.dll) could not be loaded. \
+                     Install the NVIDIA driver, or add the directory holding libcuda.so.1 to \
+                     LD_LIBRARY_PATH"
+                .to_string(),
+        });
+    }
+    mark_driver_loaded();
+    match cudarc::driver::result::init() {
+        Ok(()) => Ok(()),
+        Err(DriverError(sys::CUresult::CUDA_ERROR_NO_DEVICE)) => Err(Error::NoDevice),
+        Err(source) => Err(Error::Driver {
+            context: "initializing the CUDA driver (cuInit)".to_string(),
+            source,
+        }),
+    }
+}
+
+/// One CUDA device, opened through its primary context, with a default stream.
+///
+/// Cheap to clone (shared handles). All work submitted through the `Gpu` itself (allocations,
+/// uploads, launches given [`Gpu::default_stream`]) runs in order on the default stream.
+#[derive(Clone, Debug)]
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Stream,
+    properties: Arc<DeviceProperties>,
+}
+
+impl Gpu {
+    /// Opens device `ordinal`.
+    ///
+    /// Errors: [`Error::NoDriver`] when libcuda is not loadable (checked before any driver call,
+    /// so this never panics on a machine without a GPU), [`Error::NoDevice`] when there is no
+    /// device at all, [`Error::InvalidOrdinal`] when `ordinal` is out of range.
+    pub fn new(ordinal: usize) -> Result<Gpu> {
+        let count = Gpu::count()?;
+        if count == 0 {
+            return Err(Error::NoDevice);
+        }
+        if ordinal >= count {
+            return Err(Error::InvalidOrdinal { ordinal, count });
+        }
+        let ctx = CudaContext::new(ordinal).map_err(Error::driver_with(|| {
+            format!("creating the primary context of device {ordinal}")
+        }))?;
+        let properties = Arc::new(DeviceProperties::read(&ctx)?);
+        let stream = Stream::from_cuda(ctx.default_stream());
+        Ok(Gpu {
+            ctx,
+            stream,
+            properties,
+        })
+    }
+
+    /// Opens device 0.
+    pub fn first() -> Result<Gpu> {
+        Gpu::new(0)
+    }
+
+    /// How many CUDA devices the driver reports; `Ok(0)` when the driver is installed but
+    /// finds none, [`Error::NoDriver`] when there is no driver.
+    pub fn count() -> Result<usize> {
+        match init_driver() {
+            Ok(()) => {}
+            Err(Error::NoDevice) => return Ok(0),
+            Err(e) => return Err(e),
+        }
+        let n = CudaContext::device_count()
+            .map_err(Error::driver("counting CUDA devices (cuDeviceGetCount)"))?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
+    /// The device's identity and limits, read once when the `Gpu` was opened.
+    pub fn properties(&self) -> &DeviceProperties {
+        &self.properties
+    }
+
+    pub(crate) fn properties_arc(&self) -> &Arc<DeviceProperties> {
+        &self.properties
+    }
+
+    /// The device ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.ctx.ordinal()
+    }
+
+    /// The stream that the `Gpu`'s own methods use (the context's legacy default stream, which
+    /// orders itself with every other blocking stream).
+    pub fn default_stream(&self) -> &Stream {
+        &self.stream
+    }
+
+    /// Creates a new independent (non-blocking) stream.
+    ///
+    /// From the first extra stream on, cudarc tracks every buffer's reads and writes with events,
+    /// so a buffer written on one stream and read on another is ordered correctly.
+    pub fn new_stream(&self) -> Result<Stream> {
+        let s = self.ctx.new_stream().map_err(Error::driver_with(|| {
+            format!("creating a stream on device {}", self.ordinal())
+        }))?;
+        Ok(Stream::from_cuda(s))
+    }
+
+    /// Blocks until all work on every stream of this device's context has finished, and reports
+    /// errors from earlier asynchronous work (e.g. a kernel that faulted).
+    pub fn synchronize(&self) -> Result<()> {
+        self.ctx.synchronize().map_err(Error::driver_with(|| {
+            format!("synchronizing device {}", self.ordinal())
+        }))
+    }
+
+    /// The underlying cudarc context, for anything this crate does not wrap.
+    pub fn cuda_context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+}

@@ -1,0 +1,763 @@
+//! Launch configurations, their validation against device and kernel limits, and the argument
+//! builder that generated launchers use.
+
+use std::fmt;
+
+use cudarc::driver::sys;
+use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
+use gpu::DeviceCopy;
+
+use crate::buffer::DeviceBuffer;
+use crate::device::{DeviceProperties, Gpu};
+use crate::error::{Error, Result};
+use crate::module::{Kernel, KernelAttributes};
+use crate::stream::Stream;
+
+/// Three-dimensional extent of a grid (in blocks) or a block (in threads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Dim3 {
+    /// Extent along x.
+    pub x: u32,
+    /// Extent along y.
+    pub y: u32,
+    /// Extent along z.
+    pub z: u32,
+}
+
+impl Dim3 {
+    /// `(x, y, z)`.
+    pub const fn new(x: u32, y: u32, z: u32) -> Dim3 {
+        Dim3 { x, y, z }
+    }
+
+    /// `x * y * z`, without overflow.
+    pub const fn volume(self) -> u64 {
+        self.x as u64 * self.y as u64 * self.z as u64
+    }
+
+    /// Whether any extent is zero (nothing to run).
+    pub const fn is_empty(self) -> bool {
+        self.x == 0 || self.y == 0 || self.z == 0
+    }
+}
+
+impl From<u32> for Dim3 {
+    fn from(x: u32) -> Dim3 {
+        Dim3::new(x, 1, 1)
+    }
+}
+
+impl From<(u32, u32)> for Dim3 {
+    fn from((x, y): (u32, u32)) -> Dim3 {
+        Dim3::new(x, y, 1)
+    }
+}
+
+impl From<(u32, u32, u32)> for Dim3 {
+    fn from((x, y, z): (u32, u32, u32)) -> Dim3 {
+        Dim3::new(x, y, z)
+    }
+}
+
+impl fmt::Display for Dim3 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "({}, {}, {})", self.x, self.y, self.z)
+    }
+}
+
+/// Grid and block shape of one launch, and its dynamic shared memory.
+///
+/// # Empty launches
+/// A grid with a zero extent (what [`LaunchConfig::for_elements`] gives for zero elements) is an
+/// *empty launch*: it passes validation and launching it does nothing and returns `Ok(())`, so
+/// code processing possibly-empty inputs needs no special case. A zero *block* extent is always
+/// an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LaunchConfig {
+    /// Number of blocks along x, y, z.
+    pub grid: Dim3,
+    /// Threads per block along x, y, z.
+    pub block: Dim3,
+    /// Dynamic shared memory per block, in bytes (on top of the kernel's static shared memory).
+    pub shared_mem_bytes: u32,
+}
+
+impl LaunchConfig {
+    /// A configuration with the given grid and block shapes and no dynamic shared memory.
+    pub fn new(grid: impl Into<Dim3>, block: impl Into<Dim3>) -> LaunchConfig {
+        LaunchConfig {
+            grid: grid.into(),
+            block: block.into(),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// One thread per element: blocks of `block_size` threads along x, `ceil(n / block_size)`
+    /// blocks. `n == 0` gives an empty launch (a no-op). A grid that would need more than
+    /// `u32::MAX` blocks saturates, and validation then reports the grid limit; a `block_size`
+    /// of 0 gives a zero block, which validation rejects.
+    pub fn for_elements(n: usize, block_size: u32) -> LaunchConfig {
+        let blocks = if block_size == 0 {
+            0
+        } else {
+            u32::try_from(n.div_ceil(block_size as usize)).unwrap_or(u32::MAX)
+        };
+        LaunchConfig::new(blocks, block_size)
+    }
+
+    /// One thread per pixel of a `width` x `height` image: blocks of `bx` x `by` threads and
+    /// enough blocks to cover the image (`ceil(width / bx)` x `ceil(height / by)`). An empty image
+    /// gives an empty launch; a zero tile extent gives a zero block, which validation rejects.
+    pub fn tiles_2d(width: u32, height: u32, (bx, by): (u32, u32)) -> LaunchConfig {
+        let gx = if bx == 0 { 0 } else { width.div_ceil(bx) };
+        let gy = if by == 0 { 0 } else { height.div_ceil(by) };
+        LaunchConfig::new((gx, gy), (bx, by))
+    }
+
+    /// The same configuration with `bytes` of dynamic shared memory per block. More than the
+    /// default 48 KiB is allowed up to the device's opt-in limit; the launch opts in for you.
+    pub fn with_shared_mem(self, bytes: u32) -> LaunchConfig {
+        LaunchConfig {
+            shared_mem_bytes: bytes,
+            ..self
+        }
+    }
+
+    /// Whether this is an empty launch (a zero grid extent): launching it does nothing.
+    pub fn is_empty(&self) -> bool {
+        self.grid.is_empty()
+    }
+
+    /// Threads per block.
+    pub fn threads_per_block(&self) -> u64 {
+        self.block.volume()
+    }
+
+    /// Total threads launched.
+    pub fn total_threads(&self) -> u64 {
+        self.grid.volume().saturating_mul(self.block.volume())
+    }
+}
+
+impl fmt::Display for LaunchConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "grid {} x block {}, {} bytes dynamic shared memory",
+            self.grid, self.block, self.shared_mem_bytes
+        )
+    }
+}
+
+/// Checks `cfg` against the limits of `device` and of the kernel (`attrs`), without touching a
+/// GPU. Every error names the kernel, the limit, the requested value and the limit's value.
+///
+/// Checks, in order: every block extent is at least 1 and at most the device's block dimension
+/// limit; threads per block are within the device's and the kernel's limit (the latter is lower
+/// when the kernel uses many registers); every grid extent is within the device's grid dimension
+/// limit (zero is allowed: an empty launch); static + dynamic shared memory fits the device's
+/// opt-in limit per block. A zero `attrs.max_threads_per_block` means "unknown" and is skipped.
+pub fn validate_launch(
+    kernel: &str,
+    cfg: &LaunchConfig,
+    device: &DeviceProperties,
+    attrs: &KernelAttributes,
+) -> Result<()> {
+    let fail = |message: String| {
+        Err(Error::LaunchConfig {
+            kernel: kernel.to_string(),
+            message,
+        })
+    };
+    let axes = ["x", "y", "z"];
+    let block = [cfg.block.x, cfg.block.y, cfg.block.z];
+    let max_block = [
+        device.max_block_dims.0,
+        device.max_block_dims.1,
+        device.max_block_dims.2,
+    ];
+    for i in 0..3 {
+        if block[i] == 0 {
+            return fail(format!(
+                "block dimension {} is 0 (block {}); every block dimension must be at least 1",
+                axes[i], cfg.block
+            ));
+        }
+        if block[i] > max_block[i] {
+            return fail(format!(
+                "block dimension {} is {}, above the device's limit of {} (max block dims {:?}, \
+                 CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_{})",
+                axes[i],
+                block[i],
+                max_block[i],
+                device.max_block_dims,
+                axes[i].to_uppercase()
+            ));
+        }
+    }
+    let threads = cfg.block.volume();
+    if threads > u64::from(device.max_threads_per_block) {
+        return fail(format!(
+            "block {} has {threads} threads, above the device's limit of {} threads per block \
+             (max threads per block)",
+            cfg.block, device.max_threads_per_block
+        ));
+    }
+    if attrs.max_threads_per_block > 0 && threads > u64::from(attrs.max_threads_per_block) {
+        return fail(format!(
+            "block {} has {threads} threads, above this kernel's limit of {} threads per block \
+             (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK; it uses {} registers per thread, and \
+             the device has {} registers per block)",
+            cfg.block,
+            attrs.max_threads_per_block,
+            attrs.registers_per_thread,
+            device.registers_per_block
+        ));
+    }
+    let grid = [cfg.grid.x, cfg.grid.y, cfg.grid.z];
+    let max_grid = [
+        device.max_grid_dims.0,
+        device.max_grid_dims.1,
+        device.max_grid_dims.2,
+    ];
+    for i in 0..3 {
+        if grid[i] > max_grid[i] {
+            return fail(format!(
+                "grid dimension {} is {} blocks, above the device's limit of {} (max grid dims \
+                 {:?}, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_{}); use more threads per block, another \
+                 grid axis, or a loop in the kernel",
+                axes[i],
+                grid[i],
+                max_grid[i],
+                device.max_grid_dims,
+                axes[i].to_uppercase()
+            ));
+        }
+    }
+    let shared = u64::from(attrs.static_shared_bytes) + u64::from(cfg.shared_mem_bytes);
+    let limit = device.shared_memory_limit_per_block();
+    if shared > u64::from(limit) {
+        return fail(format!(
+            "shared memory per block is {shared} bytes ({} static + {} dynamic), above the \
+             device's limit of {limit} bytes per block (max shared memory per block opt-in, \
+             CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)",
+            attrs.static_shared_bytes, cfg.shared_mem_bytes
+        ));
+    }
+    Ok(())
+}
+
+/// Bytes of a by-value parameter, in storage the driver may read `size` bytes from.
+///
+/// cudarc passes a parameter as a pointer to a `DeviceRepr` value; these fixed-size, 16-byte
+/// aligned arrays are such values, and the driver reads exactly the size the PTX declares for
+/// the parameter (checked against the pushed size before launching when the PTX was readable).
+#[repr(C, align(16))]
+struct Aligned<const N: usize>([u8; N]);
+
+// SAFETY: a plain byte array (no padding: N is a multiple of 16 in every use below, and the
+// array is the only field), valid for every bit pattern.
+unsafe impl<const N: usize> DeviceRepr for Aligned<N> {}
+
+/// The largest kernel parameter list CUDA accepts (Volta and later, CUDA 12.1 and later).
+const MAX_PARAM_BYTES: usize = 32_764;
+
+enum ParamBytes {
+    Inline(Aligned<64>),
+    Medium(Box<Aligned<512>>),
+    Large(Box<Aligned<4096>>),
+    Huge(Box<Aligned<32768>>),
+}
+
+impl ParamBytes {
+    /// Copies `bytes` (at most `MAX_PARAM_BYTES`) into the smallest storage that holds them.
+    fn new(bytes: &[u8]) -> ParamBytes {
+        fn fill<const N: usize>(mut a: Box<Aligned<N>>, bytes: &[u8]) -> Box<Aligned<N>> {
+            a.0[..bytes.len()].copy_from_slice(bytes);
+            a
+        }
+        match bytes.len() {
+            0..=64 => {
+                let mut a = Aligned([0; 64]);
+                a.0[..bytes.len()].copy_from_slice(bytes);
+                ParamBytes::Inline(a)
+            }
+            65..=512 => ParamBytes::Medium(fill(Box::new(Aligned([0; 512])), bytes)),
+            513..=4096 => ParamBytes::Large(fill(Box::new(Aligned([0; 4096])), bytes)),
+            _ => ParamBytes::Huge(fill(Box::new(Aligned([0; 32768])), bytes)),
+        }
+    }
+}
+
+/// One pushed kernel parameter (one PTX `.param`).
+enum Param<'a> {
+    /// A device pointer to memory the kernel reads.
+    Read(&'a CudaSlice<u8>),
+    /// A device pointer to memory the kernel writes.
+    Write(&'a mut CudaSlice<u8>),
+    /// A 64-bit word: a slice length, or the null pointer of an empty buffer.
+    Word(u64),
+    /// A by-value parameter.
+    Bytes(ParamBytes),
+}
+
+/// Which argument a parameter came from, and its size, for error messages and the signature
+/// check.
+struct ParamInfo {
+    name: &'static str,
+    role: &'static str,
+    size: usize,
+}
+
+/// A validated launch being given its arguments; made by [`Kernel::prepare`].
+///
+/// Generated launchers push one call per kernel parameter, in the kernel's order, then call
+/// [`KernelLaunch::launch`]:
+///
+/// ```ignore
+/// let mut l = kernel.prepare(&stream, LaunchConfig::for_elements(n, 256))?;
+/// l.input("a", &a).input("b", &b).output("out", &mut out).value("scale", &2.0f32);
+/// unsafe { l.launch() }?;
+/// ```
+///
+/// # Untyped use (RAW)
+/// Without a generated launcher, this same builder is the escape hatch: push arguments by hand
+/// so they match the PTX entry's parameters, in order and size. Nothing but the size check
+/// (when the PTX signature was readable) protects a hand-written argument list, which is why
+/// [`KernelLaunch::launch`] is `unsafe`.
+///
+/// Argument errors (e.g. a buffer from another device, an oversized value) are remembered and
+/// returned by `launch`, so the builder calls can be chained; nothing is launched then.
+pub struct KernelLaunch<'a> {
+    kernel: &'a Kernel,
+    stream: &'a Stream,
+    cfg: LaunchConfig,
+    params: Vec<Param<'a>>,
+    info: Vec<ParamInfo>,
+    error: Option<Error>,
+}
+
+impl fmt::Debug for KernelLaunch<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KernelLaunch")
+            .field("kernel", &self.kernel.name())
+            .field("cfg", &self.cfg)
+            .field(
+                "params",
+                &self
+                    .info
+                    .iter()
+                    .map(|p| (p.name, p.role, p.size))
+                    .collect::<Vec<_>>(),
+            )
+            .field("error", &self.error)
+            .finish()
+    }
+}
+
+impl Kernel {
+    /// Checks `cfg` against this kernel's and `gpu`'s limits; see [`validate_launch`].
+    pub fn validate(&self, cfg: LaunchConfig, gpu: &Gpu) -> Result<()> {
+        if gpu.cuda_context() != self.context() {
+            return Err(Error::DeviceMismatch {
+                context: format!(
+                    "kernel `{}` was loaded on device {}, validated against device {}",
+                    self.name(),
+                    self.device().ordinal,
+                    gpu.ordinal()
+                ),
+            });
+        }
+        validate_launch(self.name(), &cfg, gpu.properties(), self.attributes())
+    }
+
+    /// Validates `cfg` for a launch on `stream` and starts collecting the arguments.
+    ///
+    /// Errors (nothing is launched): [`Error::LaunchConfig`] for a limit violation,
+    /// [`Error::DeviceMismatch`] when `stream` belongs to another device than the kernel.
+    pub fn prepare<'a>(
+        &'a self,
+        stream: &'a Stream,
+        cfg: LaunchConfig,
+    ) -> Result<KernelLaunch<'a>> {
+        if stream.cuda_stream().context() != self.context() {
+            return Err(Error::DeviceMismatch {
+                context: format!(
+                    "kernel `{}` was loaded on device {}, but the launch stream belongs to \
+                     device {}",
+                    self.name(),
+                    self.device().ordinal,
+                    stream.cuda_stream().context().ordinal()
+                ),
+            });
+        }
+        validate_launch(self.name(), &cfg, self.device_arc(), self.attributes())?;
+        let n = self.param_sizes().map_or(8, <[usize]>::len);
+        Ok(KernelLaunch {
+            kernel: self,
+            stream,
+            cfg,
+            params: Vec::with_capacity(n),
+            info: Vec::with_capacity(n),
+            error: None,
+        })
+    }
+}
+
+impl<'a> KernelLaunch<'a> {
+    fn record_error(&mut self, argument: &str, message: String) {
+        if self.error.is_none() {
+            self.error = Some(Error::Argument {
+                kernel: self.kernel.name().to_string(),
+                argument: argument.to_string(),
+                message,
+            });
+        }
+    }
+
+    /// Checks that `buf` lives in the launch's context; records an error if not.
+    fn check_buffer_device<T: DeviceCopy>(
+        &mut self,
+        name: &'static str,
+        buf: &DeviceBuffer<T>,
+    ) -> bool {
+        let buf_ctx = buf.stream().cuda_stream().context();
+        if buf_ctx == self.stream.cuda_stream().context() {
+            return true;
+        }
+        let message = format!(
+            "the buffer lives on device {}, the launch on device {}",
+            buf_ctx.ordinal(),
+            self.stream.cuda_stream().context().ordinal()
+        );
+        self.record_error(name, message);
+        false
+    }
+
+    fn push_len(&mut self, name: &'static str, len: usize) {
+        self.params.push(Param::Word(len as u64));
+        self.info.push(ParamInfo {
+            name,
+            role: "length",
+            size: 8,
+        });
+    }
+
+    /// Pushes a buffer the kernel reads (`&[T]` in the kernel): its device pointer, then its
+    /// length in elements as a `u64` — two PTX parameters. An empty buffer passes a null
+    /// pointer and length 0.
+    pub fn input<T: DeviceCopy>(
+        &mut self,
+        name: &'static str,
+        buf: &'a DeviceBuffer<T>,
+    ) -> &mut Self {
+        if !self.check_buffer_device(name, buf) {
+            return self;
+        }
+        self.params.push(match buf.bytes() {
+            Some(slice) => Param::Read(slice),
+            None => Param::Word(0),
+        });
+        self.info.push(ParamInfo {
+            name,
+            role: "pointer",
+            size: 8,
+        });
+        self.push_len(name, buf.len());
+        self
+    }
+
+    /// Pushes a buffer the kernel writes (`DisjointSlice<T>` in the kernel): its device
+    /// pointer, then its length in elements as a `u64`. Later uses of the buffer (on any stream)
+    /// wait for the kernel's writes.
+    pub fn output<T: DeviceCopy>(
+        &mut self,
+        name: &'static str,
+        buf: &'a mut DeviceBuffer<T>,
+    ) -> &mut Self {
+        if !self.check_buffer_device(name, buf) {
+            return self;
+        }
+        let len = buf.len();
+        self.params.push(match buf.bytes_mut() {
+            Some(slice) => Param::Write(slice),
+            None => Param::Word(0),
+        });
+        self.info.push(ParamInfo {
+            name,
+            role: "pointer",
+            size: 8,
+        });
+        self.push_len(name, len);
+        self
+    }
+
+    /// Pushes a by-value parameter: `v`'s bytes are copied now (so `v` need not outlive the
+    /// launch) into owned, 16-byte aligned storage.
+    pub fn value<T: DeviceCopy>(&mut self, name: &'static str, v: &T) -> &mut Self {
+        let size = size_of::<T>();
+        if size > MAX_PARAM_BYTES {
+            self.record_error(
+                name,
+                format!(
+                    "{} is {size} bytes; CUDA passes at most {MAX_PARAM_BYTES} bytes of kernel \
+                     parameters: put it in a DeviceBuffer instead",
+                    std::any::type_name::<T>()
+                ),
+            );
+            return self;
+        }
+        // SAFETY: `T: DeviceCopy` is padding-free plain data, so all `size` bytes behind `v` are
+        // initialized; the view borrows `v` only for the copy below.
+        let bytes = unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), size) };
+        self.params.push(Param::Bytes(ParamBytes::new(bytes)));
+        self.info.push(ParamInfo {
+            name,
+            role: "value",
+            size,
+        });
+        self
+    }
+
+    /// The configuration this launch was validated with.
+    pub fn config(&self) -> &LaunchConfig {
+        &self.cfg
+    }
+
+    /// Number of PTX parameters pushed so far (a buffer counts two: pointer and length).
+    pub fn param_count(&self) -> usize {
+        self.params.len()
+    }
+
+    /// Compares the pushed parameters with the sizes the PTX entry declares.
+    fn check_signature(&self) -> Result<()> {
+        let Some(expected) = self.kernel.param_sizes() else {
+            return Ok(());
+        };
+        let kernel = self.kernel.name().to_string();
+        if expected.len() != self.info.len() {
+            let pushed: Vec<String> = self
+                .info
+                .iter()
+                .map(|p| format!("{} ({}, {} B)", p.name, p.role, p.size))
+                .collect();
+            return Err(Error::Argument {
+                kernel,
+                argument: "(argument list)".to_string(),
+                message: format!(
+                    "{} PTX parameters were pushed [{}], but the kernel's PTX entry declares {} \
+                     with sizes {:?} (a buffer is two parameters: pointer and length)",
+                    self.info.len(),
+                    pushed.join(", "),
+                    expected.len(),
+                    expected
+                ),
+            });
+        }
+        for (i, (p, &want)) in self.info.iter().zip(expected).enumerate() {
+            if p.size != want {
+                return Err(Error::Argument {
+                    kernel,
+                    argument: p.name.to_string(),
+                    message: format!(
+                        "PTX parameter {i} ({}) is {want} bytes in the kernel, but {} bytes were \
+                         pushed",
+                        p.role, p.size
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Submits the kernel to the stream (asynchronously) with the pushed arguments.
+    ///
+    /// Returns an argument error recorded while building, a signature mismatch (count or size of
+    /// the pushed parameters against the PTX entry, when readable) or a driver error; nothing is
+    /// launched in those cases. An empty launch (zero grid extent) does nothing and returns
+    /// `Ok(())`. Errors the kernel hits while running surface at the next synchronization.
+    ///
+    /// # Safety
+    /// The pushed parameters must match the kernel's PTX signature in order and type (a pointer
+    /// where it takes a pointer, a `u64` length where it takes one, a value of the right type
+    /// and layout), and the kernel must stay within the buffers it is given and only write the
+    /// ones pushed with [`KernelLaunch::output`]. Generated launchers guarantee this for
+    /// `#[kernel]` functions; hand-written argument lists are the caller's responsibility.
+    pub unsafe fn launch(self) -> Result<()> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        self.check_signature()?;
+        if self.cfg.is_empty() {
+            return Ok(());
+        }
+        let KernelLaunch {
+            kernel,
+            stream,
+            cfg,
+            mut params,
+            ..
+        } = self;
+        if cfg.shared_mem_bytes > 0 {
+            kernel.ensure_dynamic_shared(cfg.shared_mem_bytes)?;
+        }
+        let cuda_stream = stream.cuda_stream();
+        let mut args = cuda_stream.launch_builder(kernel.cuda_function());
+        for p in params.iter_mut() {
+            match p {
+                Param::Read(slice) => args.arg(*slice),
+                Param::Write(slice) => args.arg(&mut **slice),
+                Param::Word(w) => args.arg(&*w),
+                Param::Bytes(ParamBytes::Inline(a)) => args.arg(&*a),
+                Param::Bytes(ParamBytes::Medium(a)) => args.arg(&**a),
+                Param::Bytes(ParamBytes::Large(a)) => args.arg(&**a),
+                Param::Bytes(ParamBytes::Huge(a)) => args.arg(&**a),
+            };
+        }
+        let driver_cfg = cudarc::driver::LaunchConfig {
+            grid_dim: (cfg.grid.x, cfg.grid.y, cfg.grid.z),
+            block_dim: (cfg.block.x, cfg.block.y, cfg.block.z),
+            shared_mem_bytes: cfg.shared_mem_bytes,
+        };
+        // SAFETY: the caller guarantees the parameters match the kernel's signature (see above);
+        // the configuration was validated against the device's and kernel's limits; every
+        // pointer pushed into `args` points into `params` (owned here, alive until after the
+        // call) or into buffers borrowed for `'a`, and cudarc records the buffers' read/write
+        // events so their later uses and their frees wait for the kernel.
+        unsafe { args.launch(driver_cfg) }.map_err(Error::driver_with(|| {
+            format!("launching kernel `{}` with {cfg}", kernel.name())
+        }))?;
+        Ok(())
+    }
+}
+
+/// How many blocks of a kernel fit on one SM at once, and the resulting occupancy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Occupancy {
+    /// Threads per block asked about.
+    pub block_size: u32,
+    /// Dynamic shared memory per block asked about, in bytes.
+    pub dynamic_shared_bytes: usize,
+    /// Blocks resident per SM at once (limited by registers, shared memory, threads, blocks).
+    pub active_blocks_per_sm: u32,
+    /// Warps resident per SM at once.
+    pub active_warps_per_sm: u32,
+    /// Most warps an SM can hold.
+    pub max_warps_per_sm: u32,
+    /// `active_warps_per_sm / max_warps_per_sm`, in 0..=1.
+    pub fraction: f32,
+}
+
+impl Occupancy {
+    /// Derives warps and the occupancy fraction from the driver's active-blocks figure.
+    pub fn from_active_blocks(
+        active_blocks_per_sm: u32,
+        block_size: u32,
+        dynamic_shared_bytes: usize,
+        device: &DeviceProperties,
+    ) -> Occupancy {
+        let warps_per_block = block_size.div_ceil(device.warp_size.max(1));
+        let active_warps_per_sm = active_blocks_per_sm.saturating_mul(warps_per_block);
+        let max_warps_per_sm = device.max_warps_per_multiprocessor();
+        let fraction = if max_warps_per_sm == 0 {
+            0.0
+        } else {
+            (active_warps_per_sm as f32 / max_warps_per_sm as f32).min(1.0)
+        };
+        Occupancy {
+            block_size,
+            dynamic_shared_bytes,
+            active_blocks_per_sm,
+            active_warps_per_sm,
+            max_warps_per_sm,
+            fraction,
+        }
+    }
+}
+
+/// The block size that maximizes occupancy, per the driver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockSizeSuggestion {
+    /// Threads per block that reach the highest occupancy.
+    pub block_size: u32,
+    /// Fewest blocks that fill the whole device at that occupancy.
+    pub min_grid_size: u32,
+}
+
+impl Kernel {
+    /// Occupancy of this kernel at `block_size` threads and `dynamic_shared` bytes of dynamic
+    /// shared memory per block (cuOccupancyMaxActiveBlocksPerMultiprocessor).
+    pub fn occupancy(&self, block_size: u32, dynamic_shared: usize) -> Result<Occupancy> {
+        let ctx = || {
+            format!(
+                "computing the occupancy of kernel `{}` at {block_size} threads per block and \
+                 {dynamic_shared} bytes of dynamic shared memory",
+                self.name()
+            )
+        };
+        if block_size == 0 {
+            return Err(Error::LaunchConfig {
+                kernel: self.name().to_string(),
+                message: "occupancy asked for a block size of 0".to_string(),
+            });
+        }
+        self.context()
+            .bind_to_thread()
+            .map_err(Error::driver_with(ctx))?;
+        let blocks = self
+            .cuda_function()
+            .occupancy_max_active_blocks_per_multiprocessor(block_size, dynamic_shared, None)
+            .map_err(Error::driver_with(ctx))?;
+        Ok(Occupancy::from_active_blocks(
+            blocks,
+            block_size,
+            dynamic_shared,
+            self.device(),
+        ))
+    }
+
+    /// The block size with the highest occupancy when the kernel uses no dynamic shared memory
+    /// (cuOccupancyMaxPotentialBlockSize).
+    pub fn suggested_block_size(&self) -> Result<BlockSizeSuggestion> {
+        self.suggested_block_size_with_shared(0)
+    }
+
+    /// The block size with the highest occupancy when every block uses `dynamic_shared` bytes
+    /// of dynamic shared memory.
+    pub fn suggested_block_size_with_shared(
+        &self,
+        dynamic_shared: usize,
+    ) -> Result<BlockSizeSuggestion> {
+        let ctx = || {
+            format!(
+                "asking the driver for the best block size of kernel `{}` \
+                 (cuOccupancyMaxPotentialBlockSize)",
+                self.name()
+            )
+        };
+        self.context()
+            .bind_to_thread()
+            .map_err(Error::driver_with(ctx))?;
+        let mut min_grid: std::ffi::c_int = 0;
+        let mut block: std::ffi::c_int = 0;
+        // SAFETY: both out-pointers are valid for writes; the function handle belongs to a
+        // module kept alive by `self`, whose context was just made current; no callback is
+        // passed, so the driver uses the constant `dynamic_shared`; 0 means no block size limit.
+        unsafe {
+            sys::cuOccupancyMaxPotentialBlockSize(
+                &mut min_grid,
+                &mut block,
+                self.cuda_function().cu_function(),
+                None,
+                dynamic_shared,
+                0,
+            )
+        }
+        .result()
+        .map_err(Error::driver_with(ctx))?;
+        Ok(BlockSizeSuggestion {
+            block_size: u32::try_from(block).unwrap_or(0),
+            min_grid_size: u32::try_from(min_grid).unwrap_or(0),
+        })
+    }
+}

@@ -1,0 +1,327 @@
+//! Tests of the logic that needs no GPU: launch arithmetic, validation, error messages, and the
+//! no-driver path.
+
+use crate::*;
+
+/// Limits of an H100 SXM (sm_90), as the driver reports them.
+fn h100() -> DeviceProperties {
+    DeviceProperties {
+        ordinal: 0,
+        name: "fake H100".to_string(),
+        compute_capability: (9, 0),
+        multiprocessor_count: 132,
+        total_memory: 80 << 30,
+        max_threads_per_block: 1024,
+        max_block_dims: (1024, 1024, 64),
+        max_grid_dims: (2_147_483_647, 65_535, 65_535),
+        max_shared_memory_per_block: 48 * 1024,
+        max_shared_memory_per_block_optin: 227 * 1024,
+        shared_memory_per_multiprocessor: 228 * 1024,
+        registers_per_block: 65_536,
+        registers_per_multiprocessor: 65_536,
+        warp_size: 32,
+        max_threads_per_multiprocessor: 2048,
+        max_blocks_per_multiprocessor: 32,
+        l2_cache_bytes: 50 << 20,
+        clock_rate_khz: 1_980_000,
+        memory_clock_rate_khz: 2_619_000,
+        memory_bus_width_bits: 5120,
+    }
+}
+
+fn kernel_attrs() -> KernelAttributes {
+    KernelAttributes {
+        max_threads_per_block: 1024,
+        static_shared_bytes: 0,
+        const_bytes: 0,
+        local_bytes_per_thread: 0,
+        registers_per_thread: 16,
+        ptx_version: 80,
+        binary_version: 90,
+        max_dynamic_shared_bytes: 48 * 1024,
+    }
+}
+
+fn config_error(cfg: LaunchConfig, attrs: &KernelAttributes) -> String {
+    match validate_launch("saxpy", &cfg, &h100(), attrs) {
+        Err(e @ Error::LaunchConfig { .. }) => e.to_string(),
+        other => panic!("expected a launch configuration error, got {other:?}"),
+    }
+}
+
+#[test]
+fn dim3_conversions() {
+    assert_eq!(Dim3::from(7), Dim3::new(7, 1, 1));
+    assert_eq!(Dim3::from((7, 3)), Dim3::new(7, 3, 1));
+    assert_eq!(Dim3::from((7, 3, 2)), Dim3::new(7, 3, 2));
+    assert_eq!(Dim3::new(65_535, 65_535, 65_535).volume(), 65_535u64.pow(3));
+    assert!(Dim3::new(4, 0, 1).is_empty());
+}
+
+#[test]
+fn for_elements_rounds_up() {
+    let c = LaunchConfig::for_elements(1000, 256);
+    assert_eq!(c.grid, Dim3::new(4, 1, 1));
+    assert_eq!(c.block, Dim3::new(256, 1, 1));
+    assert_eq!(c.shared_mem_bytes, 0);
+    assert_eq!(LaunchConfig::for_elements(1024, 256).grid.x, 4);
+    assert_eq!(LaunchConfig::for_elements(1025, 256).grid.x, 5);
+    assert_eq!(LaunchConfig::for_elements(1, 256).grid.x, 1);
+    assert!(LaunchConfig::for_elements(1, 256).total_threads() >= 1);
+}
+
+#[test]
+fn for_elements_zero_is_an_empty_valid_launch() {
+    let c = LaunchConfig::for_elements(0, 256);
+    assert!(c.is_empty());
+    assert_eq!(c.grid.x, 0);
+    validate_launch("k", &c, &h100(), &kernel_attrs()).unwrap();
+}
+
+#[test]
+fn for_elements_huge_saturates_and_is_rejected() {
+    let c = LaunchConfig::for_elements(usize::MAX, 1);
+    assert_eq!(c.grid.x, u32::MAX);
+    let msg = config_error(c, &kernel_attrs());
+    assert!(msg.contains("grid dimension x"), "{msg}");
+    assert!(msg.contains("4294967295"), "{msg}");
+    assert!(msg.contains("2147483647"), "{msg}");
+}
+
+#[test]
+fn for_elements_zero_block_is_rejected() {
+    let c = LaunchConfig::for_elements(100, 0);
+    let msg = config_error(c, &kernel_attrs());
+    assert!(msg.contains("block dimension x is 0"), "{msg}");
+}
+
+#[test]
+fn tiles_2d_covers_the_image() {
+    let c = LaunchConfig::tiles_2d(1920, 1080, (16, 16));
+    assert_eq!(c.grid, Dim3::new(120, 68, 1));
+    assert_eq!(c.block, Dim3::new(16, 16, 1));
+    let c = LaunchConfig::tiles_2d(17, 1, (16, 8));
+    assert_eq!(c.grid, Dim3::new(2, 1, 1));
+    assert!(LaunchConfig::tiles_2d(0, 100, (16, 16)).is_empty());
+    assert_eq!(LaunchConfig::tiles_2d(10, 10, (0, 16)).block.x, 0);
+}
+
+#[test]
+fn with_shared_mem_keeps_the_shape() {
+    let c = LaunchConfig::for_elements(1000, 128).with_shared_mem(4096);
+    assert_eq!(c.shared_mem_bytes, 4096);
+    assert_eq!(c.block.x, 128);
+    assert_eq!(c.grid.x, 8);
+}
+
+#[test]
+fn valid_configs_pass() {
+    let attrs = kernel_attrs();
+    for cfg in [
+        LaunchConfig::for_elements(1 << 20, 256),
+        LaunchConfig::new((1, 1, 1), (1024, 1, 1)),
+        LaunchConfig::new((65_535, 65_535, 1), (32, 32, 1)),
+        LaunchConfig::new(1, (8, 8, 16)),
+        LaunchConfig::new(1, 256).with_shared_mem(227 * 1024),
+    ] {
+        validate_launch("k", &cfg, &h100(), &attrs).unwrap_or_else(|e| panic!("{cfg}: {e}"));
+    }
+}
+
+#[test]
+fn block_dimension_over_limit() {
+    let msg = config_error(LaunchConfig::new(1, (1, 1, 128)), &kernel_attrs());
+    assert!(msg.contains("`saxpy`"), "{msg}");
+    assert!(msg.contains("block dimension z is 128"), "{msg}");
+    assert!(msg.contains("limit of 64"), "{msg}");
+    let msg = config_error(LaunchConfig::new(1, 2048), &kernel_attrs());
+    assert!(msg.contains("block dimension x is 2048"), "{msg}");
+}
+
+#[test]
+fn threads_per_block_over_device_limit() {
+    let msg = config_error(LaunchConfig::new(1, (64, 32, 1)), &kernel_attrs());
+    assert!(msg.contains("2048 threads"), "{msg}");
+    assert!(
+        msg.contains("device's limit of 1024 threads per block"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn threads_per_block_over_kernel_limit() {
+    let attrs = KernelAttributes {
+        max_threads_per_block: 384,
+        registers_per_thread: 168,
+        ..kernel_attrs()
+    };
+    let msg = config_error(LaunchConfig::new(1, 512), &attrs);
+    assert!(msg.contains("`saxpy`"), "{msg}");
+    assert!(msg.contains("512 threads"), "{msg}");
+    assert!(msg.contains("kernel's limit of 384"), "{msg}");
+    assert!(msg.contains("168 registers"), "{msg}");
+    validate_launch("saxpy", &LaunchConfig::new(1, 384), &h100(), &attrs).unwrap();
+}
+
+#[test]
+fn zero_block_dimensions_are_rejected() {
+    for block in [(0, 1, 1), (32, 0, 1), (32, 1, 0)] {
+        let msg = config_error(LaunchConfig::new(1, block), &kernel_attrs());
+        assert!(msg.contains("is 0"), "{msg}");
+    }
+}
+
+#[test]
+fn grid_too_large() {
+    let msg = config_error(LaunchConfig::new((1, 65_536, 1), 32), &kernel_attrs());
+    assert!(msg.contains("grid dimension y is 65536 blocks"), "{msg}");
+    assert!(msg.contains("limit of 65535"), "{msg}");
+}
+
+#[test]
+fn zero_grid_is_an_empty_launch_but_block_is_still_checked() {
+    validate_launch(
+        "k",
+        &LaunchConfig::new((0, 1, 1), 32),
+        &h100(),
+        &kernel_attrs(),
+    )
+    .unwrap();
+    validate_launch(
+        "k",
+        &LaunchConfig::new((4, 0, 1), 32),
+        &h100(),
+        &kernel_attrs(),
+    )
+    .unwrap();
+    let msg = config_error(LaunchConfig::new(0, 4096), &kernel_attrs());
+    assert!(msg.contains("block dimension x is 4096"), "{msg}");
+}
+
+#[test]
+fn too_much_shared_memory() {
+    let attrs = KernelAttributes {
+        static_shared_bytes: 8 * 1024,
+        ..kernel_attrs()
+    };
+    let cfg = LaunchConfig::new(1, 256).with_shared_mem(224 * 1024);
+    let msg = config_error(cfg, &attrs);
+    assert!(msg.contains("`saxpy`"), "{msg}");
+    assert!(msg.contains("237568 bytes"), "{msg}");
+    assert!(msg.contains("8192 static + 229376 dynamic"), "{msg}");
+    assert!(msg.contains("limit of 232448 bytes"), "{msg}");
+    // Just within the opt-in limit is fine.
+    let cfg = LaunchConfig::new(1, 256).with_shared_mem(219 * 1024);
+    validate_launch("saxpy", &cfg, &h100(), &attrs).unwrap();
+}
+
+#[test]
+fn devices_without_opt_in_use_the_default_limit() {
+    let dev = DeviceProperties {
+        max_shared_memory_per_block_optin: 0,
+        ..h100()
+    };
+    let cfg = LaunchConfig::new(1, 32).with_shared_mem(48 * 1024 + 1);
+    assert!(validate_launch("k", &cfg, &dev, &kernel_attrs()).is_err());
+    let cfg = LaunchConfig::new(1, 32).with_shared_mem(48 * 1024);
+    validate_launch("k", &cfg, &dev, &kernel_attrs()).unwrap();
+}
+
+#[test]
+fn unknown_kernel_thread_limit_is_skipped() {
+    let attrs = KernelAttributes::default();
+    validate_launch("k", &LaunchConfig::new(1, 1024), &h100(), &attrs).unwrap();
+}
+
+#[test]
+fn occupancy_fraction() {
+    let o = Occupancy::from_active_blocks(8, 256, 0, &h100());
+    assert_eq!(o.active_warps_per_sm, 64);
+    assert_eq!(o.max_warps_per_sm, 64);
+    assert_eq!(o.fraction, 1.0);
+    let o = Occupancy::from_active_blocks(3, 100, 0, &h100());
+    // 100 threads are 4 warps (the last one partial).
+    assert_eq!(o.active_warps_per_sm, 12);
+    assert!((o.fraction - 12.0 / 64.0).abs() < 1e-6);
+    let o = Occupancy::from_active_blocks(0, 1024, 0, &h100());
+    assert_eq!(o.fraction, 0.0);
+}
+
+#[test]
+fn error_messages_carry_context() {
+    let e = Error::Argument {
+        kernel: "vector_add".into(),
+        argument: "out".into(),
+        message: "the buffer lives on device 1, the launch on device 0".into(),
+    };
+    let s = e.to_string();
+    assert!(
+        s.contains("`out`") && s.contains("`vector_add`") && s.contains("device 1"),
+        "{s}"
+    );
+
+    let e = Error::KernelNotFound {
+        module: "seed_kernels".into(),
+        kernel: "vectr_add".into(),
+    };
+    let s = e.to_string();
+    assert!(
+        s.contains("`vectr_add`") && s.contains("`seed_kernels`"),
+        "{s}"
+    );
+
+    let e = Error::SizeMismatch {
+        operation: "DeviceBuffer::copy_from_host".into(),
+        expected: 10,
+        actual: 9,
+    };
+    let s = e.to_string();
+    assert!(
+        s.contains("copy_from_host") && s.contains("10") && s.contains("9"),
+        "{s}"
+    );
+
+    let e = Error::InvalidOrdinal {
+        ordinal: 3,
+        count: 1,
+    };
+    assert!(e.to_string().contains("device 3"), "{e}");
+}
+
+#[test]
+fn errors_are_std_errors_and_send_sync() {
+    fn assert_error<E: std::error::Error + Send + Sync + 'static>() {}
+    assert_error::<Error>();
+}
+
+#[test]
+fn public_types_are_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Gpu>();
+    assert_send_sync::<Stream>();
+    assert_send_sync::<Event>();
+    assert_send_sync::<Module>();
+    assert_send_sync::<Kernel>();
+    assert_send_sync::<DeviceBuffer<f32>>();
+    assert_send_sync::<DeviceBuffer<[u16; 4]>>();
+}
+
+/// Without libcuda, opening a device must fail with `NoDriver`, not panic inside cudarc.
+#[test]
+fn no_driver_is_an_error_not_a_panic() {
+    // SAFETY: only tries to dlopen the driver library.
+    if unsafe { cudarc::driver::sys::is_culib_present() } {
+        println!("SKIPPED: a CUDA driver is present");
+        return;
+    }
+    match Gpu::new(0) {
+        Err(e @ Error::NoDriver { .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains("no CUDA driver was found"), "{msg}");
+        }
+        Err(other) => panic!("expected NoDriver, got {other}"),
+        Ok(_) => panic!("expected NoDriver, got a device"),
+    }
+    assert!(matches!(Gpu::first(), Err(Error::NoDriver { .. })));
+    assert!(matches!(Gpu::count(), Err(Error::NoDriver { .. })));
+}
