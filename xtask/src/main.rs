@@ -1,8 +1,9 @@
 //! Project tasks, one subcommand per job (run `cargo xtask help`).
 
 use std::env;
+use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
 use gpu_builder::compile::{self, BuiltModule};
@@ -22,6 +23,9 @@ commands:
         ptxas, printing per-kernel registers, spills, stack and shared memory.
         ptxas comes from $PTXAS, ./.venv (pip install nvidia-cuda-nvcc==13.0.*), PATH or
         /usr/local/cuda/bin.
+  gpu-bundle
+        Build the examples and the release test binaries, and copy them into .gpu/ (git-ignored)
+        with a run list, for running on a GPU machine that has no Rust toolchain.
   help  Show this message.
 ";
 
@@ -30,6 +34,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("build-kernels") => build_kernels(&args[1..]),
         Some("check-ptx") => check_ptx(&args[1..]),
+        Some("gpu-bundle") => gpu_bundle(),
         Some("help") | Some("--help") | Some("-h") | None => {
             print!("{HELP}");
             Ok(())
@@ -144,4 +149,56 @@ fn check_ptx(args: &[String]) -> Result<()> {
 
 fn relative(path: &Path, root: &Path) -> PathBuf {
     path.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Builds what a GPU machine without Rust needs and copies it to `.gpu/`: the example binaries
+/// (`.gpu/bin/`), every release test binary (`.gpu/tests/`), and `.gpu/tests.txt` naming them.
+fn gpu_bundle() -> Result<()> {
+    let workspace = workspace()?;
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let run = |args: &[&str]| -> Result<String> {
+        let output = Command::new(&cargo)
+            .args(args)
+            .current_dir(&workspace.root)
+            .stderr(Stdio::inherit())
+            .output()
+            .map_err(|e| Error::msg(format!("running cargo: {e}")))?;
+        if !output.status.success() {
+            return Err(Error::msg(format!("cargo {} failed", args.join(" "))));
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    };
+    let bundle = workspace.root.join(".gpu");
+    let _ = fs::remove_dir_all(&bundle);
+    for dir in ["bin", "tests"] {
+        fs::create_dir_all(bundle.join(dir)).map_err(|e| Error::io(&bundle, e))?;
+    }
+    let mut copied = Vec::new();
+    for (args, dest) in [
+        (&["build", "--release", "-p", "seed-examples", "--bins", "--message-format=json-render-diagnostics"][..], "bin"),
+        (&["test", "--release", "--workspace", "--no-run", "--message-format=json-render-diagnostics"][..], "tests"),
+    ] {
+        for line in run(args)?.lines() {
+            let Some(exe) = executable_of(line) else { continue };
+            let name = Path::new(&exe).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let target = bundle.join(dest).join(&name);
+            fs::copy(&exe, &target).map_err(|e| Error::io(Path::new(&exe), e))?;
+            copied.push(format!("{dest}/{name}"));
+        }
+    }
+    let tests: Vec<&String> = copied.iter().filter(|c| c.starts_with("tests/")).collect();
+    let list = tests.iter().map(|t| t.as_str()).collect::<Vec<_>>().join("\n") + "\n";
+    fs::write(bundle.join("tests.txt"), list).map_err(|e| Error::io(&bundle, e))?;
+    let bytes: u64 = copied.iter().filter_map(|c| fs::metadata(bundle.join(c)).ok()).map(|m| m.len()).sum();
+    println!("gpu-bundle: {} files, {:.1} MiB in .gpu/", copied.len(), bytes as f64 / (1 << 20) as f64);
+    Ok(())
+}
+
+/// The `"executable"` of a cargo JSON `compiler-artifact` message, if it has one.
+fn executable_of(line: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(line).ok()?;
+    if value.get("reason")?.as_str()? != "compiler-artifact" {
+        return None;
+    }
+    value.get("executable")?.as_str().map(str::to_string)
 }
