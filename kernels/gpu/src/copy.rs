@@ -17,7 +17,9 @@ macro_rules! impl_device_copy {
     )* };
 }
 
-impl_device_copy!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64);
+impl_device_copy!(
+    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64
+);
 
 // SAFETY: an array of padding-free plain data is padding-free plain data.
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
@@ -27,8 +29,19 @@ impl_device_copy!(half::f16, half::bf16);
 
 #[cfg(feature = "glam")]
 impl_device_copy!(
-    glam::Vec2, glam::Vec3, glam::Vec4, glam::IVec2, glam::IVec3, glam::IVec4, glam::UVec2,
-    glam::UVec3, glam::UVec4, glam::DVec2, glam::DVec3, glam::DVec4, glam::Mat4,
+    glam::Vec2,
+    glam::Vec3,
+    glam::Vec4,
+    glam::IVec2,
+    glam::IVec3,
+    glam::IVec4,
+    glam::UVec2,
+    glam::UVec3,
+    glam::UVec4,
+    glam::DVec2,
+    glam::DVec3,
+    glam::DVec4,
+    glam::Mat4,
 );
 
 /// Compile-time check used by `#[derive(DeviceCopy)]`: the struct has no padding.
@@ -42,7 +55,9 @@ pub const fn assert_no_padding(type_size: usize, field_sizes: &[usize], type_nam
     }
     if sum != type_size {
         let _ = type_name;
-        panic!("#[derive(DeviceCopy)]: this type has padding bytes; add explicit padding fields so every byte is initialized");
+        panic!(
+            "#[derive(DeviceCopy)]: this type has padding bytes; add explicit padding fields so every byte is initialized"
+        );
     }
 }
 

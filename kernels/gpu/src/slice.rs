@@ -41,7 +41,56 @@ impl ThreadIndex {
     /// `stride` must be at least the total number of threads in the launch.
     #[inline(always)]
     pub unsafe fn strided(self, k: usize, stride: usize) -> Option<Self> {
-        k.checked_mul(stride).and_then(|o| o.checked_add(self.0)).map(ThreadIndex)
+        k.checked_mul(stride)
+            .and_then(|o| o.checked_add(self.0))
+            .map(ThreadIndex)
+    }
+}
+
+/// A 2-D index (column `x`, row `y`) that is unique to the calling thread within the launch.
+///
+/// Created by [`crate::thread::global_index_2d`]. [`DisjointSlice::get_mut_2d`] turns it into
+/// the element `y * row_stride + x` of a row-major array, refusing `x >= row_stride` so that two
+/// different (x, y) pairs can never land on the same element (for one stride shared by all
+/// threads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ThreadIndex2D {
+    x: usize,
+    y: usize,
+}
+
+impl ThreadIndex2D {
+    /// # Safety
+    /// The pair `(x, y)` must differ between every pair of threads of the launch that use it to
+    /// access the same `DisjointSlice`.
+    #[inline(always)]
+    pub const unsafe fn new_unchecked(x: usize, y: usize) -> Self {
+        ThreadIndex2D { x, y }
+    }
+
+    /// The column.
+    #[inline(always)]
+    pub const fn x(self) -> usize {
+        self.x
+    }
+
+    /// The row.
+    #[inline(always)]
+    pub const fn y(self) -> usize {
+        self.y
+    }
+
+    /// `y * row_stride + x`, or `None` when `x >= row_stride` (the column is outside the row)
+    /// or the product overflows. Distinct indices give distinct results for the same
+    /// `row_stride`.
+    #[inline(always)]
+    pub fn linear(self, row_stride: usize) -> Option<usize> {
+        if self.x >= row_stride {
+            return None;
+        }
+        self.y
+            .checked_mul(row_stride)
+            .and_then(|r| r.checked_add(self.x))
     }
 }
 
@@ -61,7 +110,11 @@ impl<'a, T> DisjointSlice<'a, T> {
     #[doc(hidden)]
     #[inline(always)]
     pub unsafe fn __from_raw(ptr: *mut T, len: usize) -> Self {
-        DisjointSlice { ptr, len, _marker: PhantomData }
+        DisjointSlice {
+            ptr,
+            len,
+            _marker: PhantomData,
+        }
     }
 
     #[inline(always)]
@@ -87,6 +140,46 @@ impl<'a, T> DisjointSlice<'a, T> {
         }
     }
 
+    /// This thread's element of a row-major 2-D array with rows of `row_stride` elements: element
+    /// `y * row_stride + x`. `None` when `x >= row_stride` (outside the row: accepting it would
+    /// let two threads reach the same element) or the element is past the end.
+    ///
+    /// # Safety
+    /// Every thread of the launch that accesses this slice through a 2-D index must pass the
+    /// same `row_stride` (typically a kernel parameter or a constant). With a fixed stride,
+    /// distinct `(x, y)` with `x < row_stride` give distinct elements; if threads used different
+    /// strides, `(0, 1)` with stride 10 and `(0, 2)` with stride 5 would both reach element 10.
+    #[inline(always)]
+    pub unsafe fn get_mut_2d(&mut self, index: ThreadIndex2D, row_stride: usize) -> Option<&mut T> {
+        match index.linear(row_stride) {
+            Some(i) if i < self.len => {
+                // SAFETY: in bounds; `ThreadIndex2D` pairs differ between threads, `x` is below
+                // `row_stride` and the caller promises every thread uses the same `row_stride`,
+                // so `y * row_stride + x` differs between threads; `&mut self` prevents a second
+                // reference from this thread.
+                Some(unsafe { &mut *self.ptr.add(i) })
+            }
+            _ => None,
+        }
+    }
+
+    /// Writes `value` to this thread's 2-D element (see [`Self::get_mut_2d`]); returns `false`
+    /// when there is none.
+    ///
+    /// # Safety
+    /// As for [`Self::get_mut_2d`]: every thread passes the same `row_stride`.
+    #[inline(always)]
+    pub unsafe fn set_2d(&mut self, index: ThreadIndex2D, row_stride: usize, value: T) -> bool {
+        // SAFETY: forwarded to the caller.
+        match unsafe { self.get_mut_2d(index, row_stride) } {
+            Some(slot) => {
+                *slot = value;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Writes `value` to this thread's element; returns `false` when the index is out of bounds.
     #[inline(always)]
     pub fn set(&mut self, index: ThreadIndex, value: T) -> bool {
@@ -106,7 +199,10 @@ impl<'a, T> DisjointSlice<'a, T> {
     /// accesses are ordered by barriers or atomics.
     #[inline(always)]
     pub unsafe fn write_unchecked_race(&self, index: usize, value: T) {
-        assert!(index < self.len, "DisjointSlice::write_unchecked_race: index out of bounds");
+        assert!(
+            index < self.len,
+            "DisjointSlice::write_unchecked_race: index out of bounds"
+        );
         // SAFETY: in bounds; exclusivity is the caller's promise.
         unsafe { self.ptr.add(index).write(value) }
     }
@@ -115,5 +211,36 @@ impl<'a, T> DisjointSlice<'a, T> {
     #[inline(always)]
     pub fn as_mut_ptr(&self) -> *mut T {
         self.ptr
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_d_indices_stay_inside_their_row() {
+        // SAFETY: test values, no slice is accessed concurrently.
+        let (a, b) = unsafe {
+            (
+                ThreadIndex2D::new_unchecked(3, 2),
+                ThreadIndex2D::new_unchecked(10, 0),
+            )
+        };
+        assert_eq!(a.linear(8), Some(19));
+        assert_eq!(b.linear(8), None, "x past the row would alias the next row");
+        assert_eq!(a.linear(usize::MAX), None, "overflow");
+
+        let mut data = [0u32; 16];
+        // SAFETY: `data` outlives the slice and nothing else touches it.
+        let mut out = unsafe { DisjointSlice::__from_raw(data.as_mut_ptr(), data.len()) };
+        // SAFETY: one thread, one stride.
+        unsafe {
+            assert!(out.set_2d(a, 4, 7)); // element 2 * 4 + 3 = 11
+            assert!(!out.set_2d(a, 8, 7)); // element 19: out of bounds
+            assert!(!out.set_2d(b, 4, 7)); // x >= row stride
+        }
+        assert_eq!(data[11], 7);
+        assert_eq!(data.iter().filter(|&&v| v != 0).count(), 1);
     }
 }
