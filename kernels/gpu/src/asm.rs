@@ -51,6 +51,12 @@
 //! - omit `pure` for anything whose result changes between calls (clocks, `activemask`).
 //! - `nostack`: always fine on the GPU (PTX has no stack to preserve).
 //!
+//! Convergence: rustc does not mark inline asm `convergent` (clang does for CUDA), so LLVM may
+//! duplicate a barrier or warp instruction into several branches (it never moves one into or
+//! out of a condition: the asm has side effects). On sm_70+ that is harmless: `bar.sync` and the
+//! `.sync` warp instructions synchronize threads arriving at different instructions. This
+//! library therefore targets sm_70+ only, and keeps every warp/barrier asm non-`pure`.
+//!
 //! Shared memory: use `SharedArray::addr()` (a 32-bit shared-window address) with
 //! `ld.shared`/`st.shared`/`atom.shared`, not a generic pointer (see [`crate::shared`]).
 //! Avoid labels in inline asm: a function inlined twice would define them twice.
