@@ -53,9 +53,11 @@
 //!
 //! Convergence: rustc does not mark inline asm `convergent` (clang does for CUDA), so LLVM may
 //! duplicate a barrier or warp instruction into several branches (it never moves one into or
-//! out of a condition: the asm has side effects). On sm_70+ that is harmless: `bar.sync` and the
-//! `.sync` warp instructions synchronize threads arriving at different instructions. This
-//! library therefore targets sm_70+ only, and keeps every warp/barrier asm non-`pure`.
+//! out of a condition: the asm has side effects). On sm_70+ that is harmless for the
+//! non-`.aligned` barriers (`barrier.sync`, which [`crate::sync`] uses, not `bar.sync`) and the
+//! `.sync` warp instructions, which synchronize threads arriving at different instructions.
+//! This library therefore targets sm_70+ only, and keeps every warp/barrier asm non-`pure`. In
+//! your own asm, prefer the non-`.aligned` forms for the same reason.
 //!
 //! Shared memory: use `SharedArray::addr()` (a 32-bit shared-window address) with
 //! `ld.shared`/`st.shared`/`atom.shared`, not a generic pointer (see [`crate::shared`]).

@@ -11,21 +11,27 @@
 //!
 //! The barrier asm blocks are deliberately *not* `nomem`: the compiler must treat them as
 //! reading and writing memory, so it keeps loads and stores on their side of the barrier.
+//!
+//! They use the non-`.aligned` PTX forms (`barrier.sync`, `barrier.red`; `bar.sync` means
+//! `barrier.sync.aligned`): `.aligned` promises that all threads execute the *same* barrier
+//! instruction, which rustc cannot guarantee since it does not mark inline asm `convergent`
+//! (LLVM may duplicate it into branches). On sm_70+ the non-aligned form is what makes that
+//! safe; its cost is small (`BAR.SYNC` instead of `BAR.SYNC.DEFER_BLOCKING` in SASS).
 #![cfg_attr(not(target_arch = "nvptx64"), allow(unused_variables))]
 
 use crate::atomic::Scope;
 
-/// Block barrier, `__syncthreads()`: waits for all threads of the block (`bar.sync 0`).
+/// Block barrier, `__syncthreads()`: waits for all threads of the block (`barrier.sync 0`).
 #[inline(always)]
 pub fn sync_threads() {
     device!("sync::sync_threads", {
         // SAFETY: a barrier has no memory-safety preconditions (misuse hangs, not corrupts).
-        unsafe { core::arch::asm!("bar.sync 0;", options(nostack)) }
+        unsafe { core::arch::asm!("barrier.sync 0;", options(nostack)) }
     })
 }
 
 /// Block barrier that also counts the threads whose `predicate` is true, `__syncthreads_count`
-/// (`bar.red.popc.u32`). Every thread gets the same count.
+/// (`barrier.red.popc.u32`). Every thread gets the same count.
 #[inline(always)]
 pub fn sync_threads_count(predicate: bool) -> u32 {
     device!("sync::sync_threads_count", {
@@ -35,7 +41,7 @@ pub fn sync_threads_count(predicate: bool) -> u32 {
             core::arch::asm!(
                 "{{ .reg .pred %gpu_p;",
                 "setp.ne.u32 %gpu_p, {p}, 0;",
-                "bar.red.popc.u32 {c}, 0, %gpu_p; }}",
+                "barrier.red.popc.u32 {c}, 0, %gpu_p; }}",
                 p = in(reg32) predicate as u32,
                 c = out(reg32) count,
                 options(nostack),
@@ -46,7 +52,7 @@ pub fn sync_threads_count(predicate: bool) -> u32 {
 }
 
 /// Block barrier that returns whether `predicate` is true in every thread, `__syncthreads_and`
-/// (`bar.red.and.pred`).
+/// (`barrier.red.and.pred`).
 #[inline(always)]
 pub fn sync_threads_and(predicate: bool) -> bool {
     device!("sync::sync_threads_and", {
@@ -56,7 +62,7 @@ pub fn sync_threads_and(predicate: bool) -> bool {
             core::arch::asm!(
                 "{{ .reg .pred %gpu_p, %gpu_q;",
                 "setp.ne.u32 %gpu_p, {p}, 0;",
-                "bar.red.and.pred %gpu_q, 0, %gpu_p;",
+                "barrier.red.and.pred %gpu_q, 0, %gpu_p;",
                 "selp.u32 {r}, 1, 0, %gpu_q; }}",
                 p = in(reg32) predicate as u32,
                 r = out(reg32) all,
@@ -68,7 +74,7 @@ pub fn sync_threads_and(predicate: bool) -> bool {
 }
 
 /// Block barrier that returns whether `predicate` is true in any thread, `__syncthreads_or`
-/// (`bar.red.or.pred`).
+/// (`barrier.red.or.pred`).
 #[inline(always)]
 pub fn sync_threads_or(predicate: bool) -> bool {
     device!("sync::sync_threads_or", {
@@ -78,7 +84,7 @@ pub fn sync_threads_or(predicate: bool) -> bool {
             core::arch::asm!(
                 "{{ .reg .pred %gpu_p, %gpu_q;",
                 "setp.ne.u32 %gpu_p, {p}, 0;",
-                "bar.red.or.pred %gpu_q, 0, %gpu_p;",
+                "barrier.red.or.pred %gpu_q, 0, %gpu_p;",
                 "selp.u32 {r}, 1, 0, %gpu_q; }}",
                 p = in(reg32) predicate as u32,
                 r = out(reg32) any,
