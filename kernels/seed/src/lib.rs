@@ -1,10 +1,9 @@
+//! The seed examples' kernels: what users try first.
+//!
+//! Each kernel has a CPU reference in `seed-examples` (host/examples) that checks it.
 #![no_std]
-use gpu::prelude::*;
 
-#[kernel]
-pub fn vector_add(a: &[f32], b: &[f32], mut out: DisjointSlice<f32>) {
-    let i = thread::global_index();
-    if let Some(o) = out.get_mut(i) {
-        *o = a[i.get()] + b[i.get()];
-    }
-}
+pub mod image;
+pub mod matmul;
+pub mod reduce;
+pub mod vector;

@@ -1,0 +1,47 @@
+//! `cargo run --release -p seed-examples --bin matmul [M N K]`: naive and tiled f32 GEMM.
+use std::process::ExitCode;
+
+use seed_examples::SeedKernels;
+use seed_examples::matmul::{self, Variant};
+use seed_examples::report::{exit, fail, line, open_gpu};
+use seed_kernels::matmul::MatDims;
+
+fn main() -> ExitCode {
+    let dims: Vec<u32> = std::env::args()
+        .skip(1)
+        .filter_map(|s| s.parse().ok())
+        .collect();
+    let dims = match dims[..] {
+        [m, n, k] => MatDims { m, n, k },
+        _ => MatDims {
+            m: 1024,
+            n: 1024,
+            k: 1024,
+        },
+    };
+    let gpu = match open_gpu() {
+        Ok(gpu) => gpu,
+        Err(code) => return code,
+    };
+    let kernels = match SeedKernels::load(&gpu) {
+        Ok(k) => k,
+        Err(err) => return fail(err),
+    };
+    let mut all = true;
+    for variant in [Variant::Naive, Variant::Tiled] {
+        match matmul::run(&gpu, &kernels, variant, dims) {
+            Ok((cmp, ms)) => {
+                let detail = format!(
+                    "{}x{}x{}: {cmp} | {ms:.3} ms, {:.2} TFLOP/s",
+                    dims.m,
+                    dims.n,
+                    dims.k,
+                    matmul::tflops(dims, ms)
+                );
+                all &= line(variant.name(), cmp.passed(), detail);
+            }
+            Err(err) => return fail(err),
+        }
+    }
+    exit(all)
+}

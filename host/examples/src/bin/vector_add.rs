@@ -1,0 +1,30 @@
+//! `cargo run --release -p seed-examples --bin vector_add [N]`: vector add and saxpy.
+use std::process::ExitCode;
+
+use seed_examples::report::{exit, fail, line, open_gpu};
+use seed_examples::{SeedKernels, vector};
+
+fn main() -> ExitCode {
+    let n = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1 << 24);
+    let gpu = match open_gpu() {
+        Ok(gpu) => gpu,
+        Err(code) => return code,
+    };
+    let result = SeedKernels::load(&gpu).and_then(|k| vector::run(&gpu, &k, n));
+    match result {
+        Ok(runs) => exit(runs.iter().fold(true, |ok, r| {
+            line(
+                r.name,
+                r.comparison.passed(),
+                format_args!(
+                    "n={n}: {} | {:.3} ms, {:.0} GB/s",
+                    r.comparison, r.kernel_ms, r.gb_per_s
+                ),
+            ) && ok
+        })),
+        Err(err) => fail(err),
+    }
+}

@@ -1,0 +1,17 @@
+//! Shared helpers for the integration tests.
+
+use gpu_host::{Error, Gpu};
+
+/// The first GPU, or `None` after printing a visible `SKIPPED` line saying why (no driver, no
+/// device). Any other error fails the test: a broken GPU must not look like a missing one.
+pub fn gpu_or_skip(test: &str) -> Option<Gpu> {
+    match Gpu::first() {
+        Ok(gpu) => Some(gpu),
+        Err(err @ (Error::NoDriver { .. } | Error::NoDevice)) => {
+            println!("SKIPPED {test}: needs a GPU ({err})");
+            eprintln!("SKIPPED {test}: needs a GPU ({err})");
+            None
+        }
+        Err(err) => panic!("{test}: opening the GPU failed: {err}"),
+    }
+}
