@@ -9,7 +9,7 @@ use std::time::Instant;
 use gpu_builder::compile::{self, BuiltModule};
 use gpu_builder::toolchain::Rustc;
 use gpu_builder::workspace::Workspace;
-use gpu_builder::{ptxas, sysroot, Arch, Error, Result};
+use gpu_builder::{Arch, Error, Result, ptxas, sysroot};
 
 const HELP: &str = "\
 usage: cargo xtask <command> [options]
@@ -59,7 +59,9 @@ fn parse_args(args: &[String]) -> Result<(Vec<Arch>, Vec<String>)> {
         if let Some(value) = arg.strip_prefix("--arch=") {
             arches.push(value.parse()?);
         } else if arg == "--arch" {
-            let value = it.next().ok_or_else(|| Error::msg("--arch needs a value, e.g. --arch sm_90"))?;
+            let value = it
+                .next()
+                .ok_or_else(|| Error::msg("--arch needs a value, e.g. --arch sm_90"))?;
             arches.push(value.parse()?);
         } else if arg.starts_with('-') {
             return Err(Error::msg(format!("unknown option `{arg}`\n\n{HELP}")));
@@ -71,7 +73,9 @@ fn parse_args(args: &[String]) -> Result<(Vec<Arch>, Vec<String>)> {
 }
 
 fn workspace() -> Result<Workspace> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace root");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace root");
     Workspace::load(&root.join("Cargo.toml"))
 }
 
@@ -79,15 +83,25 @@ fn build(workspace: &Workspace, arch: Arch, crates: &[String]) -> Result<Vec<Bui
     let selected = if crates.is_empty() {
         workspace.kernel_crates()
     } else {
-        crates.iter().map(|c| workspace.find(c)).collect::<Result<Vec<_>>>()?
+        crates
+            .iter()
+            .map(|c| workspace.find(c))
+            .collect::<Result<Vec<_>>>()?
     };
     let rustc = Rustc::detect()?;
-    let sysroot = sysroot::ensure(&rustc, &compile::sysroot_cache(workspace), &mut |line| println!("  {line}"))?;
+    let sysroot = sysroot::ensure(&rustc, &compile::sysroot_cache(workspace), &mut |line| {
+        println!("  {line}")
+    })?;
     let mut built = Vec::new();
     for krate in &selected {
         let module = compile::compile(workspace, krate, arch, &sysroot)?;
         let status = if module.rebuilt { "built" } else { "fresh" };
-        let typed = module.manifest.kernels.iter().filter(|k| k.rust_module.is_some()).count();
+        let typed = module
+            .manifest
+            .kernels
+            .iter()
+            .filter(|k| k.rust_module.is_some())
+            .count();
         println!(
             "  {status:>5} {:<24} {arch}  {:>6.2}s  {} kernel(s), {typed} typed  -> {}",
             krate.crate_name,
@@ -102,20 +116,31 @@ fn build(workspace: &Workspace, arch: Arch, crates: &[String]) -> Result<Vec<Bui
 
 fn build_kernels(args: &[String]) -> Result<()> {
     let (arches, crates) = parse_args(args)?;
-    let arches = if arches.is_empty() { vec![compile::arch_from_env()?] } else { arches };
+    let arches = if arches.is_empty() {
+        vec![compile::arch_from_env()?]
+    } else {
+        arches
+    };
     let workspace = workspace()?;
     let started = Instant::now();
     let mut count = 0;
     for arch in arches {
         count += build(&workspace, arch, &crates)?.len();
     }
-    println!("build-kernels: {count} module(s) in {:.2}s", started.elapsed().as_secs_f64());
+    println!(
+        "build-kernels: {count} module(s) in {:.2}s",
+        started.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 
 fn check_ptx(args: &[String]) -> Result<()> {
     let (arches, crates) = parse_args(args)?;
-    let arches = if arches.is_empty() { vec![Arch::SM_80, Arch::SM_90] } else { arches };
+    let arches = if arches.is_empty() {
+        vec![Arch::SM_80, Arch::SM_90]
+    } else {
+        arches
+    };
     let workspace = workspace()?;
     let ptxas = ptxas::find(&workspace.root).ok_or_else(|| {
         Error::msg(
@@ -129,26 +154,47 @@ fn check_ptx(args: &[String]) -> Result<()> {
         for module in build(&workspace, arch, &crates)? {
             let resources = ptxas::assemble(&ptxas, &module.ptx_path, arch)?;
             for r in resources.iter().filter(|r| r.is_entry) {
-                let flag = if r.spill_store_bytes + r.spill_load_bytes > 0 { "  SPILLS" } else { "" };
+                let flag = if r.spill_store_bytes + r.spill_load_bytes > 0 {
+                    "  SPILLS"
+                } else {
+                    ""
+                };
                 println!(
                     "    {arch} {:<28} regs {:>3}  stack {:>4} B  spill st/ld {:>3}/{:<3} B  smem {:>6} B  barriers {}{flag}",
-                    r.function, r.registers, r.stack_frame_bytes, r.spill_store_bytes, r.spill_load_bytes, r.shared_bytes, r.barriers
+                    r.function,
+                    r.registers,
+                    r.stack_frame_bytes,
+                    r.spill_store_bytes,
+                    r.spill_load_bytes,
+                    r.shared_bytes,
+                    r.barriers
                 );
                 if !flag.is_empty() {
-                    spilling.push(format!("{}::{} ({arch})", module.krate.crate_name, r.function));
+                    spilling.push(format!(
+                        "{}::{} ({arch})",
+                        module.krate.crate_name, r.function
+                    ));
                 }
             }
-            println!("  ptxas ok: {} ({arch})", relative(&module.ptx_path, &workspace.root).display());
+            println!(
+                "  ptxas ok: {} ({arch})",
+                relative(&module.ptx_path, &workspace.root).display()
+            );
         }
     }
     if !spilling.is_empty() {
-        println!("note: kernels that spill registers: {}", spilling.join(", "));
+        println!(
+            "note: kernels that spill registers: {}",
+            spilling.join(", ")
+        );
     }
     Ok(())
 }
 
 fn relative(path: &Path, root: &Path) -> PathBuf {
-    path.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| path.to_path_buf())
+    path.strip_prefix(root)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// Builds what a GPU machine without Rust needs and copies it to `.gpu/`: the example binaries
@@ -175,22 +221,59 @@ fn gpu_bundle() -> Result<()> {
     }
     let mut copied = Vec::new();
     for (args, dest) in [
-        (&["build", "--release", "-p", "seed-examples", "--bins", "--message-format=json-render-diagnostics"][..], "bin"),
-        (&["test", "--release", "--workspace", "--no-run", "--message-format=json-render-diagnostics"][..], "tests"),
+        (
+            &[
+                "build",
+                "--release",
+                "-p",
+                "seed-examples",
+                "--bins",
+                "--message-format=json-render-diagnostics",
+            ][..],
+            "bin",
+        ),
+        (
+            &[
+                "test",
+                "--release",
+                "--workspace",
+                "--no-run",
+                "--message-format=json-render-diagnostics",
+            ][..],
+            "tests",
+        ),
     ] {
         for line in run(args)?.lines() {
-            let Some(exe) = executable_of(line) else { continue };
-            let name = Path::new(&exe).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let Some(exe) = executable_of(line) else {
+                continue;
+            };
+            let name = Path::new(&exe)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             let target = bundle.join(dest).join(&name);
             fs::copy(&exe, &target).map_err(|e| Error::io(Path::new(&exe), e))?;
             copied.push(format!("{dest}/{name}"));
         }
     }
     let tests: Vec<&String> = copied.iter().filter(|c| c.starts_with("tests/")).collect();
-    let list = tests.iter().map(|t| t.as_str()).collect::<Vec<_>>().join("\n") + "\n";
+    let list = tests
+        .iter()
+        .map(|t| t.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
     fs::write(bundle.join("tests.txt"), list).map_err(|e| Error::io(&bundle, e))?;
-    let bytes: u64 = copied.iter().filter_map(|c| fs::metadata(bundle.join(c)).ok()).map(|m| m.len()).sum();
-    println!("gpu-bundle: {} files, {:.1} MiB in .gpu/", copied.len(), bytes as f64 / (1 << 20) as f64);
+    let bytes: u64 = copied
+        .iter()
+        .filter_map(|c| fs::metadata(bundle.join(c)).ok())
+        .map(|m| m.len())
+        .sum();
+    println!(
+        "gpu-bundle: {} files, {:.1} MiB in .gpu/",
+        copied.len(),
+        bytes as f64 / (1 << 20) as f64
+    );
     Ok(())
 }
 

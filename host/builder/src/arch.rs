@@ -38,7 +38,11 @@ impl Arch {
         } else {
             Err(Error::msg(format!(
                 "unsupported GPU architecture sm_{sm}; supported: {}",
-                KNOWN.iter().map(|(s, _)| format!("sm_{s}")).collect::<Vec<_>>().join(", ")
+                KNOWN
+                    .iter()
+                    .map(|(s, _)| format!("sm_{s}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )))
         }
     }
@@ -51,7 +55,11 @@ impl Arch {
         if self.sm == 90 {
             return 80;
         }
-        KNOWN.iter().find(|&&(s, _)| s == self.sm).map(|&(_, v)| v).expect("Arch::new validated it")
+        KNOWN
+            .iter()
+            .find(|&&(s, _)| s == self.sm)
+            .map(|&(_, v)| v)
+            .expect("Arch::new validated it")
     }
 
     /// `-C target-feature` value selecting the PTX ISA version, e.g. `+ptx80`.
@@ -80,10 +88,15 @@ impl FromStr for Arch {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Self, Error> {
-        let digits = s.trim().trim_start_matches("sm_").trim_start_matches("compute_");
-        let sm = digits
-            .parse()
-            .map_err(|_| Error::msg(format!("`{s}` is not a GPU architecture (expected e.g. sm_80 or sm_90)")))?;
+        let digits = s
+            .trim()
+            .trim_start_matches("sm_")
+            .trim_start_matches("compute_");
+        let sm = digits.parse().map_err(|_| {
+            Error::msg(format!(
+                "`{s}` is not a GPU architecture (expected e.g. sm_80 or sm_90)"
+            ))
+        })?;
         Arch::new(sm)
     }
 }
@@ -96,7 +109,13 @@ mod tests {
     fn parses_and_maps_ptx_versions() {
         assert_eq!("sm_80".parse::<Arch>().unwrap().ptx_feature(), "+ptx70");
         assert_eq!("90".parse::<Arch>().unwrap().ptx_feature(), "+ptx80");
-        assert!("sm_61".parse::<Arch>().unwrap_err().to_string().contains("unsupported"));
+        assert!(
+            "sm_61"
+                .parse::<Arch>()
+                .unwrap_err()
+                .to_string()
+                .contains("unsupported")
+        );
         assert!("hopper".parse::<Arch>().is_err());
     }
 }

@@ -13,7 +13,7 @@ use crate::manifest::Manifest;
 use crate::sysroot::{self, Sysroot};
 use crate::toolchain::{self, Rustc};
 use crate::workspace::{KernelCrate, Workspace};
-use crate::{launchers, ptx, NVPTX_TARGET};
+use crate::{NVPTX_TARGET, launchers, ptx};
 
 /// Environment variable that overrides the default architecture (`sm_80`) in build scripts and
 /// `cargo xtask`, e.g. `GPU_ARCH=sm_90`.
@@ -55,7 +55,10 @@ impl KernelBuild {
     /// `crate_dir` is the kernel crate's directory; relative paths are taken from the current
     /// directory (a build script runs in its package's directory).
     pub fn new(crate_dir: impl Into<PathBuf>) -> Self {
-        KernelBuild { crate_dir: crate_dir.into(), arch: None }
+        KernelBuild {
+            crate_dir: crate_dir.into(),
+            arch: None,
+        }
     }
 
     /// Target architecture; default: `$GPU_ARCH`, else `sm_80`.
@@ -74,7 +77,9 @@ impl KernelBuild {
             None => arch_from_env()?,
         };
         let rustc = Rustc::detect()?;
-        let sysroot = sysroot::ensure(&rustc, &sysroot_cache(&workspace), &mut |line| eprintln!("gpu-builder: {line}"))?;
+        let sysroot = sysroot::ensure(&rustc, &sysroot_cache(&workspace), &mut |line| {
+            eprintln!("gpu-builder: {line}")
+        })?;
         compile(&workspace, &krate, arch, &sysroot)
     }
 
@@ -83,7 +88,10 @@ impl KernelBuild {
     /// kernel source changes. On failure prints the error and exits, failing the build.
     pub fn build_script(self) {
         if let Err(err) = self.try_build_script() {
-            eprintln!("error: building kernel crate {}: {err}", self.crate_dir.display());
+            eprintln!(
+                "error: building kernel crate {}: {err}",
+                self.crate_dir.display()
+            );
             std::process::exit(1);
         }
     }
@@ -94,8 +102,13 @@ impl KernelBuild {
         for source in &module.sources {
             println!("cargo:rerun-if-changed={}", source.display());
         }
-        println!("cargo:rerun-if-changed={}", module.krate.manifest_path.display());
-        let out_dir = PathBuf::from(env::var_os("OUT_DIR").ok_or_else(|| Error::msg("OUT_DIR is not set: build_script() runs only from a build script"))?);
+        println!(
+            "cargo:rerun-if-changed={}",
+            module.krate.manifest_path.display()
+        );
+        let out_dir = PathBuf::from(env::var_os("OUT_DIR").ok_or_else(|| {
+            Error::msg("OUT_DIR is not set: build_script() runs only from a build script")
+        })?);
         let code = launchers::generate(&module.manifest, &module.ptx_path)?;
         let path = out_dir.join(format!("{}.rs", module.krate.crate_name));
         fs::write(&path, code).map_err(|e| Error::io(&path, e))
@@ -105,7 +118,9 @@ impl KernelBuild {
 /// The architecture named by `$GPU_ARCH`, or the default.
 pub fn arch_from_env() -> Result<Arch> {
     match env::var(ARCH_ENV) {
-        Ok(value) if !value.trim().is_empty() => value.parse().map_err(|e: Error| e.context(format!("${ARCH_ENV}"))),
+        Ok(value) if !value.trim().is_empty() => value
+            .parse()
+            .map_err(|e: Error| e.context(format!("${ARCH_ENV}"))),
         _ => Ok(Arch::default()),
     }
 }
@@ -122,10 +137,20 @@ pub fn ptx_dir(workspace: &Workspace, arch: Arch) -> PathBuf {
 
 /// Compiles `krate` for `arch`. Cargo decides what is stale; an unchanged crate costs one no-op
 /// cargo call.
-pub fn compile(workspace: &Workspace, krate: &KernelCrate, arch: Arch, sysroot: &Sysroot) -> Result<BuiltModule> {
+pub fn compile(
+    workspace: &Workspace,
+    krate: &KernelCrate,
+    arch: Arch,
+    sysroot: &Sysroot,
+) -> Result<BuiltModule> {
     let started = Instant::now();
     let cargo_target = workspace.target_dir.join("kernels").join(arch.to_string());
-    if sysroot.dir.display().to_string().contains(char::is_whitespace) {
+    if sysroot
+        .dir
+        .display()
+        .to_string()
+        .contains(char::is_whitespace)
+    {
         return Err(Error::msg(format!(
             "the target directory path contains whitespace ({}), which cargo's RUSTFLAGS cannot carry; build from a path without spaces",
             sysroot.dir.display()
@@ -137,21 +162,43 @@ pub fn compile(workspace: &Workspace, krate: &KernelCrate, arch: Arch, sysroot: 
         format!("-Ctarget-cpu={arch}"),
         format!("-Clinker={}", sysroot.noop_linker().display()),
     ];
-    rustflags.extend(DEVICE_FEATURES.iter().map(|f| format!("-Zcrate-attr=feature({f})")));
+    rustflags.extend(
+        DEVICE_FEATURES
+            .iter()
+            .map(|f| format!("-Zcrate-attr=feature({f})")),
+    );
 
     let mut cmd = Command::new(toolchain::cargo_path());
     clear_outer_cargo_env(&mut cmd);
-    cmd.args(["rustc", "--quiet", "--lib", "--profile", "kernel", "--target", NVPTX_TARGET, "--crate-type", "cdylib"])
-        .arg("--manifest-path")
-        .arg(&krate.manifest_path)
-        .arg("--target-dir")
-        .arg(&cargo_target)
-        .args(["--", "--emit=asm"])
-        .env("RUSTC_BOOTSTRAP", "1")
-        .env("CARGO_TARGET_NVPTX64_NVIDIA_CUDA_RUSTFLAGS", rustflags.join(" "));
-    let status = cmd.status().map_err(|e| Error::msg(format!("running cargo: {e}")))?;
+    cmd.args([
+        "rustc",
+        "--quiet",
+        "--lib",
+        "--profile",
+        "kernel",
+        "--target",
+        NVPTX_TARGET,
+        "--crate-type",
+        "cdylib",
+    ])
+    .arg("--manifest-path")
+    .arg(&krate.manifest_path)
+    .arg("--target-dir")
+    .arg(&cargo_target)
+    .args(["--", "--emit=asm"])
+    .env("RUSTC_BOOTSTRAP", "1")
+    .env(
+        "CARGO_TARGET_NVPTX64_NVIDIA_CUDA_RUSTFLAGS",
+        rustflags.join(" "),
+    );
+    let status = cmd
+        .status()
+        .map_err(|e| Error::msg(format!("running cargo: {e}")))?;
     if !status.success() {
-        return Err(Error::msg(format!("kernel crate `{}` failed to compile for {arch} (rustc's diagnostics are above)", krate.package)));
+        return Err(Error::msg(format!(
+            "kernel crate `{}` failed to compile for {arch} (rustc's diagnostics are above)",
+            krate.package
+        )));
     }
 
     let out_dir = cargo_target.join(NVPTX_TARGET).join("kernel");
@@ -162,20 +209,31 @@ pub fn compile(workspace: &Workspace, krate: &KernelCrate, arch: Arch, sysroot: 
     let manifest_path = dir.join(format!("{}.manifest.json", krate.crate_name));
     let sources = dep_info_sources(&out_dir.join(format!("{}.d", krate.crate_name)));
 
-    let rebuilt = modified(&asm_path)? > modified(&ptx_path).unwrap_or(SystemTime::UNIX_EPOCH) || !manifest_path.is_file();
+    let rebuilt = modified(&asm_path)? > modified(&ptx_path).unwrap_or(SystemTime::UNIX_EPOCH)
+        || !manifest_path.is_file();
     let manifest = if rebuilt {
         let asm = fs::read_to_string(&asm_path).map_err(|e| Error::io(&asm_path, e))?;
         let (cleaned, module) = ptx::parse(&asm).map_err(|e| e.context(asm_path.display()))?;
         let ptx_file = format!("{}.ptx", krate.crate_name);
         let manifest = module.manifest(&krate.crate_name, &arch.to_string(), &ptx_file)?;
-        let json = serde_json::to_string_pretty(&manifest).map_err(|e| Error::msg(e.to_string()))?;
+        let json =
+            serde_json::to_string_pretty(&manifest).map_err(|e| Error::msg(e.to_string()))?;
         fs::write(&manifest_path, json).map_err(|e| Error::io(&manifest_path, e))?;
         fs::write(&ptx_path, cleaned).map_err(|e| Error::io(&ptx_path, e))?;
         manifest
     } else {
         read_manifest(&manifest_path)?
     };
-    Ok(BuiltModule { krate: krate.clone(), arch, ptx_path, manifest_path, manifest, rebuilt, elapsed: started.elapsed(), sources })
+    Ok(BuiltModule {
+        krate: krate.clone(),
+        arch,
+        ptx_path,
+        manifest_path,
+        manifest,
+        rebuilt,
+        elapsed: started.elapsed(),
+        sources,
+    })
 }
 
 pub fn read_manifest(path: &Path) -> Result<Manifest> {
@@ -184,27 +242,55 @@ pub fn read_manifest(path: &Path) -> Result<Manifest> {
 }
 
 fn modified(path: &Path) -> Result<SystemTime> {
-    fs::metadata(path).and_then(|m| m.modified()).map_err(|e| Error::io(path, e))
+    fs::metadata(path)
+        .and_then(|m| m.modified())
+        .map_err(|e| Error::io(path, e))
 }
 
 /// Sources listed in a rustc dep-info file (`out: src1 src2 ...`).
 fn dep_info_sources(dep_info: &Path) -> Vec<PathBuf> {
-    let Ok(text) = fs::read_to_string(dep_info) else { return Vec::new() };
-    let Some(first) = text.lines().next() else { return Vec::new() };
-    let Some((_, deps)) = first.split_once(": ") else { return Vec::new() };
-    deps.replace("\\ ", "\u{0}").split_whitespace().map(|p| PathBuf::from(p.replace('\u{0}', " "))).collect()
+    let Ok(text) = fs::read_to_string(dep_info) else {
+        return Vec::new();
+    };
+    let Some(first) = text.lines().next() else {
+        return Vec::new();
+    };
+    let Some((_, deps)) = first.split_once(": ") else {
+        return Vec::new();
+    };
+    deps.replace("\\ ", "\u{0}")
+        .split_whitespace()
+        .map(|p| PathBuf::from(p.replace('\u{0}', " ")))
+        .collect()
 }
 
 /// A nested cargo must not inherit the outer build's settings: build-script variables, the
 /// outer target directory, flags, and `cargo clippy`'s rustc wrapper.
 pub(crate) fn clear_outer_cargo_env(cmd: &mut Command) {
-    const KEEP: &[&str] = &["CARGO_HOME", "CARGO_NET_OFFLINE", "CARGO_HTTP_", "CARGO_NET_", "CARGO_REGISTRIES_", "CARGO_REGISTRY_"];
+    const KEEP: &[&str] = &[
+        "CARGO_HOME",
+        "CARGO_NET_OFFLINE",
+        "CARGO_HTTP_",
+        "CARGO_NET_",
+        "CARGO_REGISTRIES_",
+        "CARGO_REGISTRY_",
+    ];
     for (key, _) in env::vars_os() {
         let Some(key) = key.to_str() else { continue };
         let cargo_var = key.starts_with("CARGO_") && !KEEP.iter().any(|k| key.starts_with(k));
         let build_var = matches!(
             key,
-            "RUSTFLAGS" | "RUSTDOCFLAGS" | "RUSTC_WORKSPACE_WRAPPER" | "OUT_DIR" | "TARGET" | "HOST" | "PROFILE" | "OPT_LEVEL" | "DEBUG" | "NUM_JOBS" | "RUSTC_LINKER"
+            "RUSTFLAGS"
+                | "RUSTDOCFLAGS"
+                | "RUSTC_WORKSPACE_WRAPPER"
+                | "OUT_DIR"
+                | "TARGET"
+                | "HOST"
+                | "PROFILE"
+                | "OPT_LEVEL"
+                | "DEBUG"
+                | "NUM_JOBS"
+                | "RUSTC_LINKER"
         );
         if cargo_var || build_var || key.starts_with("DEP_") {
             cmd.env_remove(key);

@@ -35,7 +35,10 @@ impl LibrarySource {
 pub fn locate_or_extract(rustc_sysroot: &Path, scratch_dir: &Path) -> Result<LibrarySource> {
     let rust_src = rustc_sysroot.join("lib/rustlib/src/rust/library");
     if rust_src.join("core/src/lib.rs").is_file() {
-        return Ok(LibrarySource { library_dir: rust_src, origin: SourceOrigin::RustSrcComponent });
+        return Ok(LibrarySource {
+            library_dir: rust_src,
+            origin: SourceOrigin::RustSrcComponent,
+        });
     }
     let pages = rustc_sysroot.join("share/doc/rust/html/src/core");
     if !pages.join("lib.rs.html").is_file() {
@@ -56,7 +59,10 @@ pub fn locate_or_extract(rustc_sysroot: &Path, scratch_dir: &Path) -> Result<Lib
         extract_from_docs(&pages, &library_dir)?;
         fs::write(&stamp, b"").map_err(|e| Error::io(&stamp, e))?;
     }
-    Ok(LibrarySource { library_dir, origin: SourceOrigin::RustDocsPages })
+    Ok(LibrarySource {
+        library_dir,
+        origin: SourceOrigin::RustDocsPages,
+    })
 }
 
 /// Rebuilds `library/` from the rustdoc source pages under `pages` (`.../html/src/core`).
@@ -65,9 +71,13 @@ pub fn extract_from_docs(pages: &Path, library_dir: &Path) -> Result<usize> {
     collect_pages(pages, &mut files)?;
     let mut written = Vec::new();
     for page in &files {
-        let rel = page.strip_prefix(pages).expect("page is under the pages root");
+        let rel = page
+            .strip_prefix(pages)
+            .expect("page is under the pages root");
         let rel_str = rel.to_string_lossy();
-        let rel_rs = rel_str.strip_suffix(".html").expect("collected only .rs.html pages");
+        let rel_rs = rel_str
+            .strip_suffix(".html")
+            .expect("collected only .rs.html pages");
         // `stdarch` and `portable-simd` are siblings of `core` in rust's tree (lib.rs reaches them
         // with `#[path = "../../stdarch/..."]`); rustdoc shows them under `core/`.
         let dest = if rel_rs.starts_with("stdarch/") || rel_rs.starts_with("portable-simd/") {
@@ -77,7 +87,10 @@ pub fn extract_from_docs(pages: &Path, library_dir: &Path) -> Result<usize> {
         };
         let html = fs::read_to_string(page).map_err(|e| Error::io(page, e))?;
         let source = source_from_page(&html).ok_or_else(|| {
-            Error::msg(format!("{}: no <pre class=\"rust\"><code> block in this rustdoc page", page.display()))
+            Error::msg(format!(
+                "{}: no <pre class=\"rust\"><code> block in this rustdoc page",
+                page.display()
+            ))
         })?;
         if let Some(parent) = dest.parent() {
             fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
@@ -224,14 +237,21 @@ mod tests {
         let html = "<html><pre class=\"rust\"><code><a href=#1 id=1 data-nosnippet>1</a>\
             <span class=\"kw\">fn </span>f() -&gt; Vec&lt;u8&gt; { <span class=\"string\">\"a&amp;b&#39;\"</span> }\n\
             <a href=#2 id=2 data-nosnippet>2</a>// x &lt; 1\n</code></pre></html>";
-        assert_eq!(source_from_page(html).unwrap(), "fn f() -> Vec<u8> { \"a&b'\" }\n// x < 1\n");
+        assert_eq!(
+            source_from_page(html).unwrap(),
+            "fn f() -> Vec<u8> { \"a&b'\" }\n// x < 1\n"
+        );
     }
 
     #[test]
     fn include_str_targets_are_found() {
         let src = "#[doc = include_str!(\"../docs/a.md\")]\nx!(include_str!(\"...\"));";
-        assert_eq!(include_str_targets(src), vec!["../docs/a.md", "../docs/a.md"]);
-        let via_macro = "macro_rules! m { ($f:literal) => { #[doc = include_str!($f)] } }\nm!(\"c_int.md\");";
+        assert_eq!(
+            include_str_targets(src),
+            vec!["../docs/a.md", "../docs/a.md"]
+        );
+        let via_macro =
+            "macro_rules! m { ($f:literal) => { #[doc = include_str!($f)] } }\nm!(\"c_int.md\");";
         assert_eq!(include_str_targets(via_macro), vec!["c_int.md"]);
     }
 }

@@ -12,7 +12,9 @@ pub struct Error {
 
 impl Error {
     pub fn msg(message: impl Into<String>) -> Self {
-        Self { message: message.into() }
+        Self {
+            message: message.into(),
+        }
     }
 
     pub fn io(path: &Path, err: std::io::Error) -> Self {

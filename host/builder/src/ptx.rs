@@ -78,14 +78,30 @@ pub fn parse(ptx: &str) -> Result<(String, PtxModule)> {
                     header.push_str(strip_comment(lines[j]));
                     header.push('\n');
                 }
-                let next_code = lines.get(j + 1).map(|l| strip_comment(l).trim()).unwrap_or("");
-                let is_prototype = header.trim_end().ends_with(';') || next_code.starts_with(".noreturn;") || next_code == ";";
+                let next_code = lines
+                    .get(j + 1)
+                    .map(|l| strip_comment(l).trim())
+                    .unwrap_or("");
+                let is_prototype = header.trim_end().ends_with(';')
+                    || next_code.starts_with(".noreturn;")
+                    || next_code == ";";
                 if !is_prototype {
-                    let params = if is_entry { parse_params(&header) } else { Vec::new() };
+                    let params = if is_entry {
+                        parse_params(&header)
+                    } else {
+                        Vec::new()
+                    };
                     if is_entry {
                         module.entry_order.push(name.clone());
                     }
-                    module.functions.insert(name.clone(), Function { is_entry, params, references: BTreeSet::new() });
+                    module.functions.insert(
+                        name.clone(),
+                        Function {
+                            is_entry,
+                            params,
+                            references: BTreeSet::new(),
+                        },
+                    );
                     current = Some(name);
                 }
             }
@@ -95,7 +111,11 @@ pub fn parse(ptx: &str) -> Result<(String, PtxModule)> {
         if depth > 0 || opens > 0 {
             if let Some(name) = &current {
                 if depth > 0 || code.starts_with('{') {
-                    let refs = &mut module.functions.get_mut(name).expect("inserted above").references;
+                    let refs = &mut module
+                        .functions
+                        .get_mut(name)
+                        .expect("inserted above")
+                        .references;
                     refs.extend(identifiers(code).map(str::to_string));
                 }
             }
@@ -128,9 +148,14 @@ impl PtxModule {
             let mut static_shared_bytes = 0;
             let mut uses_dynamic_shared = false;
             for var in &self.shared {
-                if reachable.iter().any(|f| self.functions[f].references.contains(&var.name)) {
+                if reachable
+                    .iter()
+                    .any(|f| self.functions[f].references.contains(&var.name))
+                {
                     match var.bytes {
-                        Some(bytes) => static_shared_bytes = align_up(static_shared_bytes, var.align) + bytes,
+                        Some(bytes) => {
+                            static_shared_bytes = align_up(static_shared_bytes, var.align) + bytes
+                        }
                         None => uses_dynamic_shared = true,
                     }
                 }
@@ -176,7 +201,13 @@ impl PtxModule {
                 continue;
             }
             if let Some(function) = self.functions.get(&f) {
-                stack.extend(function.references.iter().filter(|r| self.functions.contains_key(*r) && !self.functions[*r].is_entry).cloned());
+                stack.extend(
+                    function
+                        .references
+                        .iter()
+                        .filter(|r| self.functions.contains_key(*r) && !self.functions[*r].is_entry)
+                        .cloned(),
+                );
             }
         }
         seen
@@ -203,7 +234,9 @@ fn function_header(code: &str) -> Option<(String, bool)> {
     if rest.starts_with('(') {
         rest = rest[rest.find(')')? + 1..].trim_start();
     }
-    let end = rest.find(|c: char| c == '(' || c.is_whitespace() || c == ';').unwrap_or(rest.len());
+    let end = rest
+        .find(|c: char| c == '(' || c.is_whitespace() || c == ';')
+        .unwrap_or(rest.len());
     let name = &rest[..end];
     (!name.is_empty()).then(|| (name.to_string(), is_entry))
 }
@@ -240,10 +273,18 @@ fn parse_params(header: &str) -> Vec<PtxParam> {
             let name = name?;
             let elem_size = scalar_size(&ty);
             let (name, count) = match name.split_once('[') {
-                Some((n, len)) => (n.to_string(), len.trim_end_matches(']').parse().unwrap_or(1)),
+                Some((n, len)) => (
+                    n.to_string(),
+                    len.trim_end_matches(']').parse().unwrap_or(1),
+                ),
                 None => (name, 1),
             };
-            Some(PtxParam { name, size: elem_size * count, align: align.unwrap_or(elem_size), ty })
+            Some(PtxParam {
+                name,
+                size: elem_size * count,
+                align: align.unwrap_or(elem_size),
+                ty,
+            })
         })
         .collect()
 }
@@ -260,30 +301,58 @@ fn parse_shared_decl(code: &str) -> Option<SharedVar> {
         return None;
     }
     let is_extern = tokens.contains(&".extern");
-    let align = tokens.iter().position(|t| *t == ".align").and_then(|i| tokens.get(i + 1)).and_then(|a| a.parse().ok()).unwrap_or(1);
-    let ty = tokens.iter().rev().find(|t| t.starts_with('.') && **t != ".shared").copied().unwrap_or(".b8");
+    let align = tokens
+        .iter()
+        .position(|t| *t == ".align")
+        .and_then(|i| tokens.get(i + 1))
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1);
+    let ty = tokens
+        .iter()
+        .rev()
+        .find(|t| t.starts_with('.') && **t != ".shared")
+        .copied()
+        .unwrap_or(".b8");
     let last = tokens.last()?;
     let (name, count) = match last.split_once('[') {
         Some((n, len)) => (n, len.trim_end_matches(']').parse::<u64>().ok()),
         None => (*last, Some(1)),
     };
-    let bytes = if is_extern { None } else { Some(scalar_size(ty) * count.unwrap_or(0)) };
-    Some(SharedVar { name: name.to_string(), bytes, align })
+    let bytes = if is_extern {
+        None
+    } else {
+        Some(scalar_size(ty) * count.unwrap_or(0))
+    };
+    Some(SharedVar {
+        name: name.to_string(),
+        bytes,
+        align,
+    })
 }
 
 fn parse_signature_record(code: &str) -> Result<Signature> {
-    let open = code.find('{').ok_or_else(|| Error::msg(format!("malformed #[kernel] record: {code}")))?;
-    let close = code.rfind('}').ok_or_else(|| Error::msg(format!("malformed #[kernel] record: {code}")))?;
+    let open = code
+        .find('{')
+        .ok_or_else(|| Error::msg(format!("malformed #[kernel] record: {code}")))?;
+    let close = code
+        .rfind('}')
+        .ok_or_else(|| Error::msg(format!("malformed #[kernel] record: {code}")))?;
     let bytes: Vec<u8> = code[open + 1..close]
         .split(',')
         .map(|b| b.trim().parse::<u8>())
         .collect::<std::result::Result<_, _>>()
         .map_err(|e| Error::msg(format!("malformed #[kernel] record ({e}): {code}")))?;
-    serde_json::from_slice(&bytes).map_err(|e| Error::msg(format!("malformed #[kernel] record ({e}): {}", String::from_utf8_lossy(&bytes))))
+    serde_json::from_slice(&bytes).map_err(|e| {
+        Error::msg(format!(
+            "malformed #[kernel] record ({e}): {}",
+            String::from_utf8_lossy(&bytes)
+        ))
+    })
 }
 
 fn identifiers(code: &str) -> impl Iterator<Item = &str> {
-    code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$' || c == '%')).filter(|t| !t.is_empty())
+    code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$' || c == '%'))
+        .filter(|t| !t.is_empty())
 }
 
 #[cfg(test)]
@@ -293,7 +362,11 @@ mod tests {
 
     fn record(json: &str) -> String {
         let bytes: Vec<String> = json.bytes().map(|b| b.to_string()).collect();
-        format!(".visible .global .align 1 .b8 {SIGNATURE_PREFIX}k[{}] = {{{}}};", json.len(), bytes.join(", "))
+        format!(
+            ".visible .global .align 1 .b8 {SIGNATURE_PREFIX}k[{}] = {{{}}};",
+            json.len(),
+            bytes.join(", ")
+        )
     }
 
     fn sample() -> String {
@@ -312,24 +385,46 @@ mod tests {
     #[test]
     fn entries_params_shared_and_records() {
         let (cleaned, module) = parse(&sample()).unwrap();
-        assert!(!cleaned.contains(SIGNATURE_PREFIX), "records are stripped from the PTX");
+        assert!(
+            !cleaned.contains(SIGNATURE_PREFIX),
+            "records are stripped from the PTX"
+        );
         assert_eq!(module.entry_names(), ["k"]);
         let manifest = module.manifest("demo", "sm_80", "demo.ptx").unwrap();
         let k = manifest.kernel("k").unwrap();
         assert_eq!(k.ptx_params.len(), 3);
-        assert_eq!(k.ptx_params[2], PtxParam { name: "k_param_2".into(), ty: ".b8".into(), size: 12, align: 4 });
+        assert_eq!(
+            k.ptx_params[2],
+            PtxParam {
+                name: "k_param_2".into(),
+                ty: ".b8".into(),
+                size: 12,
+                align: 4
+            }
+        );
         assert_eq!(k.params[1].kind, ParamKind::Value);
         assert_eq!(k.rust_module.as_deref(), Some("demo"));
-        assert_eq!(k.static_shared_bytes, 1024, "only `tile` is reachable (through `helper`)");
+        assert_eq!(
+            k.static_shared_bytes, 1024,
+            "only `tile` is reachable (through `helper`)"
+        );
         assert!(k.uses_dynamic_shared);
         assert_eq!(manifest.ptx_version, "7.0");
     }
 
     #[test]
     fn record_and_entry_disagreeing_is_an_error() {
-        let ptx = sample().replace("\t.param .align 4 .b8 k_param_2[12]\n", "").replace("k_param_1,", "k_param_1");
+        let ptx = sample()
+            .replace("\t.param .align 4 .b8 k_param_2[12]\n", "")
+            .replace("k_param_1,", "k_param_1");
         let (_, module) = parse(&ptx).unwrap();
-        let err = module.manifest("demo", "sm_80", "demo.ptx").unwrap_err().to_string();
-        assert!(err.contains("kernel `k`") && err.contains("3 PTX parameters"), "{err}");
+        let err = module
+            .manifest("demo", "sm_80", "demo.ptx")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("kernel `k`") && err.contains("3 PTX parameters"),
+            "{err}"
+        );
     }
 }

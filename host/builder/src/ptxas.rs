@@ -21,14 +21,20 @@ pub fn find(workspace_root: &Path) -> Option<PathBuf> {
     if let Ok(entries) = fs::read_dir(&lib) {
         for entry in entries.flatten() {
             for cu in ["cu13", "cu12", "cuda_nvcc"] {
-                let candidate = entry.path().join("site-packages/nvidia").join(cu).join("bin/ptxas");
+                let candidate = entry
+                    .path()
+                    .join("site-packages/nvidia")
+                    .join(cu)
+                    .join("bin/ptxas");
                 if candidate.is_file() {
                     return Some(candidate);
                 }
             }
         }
     }
-    let path_dirs = env::var_os("PATH").map(|p| env::split_paths(&p).collect::<Vec<_>>()).unwrap_or_default();
+    let path_dirs = env::var_os("PATH")
+        .map(|p| env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default();
     path_dirs
         .into_iter()
         .chain([PathBuf::from("/usr/local/cuda/bin")])
@@ -64,7 +70,10 @@ pub fn assemble(ptxas: &Path, ptx: &Path, arch: Arch) -> Result<Vec<Resources>> 
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     if !output.status.success() {
         let mut message = format!("ptxas -arch={arch} rejected {}:\n{stderr}", ptx.display());
-        if ["__udivti3", "__umodti3", "__divti3", "__modti3"].iter().any(|s| stderr.contains(s)) {
+        if ["__udivti3", "__umodti3", "__divti3", "__modti3"]
+            .iter()
+            .any(|s| stderr.contains(s))
+        {
             message.push_str(
                 "\nhint: 128-bit integer division has no PTX instruction and no runtime routine in this build; \
                  use 64-bit arithmetic in kernels.",
@@ -80,18 +89,39 @@ pub fn assemble(ptxas: &Path, ptx: &Path, arch: Arch) -> Result<Vec<Resources>> 
 pub fn parse_verbose(text: &str) -> Vec<Resources> {
     let mut all: Vec<Resources> = Vec::new();
     for line in text.lines() {
-        let info = line.trim_start_matches("ptxas info").trim_start_matches([' ', ':']).trim();
-        if let Some(rest) = info.strip_prefix("Compiling entry function '").or_else(|| info.strip_prefix("Function properties for ")) {
-            let name = rest.split(['\'', ' ']).next().unwrap_or("").trim_end_matches(':').to_string();
+        let info = line
+            .trim_start_matches("ptxas info")
+            .trim_start_matches([' ', ':'])
+            .trim();
+        if let Some(rest) = info
+            .strip_prefix("Compiling entry function '")
+            .or_else(|| info.strip_prefix("Function properties for "))
+        {
+            let name = rest
+                .split(['\'', ' '])
+                .next()
+                .unwrap_or("")
+                .trim_end_matches(':')
+                .to_string();
             if !all.iter().any(|r| r.function == name) {
-                all.push(Resources { function: name, is_entry: info.starts_with("Compiling entry"), ..Default::default() });
+                all.push(Resources {
+                    function: name,
+                    is_entry: info.starts_with("Compiling entry"),
+                    ..Default::default()
+                });
             }
             continue;
         }
-        let Some(current) = all.last_mut() else { continue };
+        let Some(current) = all.last_mut() else {
+            continue;
+        };
         let number_before = |needle: &str| -> Option<u32> {
             let i = line.find(needle)?;
-            line[..i].split(|c: char| !c.is_ascii_digit()).rfind(|s| !s.is_empty())?.parse().ok()
+            line[..i]
+                .split(|c: char| !c.is_ascii_digit())
+                .rfind(|s| !s.is_empty())?
+                .parse()
+                .ok()
         };
         if line.contains("stack frame") {
             current.stack_frame_bytes = number_before(" bytes stack frame").unwrap_or(0);

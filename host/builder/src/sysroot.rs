@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use crate::NVPTX_TARGET;
 use crate::core_source::{self, SourceOrigin};
 use crate::error::{Error, Result};
 use crate::toolchain::Rustc;
-use crate::NVPTX_TARGET;
 
 /// A sysroot directory to pass to rustc as `--sysroot` for nvptx64 builds.
 #[derive(Debug, Clone)]
@@ -27,7 +27,9 @@ impl Sysroot {
 
     /// The linker to give rustc for kernel cdylibs (see [`NOOP_LINKER_SRC`]).
     pub fn noop_linker(&self) -> PathBuf {
-        self.dir.join("bin").join(format!("gpu-noop-linker{}", std::env::consts::EXE_SUFFIX))
+        self.dir
+            .join("bin")
+            .join(format!("gpu-noop-linker{}", std::env::consts::EXE_SUFFIX))
     }
 }
 
@@ -87,19 +89,31 @@ pub fn ensure(rustc: &Rustc, cache_root: &Path, log: &mut dyn FnMut(&str)) -> Re
         SourceOrigin::RustSrcComponent => "the rust-src component",
         SourceOrigin::RustDocsPages => "the rust-docs source pages",
     };
-    log(&format!("building core for {NVPTX_TARGET} from {origin} (once per rustc version, about a minute)"));
+    log(&format!(
+        "building core for {NVPTX_TARGET} from {origin} (once per rustc version, about a minute)"
+    ));
 
     let libs = lib_dir(&dir);
     fs::create_dir_all(&libs).map_err(|e| Error::io(&libs, e))?;
     compile_rlib(rustc, &dir, "core", &source.core_lib_rs(), &[])?;
     let builtins_src = dir.join("src/compiler_builtins.rs");
     fs::write(&builtins_src, COMPILER_BUILTINS_SRC).map_err(|e| Error::io(&builtins_src, e))?;
-    compile_rlib(rustc, &dir, "compiler_builtins", &builtins_src, &["--sysroot".into(), dir.display().to_string()])?;
+    compile_rlib(
+        rustc,
+        &dir,
+        "compiler_builtins",
+        &builtins_src,
+        &["--sysroot".into(), dir.display().to_string()],
+    )?;
 
     build_noop_linker(rustc, &Sysroot { dir: dir.clone() })?;
 
     fs::write(&stamp, rustc.version_verbose.as_bytes()).map_err(|e| Error::io(&stamp, e))?;
-    log(&format!("built the {NVPTX_TARGET} sysroot in {:.1}s: {}", started.elapsed().as_secs_f64(), dir.display()));
+    log(&format!(
+        "built the {NVPTX_TARGET} sysroot in {:.1}s: {}",
+        started.elapsed().as_secs_f64(),
+        dir.display()
+    ));
     Ok(Sysroot { dir })
 }
 
@@ -117,24 +131,51 @@ fn build_noop_linker(rustc: &Rustc, sysroot: &Sysroot) -> Result<()> {
         .output()
         .map_err(|e| Error::msg(format!("running {}: {e}", rustc.path.display())))?;
     if !output.status.success() {
-        return Err(Error::msg(format!("building the no-op linker failed:\n{}", String::from_utf8_lossy(&output.stderr))));
+        return Err(Error::msg(format!(
+            "building the no-op linker failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        )));
     }
     Ok(())
 }
 
-fn compile_rlib(rustc: &Rustc, sysroot: &Path, name: &str, root: &Path, extra: &[String]) -> Result<()> {
+fn compile_rlib(
+    rustc: &Rustc,
+    sysroot: &Path,
+    name: &str,
+    root: &Path,
+    extra: &[String],
+) -> Result<()> {
     let out_dir = lib_dir(sysroot);
     let mut cmd = Command::new(&rustc.path);
     cmd.env("RUSTC_BOOTSTRAP", "1")
-        .args(["--edition", "2024", "--crate-type", "rlib", "--crate-name", name])
+        .args([
+            "--edition",
+            "2024",
+            "--crate-type",
+            "rlib",
+            "--crate-name",
+            name,
+        ])
         .args(["--target", NVPTX_TARGET])
-        .args(["-C", "opt-level=3", "-C", "panic=abort", "-C", "embed-bitcode=yes", "-C", "debuginfo=0"])
+        .args([
+            "-C",
+            "opt-level=3",
+            "-C",
+            "panic=abort",
+            "-C",
+            "embed-bitcode=yes",
+            "-C",
+            "debuginfo=0",
+        ])
         .args(["-Z", "force-unstable-if-unmarked", "--cap-lints", "allow"])
         .arg("--out-dir")
         .arg(&out_dir)
         .args(extra)
         .arg(root);
-    let output = cmd.output().map_err(|e| Error::msg(format!("running {}: {e}", rustc.path.display())))?;
+    let output = cmd
+        .output()
+        .map_err(|e| Error::msg(format!("running {}: {e}", rustc.path.display())))?;
     if !output.status.success() {
         return Err(Error::msg(format!(
             "building `{name}` for {NVPTX_TARGET} failed ({}):\n{}",

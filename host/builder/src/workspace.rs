@@ -20,7 +20,9 @@ pub struct KernelCrate {
 
 impl KernelCrate {
     pub fn dir(&self) -> &Path {
-        self.manifest_path.parent().expect("a manifest path has a parent")
+        self.manifest_path
+            .parent()
+            .expect("a manifest path has a parent")
     }
 }
 
@@ -62,9 +64,18 @@ impl Workspace {
     /// Reads the workspace containing `manifest_path` (a `Cargo.toml`).
     pub fn load(manifest_path: &Path) -> Result<Workspace> {
         let mut cmd = Command::new(toolchain::cargo_path());
-        cmd.args(["metadata", "--format-version", "1", "--no-deps", "--manifest-path"]).arg(manifest_path);
+        cmd.args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--manifest-path",
+        ])
+        .arg(manifest_path);
         crate::compile::clear_outer_cargo_env(&mut cmd);
-        let output = cmd.output().map_err(|e| Error::msg(format!("running cargo metadata: {e}")))?;
+        let output = cmd
+            .output()
+            .map_err(|e| Error::msg(format!("running cargo metadata: {e}")))?;
         if !output.status.success() {
             return Err(Error::msg(format!(
                 "cargo metadata for {} failed: {}",
@@ -72,8 +83,13 @@ impl Workspace {
                 String::from_utf8_lossy(&output.stderr)
             )));
         }
-        let meta: Metadata = serde_json::from_slice(&output.stdout).map_err(|e| Error::msg(format!("cargo metadata output: {e}")))?;
-        Ok(Workspace { root: meta.workspace_root, target_dir: meta.target_directory, packages: meta.packages })
+        let meta: Metadata = serde_json::from_slice(&output.stdout)
+            .map_err(|e| Error::msg(format!("cargo metadata output: {e}")))?;
+        Ok(Workspace {
+            root: meta.workspace_root,
+            target_dir: meta.target_directory,
+            packages: meta.packages,
+        })
     }
 
     /// Kernel crates: workspace packages under `kernels/` with a library that depends on `gpu`.
@@ -82,7 +98,10 @@ impl Workspace {
         let mut crates: Vec<KernelCrate> = self
             .packages
             .iter()
-            .filter(|p| p.manifest_path.starts_with(&kernels_dir) && p.dependencies.iter().any(|d| d.name == "gpu"))
+            .filter(|p| {
+                p.manifest_path.starts_with(&kernels_dir)
+                    && p.dependencies.iter().any(|d| d.name == "gpu")
+            })
             .filter_map(|p| self.kernel_crate_of(p))
             .collect();
         crates.sort_by(|a, b| a.package.cmp(&b.package));
@@ -97,23 +116,46 @@ impl Workspace {
             .find(|p| p.name.replace('-', "_") == wanted)
             .and_then(|p| self.kernel_crate_of(p))
             .ok_or_else(|| {
-                let known: Vec<String> = self.kernel_crates().into_iter().map(|k| k.package).collect();
-                Error::msg(format!("no kernel crate named `{name}` in {}; kernel crates: {}", self.root.display(), known.join(", ")))
+                let known: Vec<String> = self
+                    .kernel_crates()
+                    .into_iter()
+                    .map(|k| k.package)
+                    .collect();
+                Error::msg(format!(
+                    "no kernel crate named `{name}` in {}; kernel crates: {}",
+                    self.root.display(),
+                    known.join(", ")
+                ))
             })
     }
 
     /// The kernel crate whose `Cargo.toml` is `manifest_path`.
     pub fn find_by_manifest(&self, manifest_path: &Path) -> Result<KernelCrate> {
-        let wanted = manifest_path.canonicalize().map_err(|e| Error::io(manifest_path, e))?;
+        let wanted = manifest_path
+            .canonicalize()
+            .map_err(|e| Error::io(manifest_path, e))?;
         self.packages
             .iter()
             .find(|p| p.manifest_path.canonicalize().is_ok_and(|m| m == wanted))
             .and_then(|p| self.kernel_crate_of(p))
-            .ok_or_else(|| Error::msg(format!("{} is not a workspace package with a library", manifest_path.display())))
+            .ok_or_else(|| {
+                Error::msg(format!(
+                    "{} is not a workspace package with a library",
+                    manifest_path.display()
+                ))
+            })
     }
 
     fn kernel_crate_of(&self, p: &Package) -> Option<KernelCrate> {
-        let lib = p.targets.iter().find(|t| t.kind.iter().any(|k| k == "lib" || k == "rlib" || k == "cdylib"))?;
-        Some(KernelCrate { package: p.name.clone(), crate_name: lib.name.replace('-', "_"), manifest_path: p.manifest_path.clone() })
+        let lib = p.targets.iter().find(|t| {
+            t.kind
+                .iter()
+                .any(|k| k == "lib" || k == "rlib" || k == "cdylib")
+        })?;
+        Some(KernelCrate {
+            package: p.name.clone(),
+            crate_name: lib.name.replace('-', "_"),
+            manifest_path: p.manifest_path.clone(),
+        })
     }
 }

@@ -8,7 +8,10 @@ pub fn expand(item: TokenStream) -> syn::Result<TokenStream> {
     let input: DeriveInput = syn::parse2(item)?;
     let name = &input.ident;
     if !input.generics.params.is_empty() {
-        return Err(Error::new_spanned(&input.generics, "#[derive(DeviceCopy)] does not support generic types"));
+        return Err(Error::new_spanned(
+            &input.generics,
+            "#[derive(DeviceCopy)] does not support generic types",
+        ));
     }
     let has_stable_layout = input.attrs.iter().any(|attr| {
         let mut stable = false;
@@ -32,7 +35,12 @@ pub fn expand(item: TokenStream) -> syn::Result<TokenStream> {
             Fields::Unnamed(f) => f.unnamed.iter().map(|f| &f.ty).collect(),
             Fields::Unit => Vec::new(),
         },
-        _ => return Err(Error::new_spanned(name, "#[derive(DeviceCopy)] supports structs only")),
+        _ => {
+            return Err(Error::new_spanned(
+                name,
+                "#[derive(DeviceCopy)] supports structs only",
+            ));
+        }
     };
     Ok(quote! {
         const _: () = {

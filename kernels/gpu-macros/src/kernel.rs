@@ -16,7 +16,9 @@ enum Param {
     Value,
 }
 
-const SCALARS: &[&str] = &["u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize", "f32", "f64"];
+const SCALARS: &[&str] = &[
+    "u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize", "f32", "f64",
+];
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     if !attr.is_empty() {
@@ -32,7 +34,10 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         ));
     }
     if let ReturnType::Type(_, ty) = &sig.output {
-        return Err(Error::new_spanned(ty, "a kernel returns nothing: write results through a DisjointSlice output"));
+        return Err(Error::new_spanned(
+            ty,
+            "a kernel returns nothing: write results through a DisjointSlice output",
+        ));
     }
     if let Some(a) = &sig.asyncness {
         return Err(Error::new_spanned(a, "a kernel cannot be async"));
@@ -50,7 +55,10 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             return Err(Error::new_spanned(input, "a kernel cannot take `self`"));
         };
         let Pat::Ident(pat) = &*arg.pat else {
-            return Err(Error::new_spanned(&arg.pat, "kernel parameters must be plain names (no patterns)"));
+            return Err(Error::new_spanned(
+                &arg.pat,
+                "kernel parameters must be plain names (no patterns)",
+            ));
         };
         let param_name = &pat.ident;
         let ty = &*arg.ty;
@@ -100,7 +108,9 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     let sig_tail = format!("\",\"params\":[{}]}}", manifest_params.join(","));
     let sig_static = format_ident!("__gpu_kernel_signature_{}", name);
     let types_mod = format_ident!("__gpu_kernel_types_{}", name);
-    let alias_items = aliases.iter().map(|(param, ty)| quote!(pub type #param = #ty;));
+    let alias_items = aliases
+        .iter()
+        .map(|(param, ty)| quote!(pub type #param = #ty;));
 
     let attrs = &func.attrs;
     let vis = &func.vis;
@@ -161,27 +171,39 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
 fn classify(ty: &Type) -> syn::Result<Param> {
     match ty {
         Type::Reference(r) => match &*r.elem {
-            Type::Slice(s) if r.mutability.is_none() => Ok(Param::Slice { elem: (*s.elem).clone() }),
+            Type::Slice(s) if r.mutability.is_none() => Ok(Param::Slice {
+                elem: (*s.elem).clone(),
+            }),
             Type::Slice(_) => Err(Error::new_spanned(
                 ty,
                 "`&mut [T]` would give every thread the same mutable slice (aliased &mut); \
                  use `DisjointSlice<T>` for outputs",
             )),
-            _ => Err(Error::new_spanned(ty, "kernel parameters take `&[T]` slices; pass other values by value")),
+            _ => Err(Error::new_spanned(
+                ty,
+                "kernel parameters take `&[T]` slices; pass other values by value",
+            )),
         },
         Type::Path(p) if p.qself.is_none() => {
-            let last = p.path.segments.last().expect("a path has at least one segment");
+            let last = p
+                .path
+                .segments
+                .last()
+                .expect("a path has at least one segment");
             if last.ident == "DisjointSlice" {
                 let PathArguments::AngleBracketed(args) = &last.arguments else {
-                    return Err(Error::new_spanned(ty, "write `DisjointSlice<T>` with its element type"));
+                    return Err(Error::new_spanned(
+                        ty,
+                        "write `DisjointSlice<T>` with its element type",
+                    ));
                 };
                 let elem = args.args.iter().find_map(|a| match a {
                     GenericArgument::Type(t) => Some(t.clone()),
                     _ => None,
                 });
-                return elem
-                    .map(|elem| Param::Output { elem })
-                    .ok_or_else(|| Error::new_spanned(ty, "write `DisjointSlice<T>` with its element type"));
+                return elem.map(|elem| Param::Output { elem }).ok_or_else(|| {
+                    Error::new_spanned(ty, "write `DisjointSlice<T>` with its element type")
+                });
             }
             if p.path.segments.len() == 1 && last.arguments.is_empty() {
                 let ident = last.ident.to_string();
@@ -189,20 +211,30 @@ fn classify(ty: &Type) -> syn::Result<Param> {
                     return Ok(Param::Scalar);
                 }
                 if ident == "bool" || ident == "char" {
-                    return Err(Error::new_spanned(ty, format!("`{ident}` is not a valid kernel parameter type; pass a u32")));
+                    return Err(Error::new_spanned(
+                        ty,
+                        format!("`{ident}` is not a valid kernel parameter type; pass a u32"),
+                    ));
                 }
             }
             Ok(Param::Value)
         }
         Type::Array(_) => Ok(Param::Value),
-        Type::Ptr(_) => Err(Error::new_spanned(ty, "raw pointer parameters are not supported; use `&[T]` or `DisjointSlice<T>`")),
+        Type::Ptr(_) => Err(Error::new_spanned(
+            ty,
+            "raw pointer parameters are not supported; use `&[T]` or `DisjointSlice<T>`",
+        )),
         _ => Err(Error::new_spanned(ty, "unsupported kernel parameter type")),
     }
 }
 
 /// The type as written, without token spacing: `glam :: Vec3` becomes `glam::Vec3`.
 fn type_string(ty: &Type) -> String {
-    quote!(#ty).to_string().chars().filter(|c| !c.is_whitespace()).collect()
+    quote!(#ty)
+        .to_string()
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect()
 }
 
 fn json_escape(s: &str) -> String {

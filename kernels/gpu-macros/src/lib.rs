@@ -16,18 +16,24 @@ mod shared;
 /// On the host the function stays an ordinary Rust function.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    kernel::expand(attr.into(), item.into()).unwrap_or_else(syn::Error::into_compile_error).into()
+    kernel::expand(attr.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
 }
 
 /// Implements `gpu::DeviceCopy` after checking, at compile time, that the type is `#[repr(C)]`
 /// (or transparent), has only `DeviceCopy` fields and no padding bytes.
 #[proc_macro_derive(DeviceCopy)]
 pub fn derive_device_copy(item: TokenStream) -> TokenStream {
-    device_copy::expand(item.into()).unwrap_or_else(syn::Error::into_compile_error).into()
+    device_copy::expand(item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
 }
 
 /// Declares a block-shared array: `let tile = shared_array!(f32, 256);`. See `gpu::shared`.
 #[proc_macro]
 pub fn shared_array(item: TokenStream) -> TokenStream {
-    shared::expand(item.into()).unwrap_or_else(syn::Error::into_compile_error).into()
+    shared::expand(item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
 }
