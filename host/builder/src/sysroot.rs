@@ -14,6 +14,9 @@ use crate::core_source::{self, SourceOrigin};
 use crate::error::{Error, Result};
 use crate::toolchain::Rustc;
 
+/// Bumped whenever what goes into the sysroot changes, so a stale one is never reused.
+const LAYOUT_VERSION: &str = "v2";
+
 /// A sysroot directory to pass to rustc as `--sysroot` for nvptx64 builds.
 #[derive(Debug, Clone)]
 pub struct Sysroot {
@@ -23,6 +26,12 @@ pub struct Sysroot {
 impl Sysroot {
     pub fn lib_dir(&self) -> PathBuf {
         lib_dir(&self.dir)
+    }
+
+    /// Names this exact sysroot (rustc version + layout); kernel build directories are keyed
+    /// by it because cargo does not notice when a custom sysroot's `core` is rebuilt.
+    pub fn key(&self) -> String {
+        self.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
     }
 
     /// The linker to give rustc for kernel cdylibs (see [`NOOP_LINKER_SRC`]).
@@ -69,8 +78,8 @@ const COMPILER_BUILTINS_SRC: &str = "\
 /// Returns the nvptx64 sysroot for `rustc`, building it under `cache_root` first if needed.
 /// `log` receives one line per step that takes time.
 pub fn ensure(rustc: &Rustc, cache_root: &Path, log: &mut dyn FnMut(&str)) -> Result<Sysroot> {
-    let dir = cache_root.join(rustc.cache_key());
-    let stamp = dir.join("sysroot-v2.complete");
+    let dir = cache_root.join(format!("{}-{LAYOUT_VERSION}", rustc.cache_key()));
+    let stamp = dir.join("sysroot.complete");
     if stamp.is_file() {
         return Ok(Sysroot { dir });
     }
