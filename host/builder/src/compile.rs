@@ -144,7 +144,11 @@ pub fn compile(
     sysroot: &Sysroot,
 ) -> Result<BuiltModule> {
     let started = Instant::now();
-    let cargo_target = workspace.target_dir.join("kernels").join(sysroot.key()).join(arch.to_string());
+    let cargo_target = workspace
+        .target_dir
+        .join("kernels")
+        .join(sysroot.key())
+        .join(arch.to_string());
     if sysroot
         .dir
         .display()

@@ -31,7 +31,10 @@ impl Sysroot {
     /// Names this exact sysroot (rustc version + layout); kernel build directories are keyed
     /// by it because cargo does not notice when a custom sysroot's `core` is rebuilt.
     pub fn key(&self) -> String {
-        self.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+        self.dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
     }
 
     /// The linker to give rustc for kernel cdylibs (see [`NOOP_LINKER_SRC`]).
