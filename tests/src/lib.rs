@@ -15,3 +15,8 @@ pub fn gpu_or_skip(test: &str) -> Option<Gpu> {
         Err(err) => panic!("{test}: opening the GPU failed: {err}"),
     }
 }
+
+/// Typed launchers for the `device-selftest` kernel crate.
+pub mod selftest {
+    gpu_host::include_kernels!("device_selftest");
+}

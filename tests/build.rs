@@ -1,0 +1,3 @@
+fn main() {
+    gpu_builder::KernelBuild::new("../kernels/device-selftest").build_script();
+}
