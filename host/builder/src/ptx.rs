@@ -108,17 +108,14 @@ pub fn parse(ptx: &str) -> Result<(String, PtxModule)> {
         }
         let opens = code.matches('{').count();
         let closes = code.matches('}').count();
-        if depth > 0 || opens > 0 {
-            if let Some(name) = &current {
-                if depth > 0 || code.starts_with('{') {
-                    let refs = &mut module
-                        .functions
-                        .get_mut(name)
-                        .expect("inserted above")
-                        .references;
-                    refs.extend(identifiers(code).map(str::to_string));
-                }
-            }
+        // Identifiers inside a function body (a body starts with a line opening `{`).
+        if let Some(name) = &current
+            && (depth > 0 || code.starts_with('{'))
+        {
+            let function = module.functions.get_mut(name).expect("inserted above");
+            function
+                .references
+                .extend(identifiers(code).map(str::to_string));
         }
         depth = (depth + opens).saturating_sub(closes);
         if depth == 0 && closes > 0 {

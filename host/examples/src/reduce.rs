@@ -33,14 +33,14 @@ pub fn validate_offsets(offsets: &[u32], len: usize) -> Result<()> {
             ),
         });
     }
-    if let Some(&last) = offsets.last() {
-        if last as usize > len {
-            return Err(Error::Argument {
-                kernel: "segmented_sum".into(),
-                argument: "offsets".into(),
-                message: format!("the last offset {last} is past the end of the {len} values"),
-            });
-        }
+    if let Some(&last) = offsets.last()
+        && last as usize > len
+    {
+        return Err(Error::Argument {
+            kernel: "segmented_sum".into(),
+            argument: "offsets".into(),
+            message: format!("the last offset {last} is past the end of the {len} values"),
+        });
     }
     Ok(())
 }

@@ -17,11 +17,11 @@ fn main() -> ExitCode {
         Ok(gpu) => gpu,
         Err(code) => return code,
     };
-    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            eprintln!("error: {}: {e}", dir.display());
-            return ExitCode::FAILURE;
-        }
+    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty())
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        eprintln!("error: {}: {e}", dir.display());
+        return ExitCode::FAILURE;
     }
     match SeedKernels::load(&gpu).and_then(|k| image::run(&gpu, &k, input.as_deref(), &output)) {
         Ok((cmp, ms, img)) => {

@@ -15,16 +15,17 @@ fn main() -> ExitCode {
     };
     let result = SeedKernels::load(&gpu).and_then(|k| vector::run(&gpu, &k, n));
     match result {
-        Ok(runs) => exit(runs.iter().fold(true, |ok, r| {
-            line(
-                r.name,
-                r.comparison.passed(),
-                format_args!(
+        Ok(runs) => {
+            let mut all = true;
+            for r in &runs {
+                let detail = format!(
                     "n={n}: {} | {:.3} ms, {:.0} GB/s",
                     r.comparison, r.kernel_ms, r.gb_per_s
-                ),
-            ) && ok
-        })),
+                );
+                all &= line(r.name, r.comparison.passed(), detail);
+            }
+            exit(all)
+        }
         Err(err) => fail(err),
     }
 }
