@@ -149,7 +149,10 @@ fn gpu() -> Option<Gpu> {
     match Gpu::first() {
         Ok(g) => Some(g),
         Err(e @ (Error::NoDriver { .. } | Error::NoDevice)) => {
-            println!("SKIPPED: {e}");
+            let _ = {
+                use std::io::Write as _;
+                writeln!(std::io::stderr(), "SKIPPED: {e}")
+            };
             None
         }
         Err(e) => panic!("opening the GPU failed: {e}"),
@@ -471,7 +474,10 @@ fn load_ptx_file_finds_the_kernels() {
 #[test]
 fn rust_compiled_seed_vector_add() {
     let Ok(path) = std::env::var("GPU_HOST_SEED_PTX") else {
-        println!("SKIPPED: GPU_HOST_SEED_PTX is not set");
+        let _ = {
+            use std::io::Write as _;
+            writeln!(std::io::stderr(), "SKIPPED: GPU_HOST_SEED_PTX is not set")
+        };
         return;
     };
     let Some(gpu) = gpu() else { return };

@@ -8,8 +8,7 @@ pub fn gpu_or_skip(test: &str) -> Option<Gpu> {
     match Gpu::first() {
         Ok(gpu) => Some(gpu),
         Err(err @ (Error::NoDriver { .. } | Error::NoDevice)) => {
-            println!("SKIPPED {test}: needs a GPU ({err})");
-            eprintln!("SKIPPED {test}: needs a GPU ({err})");
+            skipped(test, &format!("needs a GPU ({err})"));
             None
         }
         Err(err) => panic!("{test}: opening the GPU failed: {err}"),
@@ -19,4 +18,11 @@ pub fn gpu_or_skip(test: &str) -> Option<Gpu> {
 /// Typed launchers for the `device-selftest` kernel crate.
 pub mod selftest {
     gpu_host::include_kernels!("device_selftest");
+}
+
+/// Prints `SKIPPED <test>: <reason>` where it is seen: straight to the process's stderr, which
+/// the test harness does not capture (it captures `println!`/`eprintln!` of passing tests).
+pub fn skipped(test: &str, reason: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {reason}");
 }

@@ -9,8 +9,9 @@ fn wrong_launch_arguments_fail_to_compile() {
         .output()
         .is_err()
     {
-        println!(
-            "SKIPPED wrong_launch_arguments_fail_to_compile: cargo is not available on this machine"
+        gpu_tests::skipped(
+            "wrong_launch_arguments_fail_to_compile",
+            "cargo is not available on this machine",
         );
         return;
     }

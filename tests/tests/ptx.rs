@@ -25,8 +25,9 @@ fn every_kernel_crate_assembles_for_sm80_and_sm90() {
                 "GPU_REQUIRE_PTXAS is set but ptxas was not found (pip install 'nvidia-cuda-nvcc==13.0.*' into .venv)"
             );
         }
-        println!(
-            "SKIPPED every_kernel_crate_assembles_for_sm80_and_sm90: ptxas not found (pip install 'nvidia-cuda-nvcc==13.0.*' into .venv)"
+        gpu_tests::skipped(
+            "every_kernel_crate_assembles_for_sm80_and_sm90",
+            "ptxas not found (pip install 'nvidia-cuda-nvcc==13.0.*' into .venv)",
         );
         return;
     };
