@@ -400,7 +400,31 @@ impl<T: DeviceCopy> SharedSlice<T> {
         )
     }
 
+    /// The same bytes viewed as `U` (`len` = the byte length / `size_of::<U>()`, rounded
+    /// down): lets one scratch region serve several element types, e.g. a block algorithm's
+    /// temporary storage. Panics if the view's address is not aligned for `U`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn cast<U: DeviceCopy>(&self) -> SharedSlice<U> {
+        if self.addr % align_of::<U>() as u32 != 0 {
+            misaligned_cast();
+        }
+        let bytes = self.len * size_of::<T>() as u32;
+        SharedSlice {
+            addr: self.addr,
+            len: bytes / size_of::<U>() as u32,
+            _marker: PhantomData,
+        }
+    }
+
     view_methods!();
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn misaligned_cast() -> ! {
+    panic!("SharedSlice::cast: the view is not aligned for the new element type")
 }
 
 /// `.align` of a `shared_array!` declaration: 16 (so 16-byte vector accesses are legal), or

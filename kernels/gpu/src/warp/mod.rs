@@ -1,4 +1,7 @@
-//! Warp-level operations: shuffles, votes, match, reductions, the active mask.
+//! Warp-level operations: shuffles, votes, match, reductions, the active mask, and the warp
+//! layer of the cooperative algorithms ([`reduce`], [`inclusive_scan`], [`exclusive_scan`],
+//! [`broadcast`]) for any [`DeviceCopy`](crate::DeviceCopy) value and any
+//! [`ReduceOp`](crate::ops::ReduceOp).
 //!
 //! All of these are `.sync` forms (sm_70+): they take a *member mask* naming the lanes that
 //! take part. Every lane named in the mask must execute the same call (with the same mask), and
@@ -416,3 +419,12 @@ redux_fns! {
     Or => reduce_or_sync, reduce_or: "the bitwise or";
     Xor => reduce_xor_sync, reduce_xor: "the bitwise xor";
 }
+
+mod collective;
+
+#[doc(hidden)]
+pub use collective::butterfly_reduce;
+pub use collective::{
+    broadcast, exclusive_scan, inclusive_scan, reduce, reduce_partial, shuffle_down, shuffle_idx,
+    shuffle_up, shuffle_xor,
+};

@@ -1,0 +1,80 @@
+//! Device-wide parallel algorithms, called from the host: the CUB "device" layer for Rust.
+//!
+//! ```ignore
+//! use gpu_algorithms::Algorithms;
+//! use gpu_host::gpu::ops::{Max, Sum};
+//!
+//! let gpu = gpu_host::Gpu::first()?;
+//! let algos = Algorithms::load(&gpu)?;
+//! let stream = gpu.default_stream();
+//! let x = gpu.to_device(&[3.0f32, 1.0, 4.0, 1.0, 5.0])?;
+//! assert_eq!(algos.reduce(stream, &x, Sum, 0.0)?, 14.0);
+//! assert_eq!(algos.reduce(stream, &x, Max, f32::NEG_INFINITY)?, 5.0);
+//! let mut prefix = gpu.alloc_zeroed::<f32>(x.len())?;
+//! algos.inclusive_scan(stream, &x, &mut prefix, Sum)?;   // [3, 4, 8, 9, 14]
+//! ```
+//!
+//! # What is there
+//! | method | kernels | types × operators built in |
+//! | --- | --- | --- |
+//! | [`Algorithms::reduce`], [`Algorithms::reduce_into`] | one launch ([`gpu::device::reduce`]) | `f32 f64 i32 u32 i64 u64 f16 bf16` × `Sum Min Max` |
+//! | [`Algorithms::inclusive_scan`], [`Algorithms::exclusive_scan`] | one launch, decoupled look-back ([`gpu::device::scan`]) | `f32 f64 i32 u32 i64 u64` × `Sum`; `f32 i32` × `Min Max` |
+//!
+//! Which (type, operator) pairs exist is checked at compile time through the traits
+//! [`ReduceBuiltin`] and [`ScanBuiltin`]. For other types and operators, instantiate the kernel
+//! in your own kernel crate with `gpu::reduce_kernel!` / `gpu::inclusive_scan_kernel!` and
+//! launch it through its typed launcher with the temporary storage and configuration from
+//! [`ReduceTemp`] / [`ScanTemp`] (see their docs).
+//!
+//! # Temporary storage
+//! The plain methods keep temporary storage per stream inside [`Algorithms`] and reuse it, so
+//! repeated calls allocate nothing. Callers who manage memory themselves use the `_with_temp`
+//! forms with a [`ReduceTemp`] / [`ScanTemp`] they own.
+//!
+//! # Errors
+//! Bad input (an output too short, mismatched devices) returns an error before anything is
+//! launched. All methods are asynchronous on the given stream except those that return a value
+//! to the host ([`Algorithms::reduce`]), which synchronize.
+
+mod reduce;
+mod scan;
+mod temp;
+
+pub use reduce::{ReduceBuiltin, ReduceTemp};
+pub use scan::{ScanBuiltin, ScanTemp};
+
+use gpu_host::{Gpu, Kernel, Result};
+
+pub use gpu_host::gpu;
+
+gpu_host::include_kernels!("algorithm_kernels");
+
+/// The built-in algorithm kernels, loaded on one GPU.
+pub struct Algorithms {
+    module: algorithm_kernels::Module,
+    multiprocessors: u32,
+    temps: temp::TempCache,
+}
+
+impl Algorithms {
+    /// Loads the algorithm kernels on `gpu` (the driver JIT-compiles the embedded PTX the first
+    /// time; later runs hit its cache).
+    pub fn load(gpu: &Gpu) -> Result<Algorithms> {
+        Ok(Algorithms {
+            module: algorithm_kernels::Module::load(gpu)?,
+            multiprocessors: gpu.properties().multiprocessor_count,
+            temps: temp::TempCache::default(),
+        })
+    }
+
+    /// One kernel of the module by name.
+    fn kernel(&self, name: &str) -> Result<&Kernel> {
+        self.module.raw().kernel(name)
+    }
+
+    /// How many blocks of `kernel` at `block_size` threads fill the GPU once.
+    fn resident_blocks(&self, kernel: &Kernel, block_size: u32) -> Result<u32> {
+        let per_sm = kernel.occupancy(block_size, 0)?.active_blocks_per_sm.max(1);
+        Ok(per_sm * self.multiprocessors.max(1))
+    }
+}

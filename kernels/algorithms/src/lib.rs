@@ -1,0 +1,10 @@
+//! Instantiations of the device-wide algorithms of [`gpu::device`] for the element types and
+//! operators the host crate `gpu-algorithms` offers out of the box.
+//!
+//! Kernel names follow `<algorithm>_<op>_<type>`, e.g. `reduce_sum_f32`,
+//! `inclusive_scan_max_i32`; `gpu-algorithms` builds the name from the types it is called with.
+//! For other types or operators, invoke the same macros in your own kernel crate.
+#![no_std]
+
+mod reduce;
+mod scan;
