@@ -9,7 +9,10 @@ use std::time::Instant;
 use gpu_builder::compile::{self, BuiltModule};
 use gpu_builder::toolchain::Rustc;
 use gpu_builder::workspace::Workspace;
-use gpu_builder::{Arch, Error, Result, ptxas, sysroot};
+use gpu_builder::{Arch, Error, Result, sysroot};
+
+mod inspect;
+mod profile;
 
 const HELP: &str = "\
 usage: cargo xtask <command> [options]
@@ -23,9 +26,35 @@ commands:
         ptxas, printing per-kernel registers, spills, stack and shared memory.
         ptxas comes from $PTXAS, ./.venv (pip install nvidia-cuda-nvcc==13.0.*), PATH or
         /usr/local/cuda/bin.
+  resources [--arch sm_XX]... [CRATE...]
+        The ptxas report per kernel (registers, stack frame, spill stores/loads, static shared
+        memory, barriers) for one architecture (default $GPU_ARCH or sm_80); flags kernels that
+        spill.
+  ptx CRATE[::KERNEL] [--arch sm_XX] [--raw] [--no-std] [--resources]
+        The PTX of one kernel (or the whole crate) interleaved with the Rust source lines that
+        produced it (`//> file:line  source`), from a build with line tables in
+        target/ptx-annotated/<arch>/ (the normal build is untouched). --raw: the normal build's
+        PTX without annotations; --no-std: hide core/stdarch lines; the ptxas figures of the
+        kernel head the output when ptxas is found (--resources makes ptxas required).
+        CRATE is the kernel package, e.g. seed-kernels::saxpy.
+  sass CRATE[::KERNEL] [--arch sm_XX] [--raw] [--no-std]
+        SASS (machine code) of the kernel: ptxas -lineinfo then `nvdisasm -g`, annotated with
+        Rust source lines. nvdisasm comes from $NVDISASM, ./.venv (pip install
+        'nvidia-cuda-nvdisasm==13.*'), PATH or /usr/local/cuda/bin; cuobjdump is a fallback.
+  ptx-diff --save-baseline NAME [--arch sm_XX] [CRATE...]
+  ptx-diff --compare NAME [--arch sm_XX] [--stat] [--context N] [CRATE[::KERNEL]...]
+        Save the PTX and ptxas figures of a build under target/ptx-baselines/NAME/, then compare
+        a later build with it: per-kernel resource deltas (registers, stack, spills, shared
+        memory) and a unified diff of each changed kernel's PTX (--stat: deltas only).
+  profile [--kernel REGEX] [--launch-count N] [--nvtx-include RANGE] [--csv FILE] PROGRAM [ARGS...]
+        Run PROGRAM under Nsight Compute (ncu: $NCU, PATH or /usr/local/cuda/bin) and print per
+        kernel: duration, DRAM throughput and SM throughput (% of peak), achieved occupancy.
+        PROGRAM is a path, a binary next to this xtask (the .gpu/bin bundle), or a workspace
+        binary (demo, vector_add, matmul, ..., seed-profile) built with --release.
   gpu-bundle
-        Build the examples and the release test binaries, and copy them into .gpu/ (git-ignored)
-        with a run list, for running on a GPU machine that has no Rust toolchain.
+        Build the examples, xtask, the benchmark binaries and the release test binaries, and copy
+        them into .gpu/ (git-ignored) with a run list, for running on a GPU machine that has no
+        Rust toolchain: .gpu/bin/xtask profile demo, .gpu/bench/seed --bench.
   help  Show this message.
 ";
 
@@ -34,6 +63,11 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("build-kernels") => build_kernels(&args[1..]),
         Some("check-ptx") => check_ptx(&args[1..]),
+        Some("resources") => inspect::resources(&args[1..], HELP),
+        Some("ptx") => inspect::ptx(&args[1..], HELP),
+        Some("sass") => inspect::sass(&args[1..], HELP),
+        Some("ptx-diff") => inspect::ptx_diff(&args[1..], HELP),
+        Some("profile") => profile::profile(&args[1..], HELP),
         Some("gpu-bundle") => gpu_bundle(),
         Some("help") | Some("--help") | Some("-h") | None => {
             print!("{HELP}");
@@ -141,54 +175,8 @@ fn check_ptx(args: &[String]) -> Result<()> {
     } else {
         arches
     };
-    let workspace = workspace()?;
-    let ptxas = ptxas::find(&workspace.root).ok_or_else(|| {
-        Error::msg(
-            "ptxas not found. Install it with:\n  python3 -m venv .venv && .venv/bin/pip install 'nvidia-cuda-nvcc==13.0.*'\n\
-             or set $PTXAS, or put a CUDA toolkit's bin/ on PATH",
-        )
-    })?;
-    println!("check-ptx: using {}", ptxas.display());
-    let mut spilling = Vec::new();
-    for arch in arches {
-        for module in build(&workspace, arch, &crates)? {
-            let resources = ptxas::assemble(&ptxas, &module.ptx_path, arch)?;
-            for r in resources.iter().filter(|r| r.is_entry) {
-                let flag = if r.spill_store_bytes + r.spill_load_bytes > 0 {
-                    "  SPILLS"
-                } else {
-                    ""
-                };
-                println!(
-                    "    {arch} {:<28} regs {:>3}  stack {:>4} B  spill st/ld {:>3}/{:<3} B  smem {:>6} B  barriers {}{flag}",
-                    r.function,
-                    r.registers,
-                    r.stack_frame_bytes,
-                    r.spill_store_bytes,
-                    r.spill_load_bytes,
-                    r.shared_bytes,
-                    r.barriers
-                );
-                if !flag.is_empty() {
-                    spilling.push(format!(
-                        "{}::{} ({arch})",
-                        module.krate.crate_name, r.function
-                    ));
-                }
-            }
-            println!(
-                "  ptxas ok: {} ({arch})",
-                relative(&module.ptx_path, &workspace.root).display()
-            );
-        }
-    }
-    if !spilling.is_empty() {
-        println!(
-            "note: kernels that spill registers: {}",
-            spilling.join(", ")
-        );
-    }
-    Ok(())
+    println!("check-ptx:");
+    inspect::report_resources(&arches, &crates).map(|_| ())
 }
 
 fn relative(path: &Path, root: &Path) -> PathBuf {
@@ -197,8 +185,9 @@ fn relative(path: &Path, root: &Path) -> PathBuf {
         .unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// Builds what a GPU machine without Rust needs and copies it to `.gpu/`: the example binaries
-/// (`.gpu/bin/`), every release test binary (`.gpu/tests/`), and `.gpu/tests.txt` naming them.
+/// Builds what a GPU machine without Rust needs and copies it to `.gpu/`: the example binaries,
+/// xtask and the benches crate's programs (`.gpu/bin/`), the criterion benchmarks
+/// (`.gpu/bench/`), every release test binary (`.gpu/tests/`), and `.gpu/tests.txt` naming them.
 fn gpu_bundle() -> Result<()> {
     let workspace = workspace()?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -216,7 +205,7 @@ fn gpu_bundle() -> Result<()> {
     };
     let bundle = workspace.root.join(".gpu");
     let _ = fs::remove_dir_all(&bundle);
-    for dir in ["bin", "tests"] {
+    for dir in ["bin", "tests", "bench"] {
         fs::create_dir_all(bundle.join(dir)).map_err(|e| Error::io(&bundle, e))?;
     }
     let mut copied = Vec::new();
@@ -233,6 +222,32 @@ fn gpu_bundle() -> Result<()> {
             "bin",
         ),
         (
+            // xtask itself, so `.gpu/bin/xtask profile demo` runs on the GPU machine, and the
+            // benches crate's programs (seed-profile).
+            &[
+                "build",
+                "--release",
+                "-p",
+                "xtask",
+                "-p",
+                "benches",
+                "--bins",
+                "--message-format=json-render-diagnostics",
+            ][..],
+            "bin",
+        ),
+        (
+            // Criterion benchmarks: run on the device as `.gpu/bench/seed --bench`.
+            &[
+                "bench",
+                "-p",
+                "benches",
+                "--no-run",
+                "--message-format=json-render-diagnostics",
+            ][..],
+            "bench",
+        ),
+        (
             &[
                 "test",
                 "--release",
@@ -244,13 +259,23 @@ fn gpu_bundle() -> Result<()> {
         ),
     ] {
         for line in run(args)?.lines() {
-            let Some(exe) = executable_of(line) else {
+            let Some((exe, kinds)) = executable_of(line) else {
                 continue;
             };
-            let name = Path::new(&exe)
+            let mut name = Path::new(&exe)
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
+            if dest == "bench" {
+                // `cargo bench` also builds the library's test harness; keep the benchmarks,
+                // named without cargo's hash suffix.
+                if !kinds.iter().any(|k| k == "bench") {
+                    continue;
+                }
+                if let Some((stem, _hash)) = name.rsplit_once('-') {
+                    name = stem.to_string();
+                }
+            }
             let target = bundle.join(dest).join(&name);
             fs::copy(&exe, &target).map_err(|e| Error::io(Path::new(&exe), e))?;
             copied.push(format!("{dest}/{name}"));
@@ -277,11 +302,23 @@ fn gpu_bundle() -> Result<()> {
     Ok(())
 }
 
-/// The `"executable"` of a cargo JSON `compiler-artifact` message, if it has one.
-fn executable_of(line: &str) -> Option<String> {
+/// The `"executable"` of a cargo JSON `compiler-artifact` message, if it has one, with its
+/// target's kinds (`bin`, `test`, `bench`, ...).
+fn executable_of(line: &str) -> Option<(String, Vec<String>)> {
     let value: serde_json::Value = serde_json::from_str(line).ok()?;
     if value.get("reason")?.as_str()? != "compiler-artifact" {
         return None;
     }
-    value.get("executable")?.as_str().map(str::to_string)
+    let exe = value.get("executable")?.as_str()?.to_string();
+    let kinds = value
+        .get("target")
+        .and_then(|t| t.get("kind"))
+        .and_then(|k| k.as_array())
+        .map(|k| {
+            k.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    Some((exe, kinds))
 }

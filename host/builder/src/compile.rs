@@ -135,6 +135,26 @@ pub fn ptx_dir(workspace: &Workspace, arch: Arch) -> PathBuf {
     workspace.target_dir.join("ptx").join(arch.to_string())
 }
 
+/// Where PTX built with line tables ([`CompileOptions::line_tables`]) is written; kept apart
+/// from [`ptx_dir`] so applications never embed it.
+pub fn annotated_ptx_dir(workspace: &Workspace, arch: Arch) -> PathBuf {
+    workspace
+        .target_dir
+        .join("ptx-annotated")
+        .join(arch.to_string())
+}
+
+/// Variations of a kernel build for inspection tools.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompileOptions {
+    /// Build with `debug = "line-tables-only"`, so the PTX carries `.file`/`.loc` directives
+    /// mapping instructions to Rust source lines (see [`crate::annotate`]). Uses its own cargo
+    /// target directory and writes to [`annotated_ptx_dir`], so the normal build (and its
+    /// freshness) is untouched. The DWARF sections LLVM adds are stripped: ptxas cannot read
+    /// them, but it accepts the `.loc` lines (`ptxas -lineinfo` keeps them for SASS).
+    pub line_tables: bool,
+}
+
 /// Compiles `krate` for `arch`. Cargo decides what is stale; an unchanged crate costs one no-op
 /// cargo call.
 pub fn compile(
@@ -143,10 +163,26 @@ pub fn compile(
     arch: Arch,
     sysroot: &Sysroot,
 ) -> Result<BuiltModule> {
+    compile_with(workspace, krate, arch, sysroot, CompileOptions::default())
+}
+
+/// [`compile`] with [`CompileOptions`].
+pub fn compile_with(
+    workspace: &Workspace,
+    krate: &KernelCrate,
+    arch: Arch,
+    sysroot: &Sysroot,
+    options: CompileOptions,
+) -> Result<BuiltModule> {
     let started = Instant::now();
+    let kind = if options.line_tables {
+        "kernels-lines"
+    } else {
+        "kernels"
+    };
     let cargo_target = workspace
         .target_dir
-        .join("kernels")
+        .join(kind)
         .join(sysroot.key())
         .join(arch.to_string());
     if sysroot
@@ -195,6 +231,9 @@ pub fn compile(
         "CARGO_TARGET_NVPTX64_NVIDIA_CUDA_RUSTFLAGS",
         rustflags.join(" "),
     );
+    if options.line_tables {
+        cmd.env("CARGO_PROFILE_KERNEL_DEBUG", "line-tables-only");
+    }
     let status = cmd
         .status()
         .map_err(|e| Error::msg(format!("running cargo: {e}")))?;
@@ -207,7 +246,11 @@ pub fn compile(
 
     let out_dir = cargo_target.join(NVPTX_TARGET).join("kernel");
     let asm_path = out_dir.join("deps").join(format!("{}.s", krate.crate_name));
-    let dir = ptx_dir(workspace, arch);
+    let dir = if options.line_tables {
+        annotated_ptx_dir(workspace, arch)
+    } else {
+        ptx_dir(workspace, arch)
+    };
     fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     let ptx_path = dir.join(format!("{}.ptx", krate.crate_name));
     let manifest_path = dir.join(format!("{}.manifest.json", krate.crate_name));
@@ -216,7 +259,10 @@ pub fn compile(
     let rebuilt = modified(&asm_path)? > modified(&ptx_path).unwrap_or(SystemTime::UNIX_EPOCH)
         || !manifest_path.is_file();
     let manifest = if rebuilt {
-        let asm = fs::read_to_string(&asm_path).map_err(|e| Error::io(&asm_path, e))?;
+        let mut asm = fs::read_to_string(&asm_path).map_err(|e| Error::io(&asm_path, e))?;
+        if options.line_tables {
+            asm = crate::annotate::strip_debug_sections(&asm);
+        }
         let (cleaned, module) = ptx::parse(&asm).map_err(|e| e.context(asm_path.display()))?;
         let ptx_file = format!("{}.ptx", krate.crate_name);
         let manifest = module.manifest(&krate.crate_name, &arch.to_string(), &ptx_file)?;

@@ -5,9 +5,11 @@
 //! Used by `cargo xtask build-kernels` and by build scripts of applications that embed their
 //! PTX (see [`KernelBuild::build_script`]).
 
+pub mod annotate;
 pub mod arch;
 pub mod compile;
 pub mod core_source;
+pub mod diff;
 pub mod error;
 pub mod launchers;
 pub mod manifest;

@@ -14,18 +14,32 @@ pub const PTXAS_ENV: &str = "PTXAS";
 /// Finds ptxas: `$PTXAS`, the `nvidia-cuda-nvcc` wheel in `<workspace>/.venv`, `PATH`, or
 /// `/usr/local/cuda/bin`.
 pub fn find(workspace_root: &Path) -> Option<PathBuf> {
-    if let Some(p) = env::var_os(PTXAS_ENV) {
+    find_tool(workspace_root, "ptxas", PTXAS_ENV)
+}
+
+/// Finds a CUDA tool (`ptxas`, `nvdisasm`, `cuobjdump`, `ncu`): the environment variable `env`,
+/// NVIDIA's pip wheels in `<workspace>/.venv` (`nvidia/cu13/bin`, ...), `PATH`, or
+/// `/usr/local/cuda/bin`.
+pub fn find_tool(workspace_root: &Path, name: &str, env: &str) -> Option<PathBuf> {
+    if let Some(p) = env::var_os(env) {
         return Some(PathBuf::from(p));
     }
     let lib = workspace_root.join(".venv/lib");
     if let Ok(entries) = fs::read_dir(&lib) {
         for entry in entries.flatten() {
-            for cu in ["cu13", "cu12", "cuda_nvcc"] {
+            for cu in [
+                "cu13",
+                "cu12",
+                "cuda_nvcc",
+                "cuda_nvdisasm",
+                "cuda_cuobjdump",
+            ] {
                 let candidate = entry
                     .path()
                     .join("site-packages/nvidia")
                     .join(cu)
-                    .join("bin/ptxas");
+                    .join("bin")
+                    .join(name);
                 if candidate.is_file() {
                     return Some(candidate);
                 }
@@ -38,12 +52,12 @@ pub fn find(workspace_root: &Path) -> Option<PathBuf> {
     path_dirs
         .into_iter()
         .chain([PathBuf::from("/usr/local/cuda/bin")])
-        .map(|d| d.join("ptxas"))
+        .map(|d| d.join(name))
         .find(|p| p.is_file())
 }
 
 /// Resource usage of one function, from `ptxas -v`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Resources {
     pub function: String,
     pub is_entry: bool,
@@ -55,16 +69,38 @@ pub struct Resources {
     pub barriers: u32,
 }
 
+impl Resources {
+    /// Whether ptxas had to spill registers to local memory (slow: it goes through L1/L2).
+    pub fn spills(&self) -> bool {
+        self.spill_store_bytes + self.spill_load_bytes > 0
+    }
+}
+
 /// Assembles `ptx` for `arch` (`-v`); returns per-function resources. A failure includes ptxas'
 /// messages, and an explanation for the known cases.
 pub fn assemble(ptxas: &Path, ptx: &Path, arch: Arch) -> Result<Vec<Resources>> {
     let cubin = ptx.with_extension(format!("{arch}.cubin"));
+    let resources = assemble_to(ptxas, ptx, arch, &[], &cubin)?;
+    let _ = fs::remove_file(&cubin);
+    Ok(resources)
+}
+
+/// Like [`assemble`], with extra ptxas arguments (e.g. `-lineinfo`), keeping the cubin at
+/// `cubin` (for `nvdisasm`).
+pub fn assemble_to(
+    ptxas: &Path,
+    ptx: &Path,
+    arch: Arch,
+    extra_args: &[&str],
+    cubin: &Path,
+) -> Result<Vec<Resources>> {
     let output = Command::new(ptxas)
         .arg(format!("-arch={arch}"))
         .arg("-v")
+        .args(extra_args)
         .arg(ptx)
         .arg("-o")
-        .arg(&cubin)
+        .arg(cubin)
         .output()
         .map_err(|e| Error::msg(format!("running {}: {e}", ptxas.display())))?;
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
@@ -81,7 +117,6 @@ pub fn assemble(ptxas: &Path, ptx: &Path, arch: Arch) -> Result<Vec<Resources>> 
         }
         return Err(Error::msg(message));
     }
-    let _ = fs::remove_file(&cubin);
     Ok(parse_verbose(&stderr))
 }
 
