@@ -33,6 +33,7 @@ mod device;
 mod error;
 mod launch;
 mod module;
+pub mod profile;
 pub mod ptx;
 mod stream;
 
@@ -43,6 +44,7 @@ pub use launch::{
     BlockSizeSuggestion, Dim3, KernelLaunch, LaunchConfig, Occupancy, validate_launch,
 };
 pub use module::{Kernel, KernelAttributes, Module};
+pub use profile::{Cost, KernelStats, Profile};
 pub use stream::{Event, Stream};
 
 /// The marker trait (and its derive) for types that may be copied to the device and passed to
