@@ -1,3 +1,4 @@
 fn main() {
     gpu_builder::KernelBuild::new("../kernels/device-selftest").build_script();
+    gpu_builder::KernelBuild::new("../kernels/faults").build_script();
 }

@@ -8,9 +8,9 @@
 //! buffer across streams and keep it alive until the device is done with it.
 
 use std::marker::PhantomData;
-use std::mem::size_of;
+use std::mem::{ManuallyDrop, size_of};
 
-use cudarc::driver::{CudaSlice, sys};
+use cudarc::driver::{CudaSlice, DriverError, sys};
 use gpu::DeviceCopy;
 
 use crate::device::Gpu;
@@ -21,13 +21,64 @@ use crate::stream::Stream;
 ///
 /// A zero-length buffer owns no device memory (the driver refuses 0-byte allocations); kernels
 /// receive a null pointer and length 0 for it, which `gpu`'s slice rebuilding accepts.
-#[derive(Debug)]
+///
+/// # Lifetime of the memory
+/// Dropping a buffer never frees memory that queued work still uses: the free is *stream
+/// ordered* (`cuMemFreeAsync` on the buffer's stream, after that stream waits for the last
+/// recorded read and write of the buffer on any stream), so it happens on the device after
+/// every kernel and copy submitted before the drop. Launches borrow their buffers (`&` for
+/// inputs, `&mut` for outputs) only while the launch is built: after `launch` returns the
+/// buffer may be dropped or reused by the host at once, and reads ([`DeviceBuffer::to_vec`])
+/// wait for the writes queued before them.
 pub struct DeviceBuffer<T: DeviceCopy> {
-    /// `None` exactly when the buffer holds zero bytes.
-    bytes: Option<CudaSlice<u8>>,
+    /// `None` exactly when the buffer holds zero bytes. Not dropped when stale: after a device
+    /// reset the address may belong to a newer allocation.
+    bytes: ManuallyDrop<Option<CudaSlice<u8>>>,
     len: usize,
     stream: Stream,
     _marker: PhantomData<T>,
+}
+
+impl<T: DeviceCopy> std::fmt::Debug for DeviceBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceBuffer")
+            .field("type", &std::any::type_name::<T>())
+            .field("len", &self.len)
+            .field("stale", &self.stream.epoch().is_stale())
+            .finish()
+    }
+}
+
+impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
+    fn drop(&mut self) {
+        if !self.stream.epoch().is_stale() {
+            // SAFETY: dropped once, here; `bytes` is not used afterwards.
+            unsafe { ManuallyDrop::drop(&mut self.bytes) };
+        }
+    }
+}
+
+/// The error for a failed allocation of `bytes`: [`Error::OutOfMemory`] with the device's free
+/// and total memory when the driver ran out, the device's fault for sticky errors, else
+/// [`Error::Driver`].
+fn alloc_error(stream: &Stream, bytes: usize, what: String) -> impl FnOnce(DriverError) -> Error {
+    move |source| {
+        if source.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+            let (free, total) = stream
+                .cuda_stream()
+                .context()
+                .mem_get_info()
+                .unwrap_or((0, 0));
+            Error::OutOfMemory {
+                context: what,
+                requested: bytes,
+                free,
+                total,
+            }
+        } else {
+            stream.epoch().driver(|| what)(source)
+        }
+    }
 }
 
 /// `len * size_of::<T>()`, or an error naming `operation` when it overflows.
@@ -65,22 +116,24 @@ impl Stream {
     /// All-zero bytes are a valid value of every `DeviceCopy` type (plain numeric data).
     pub fn alloc_zeroed<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         let n = byte_len::<T>(len, "alloc_zeroed")?;
+        let what = || {
+            format!(
+                "allocating {n} bytes of device memory ({len} x {})",
+                std::any::type_name::<T>()
+            )
+        };
+        self.check(what)?;
         let bytes = if n == 0 {
             None
         } else {
             Some(
                 self.cuda_stream()
                     .alloc_zeros::<u8>(n)
-                    .map_err(Error::driver_with(|| {
-                        format!(
-                            "allocating {n} bytes of device memory ({len} x {})",
-                            std::any::type_name::<T>()
-                        )
-                    }))?,
+                    .map_err(alloc_error(self, n, what()))?,
             )
         };
         Ok(DeviceBuffer {
-            bytes,
+            bytes: ManuallyDrop::new(bytes),
             len,
             stream: self.clone(),
             _marker: PhantomData,
@@ -93,24 +146,26 @@ impl Stream {
     /// driver stages pageable host memory before returning).
     pub fn to_device<T: DeviceCopy>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
         let src = as_bytes(data);
+        let what = || {
+            format!(
+                "uploading {} bytes to the device ({} x {})",
+                src.len(),
+                data.len(),
+                std::any::type_name::<T>()
+            )
+        };
+        self.check(what)?;
         let bytes = if src.is_empty() {
             None
         } else {
-            Some(
-                self.cuda_stream()
-                    .clone_htod(src)
-                    .map_err(Error::driver_with(|| {
-                        format!(
-                            "uploading {} bytes to the device ({} x {})",
-                            src.len(),
-                            data.len(),
-                            std::any::type_name::<T>()
-                        )
-                    }))?,
-            )
+            Some(self.cuda_stream().clone_htod(src).map_err(alloc_error(
+                self,
+                src.len(),
+                what(),
+            ))?)
         };
         Ok(DeviceBuffer {
-            bytes,
+            bytes: ManuallyDrop::new(bytes),
             len: data.len(),
             stream: self.clone(),
             _marker: PhantomData,
@@ -178,15 +233,20 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 actual: dst.len(),
             });
         }
-        let Some(src) = &self.bytes else {
+        let what = || {
+            format!(
+                "copying {} bytes from the device to the host",
+                self.size_bytes()
+            )
+        };
+        self.stream.check(what)?;
+        let Some(src) = &*self.bytes else {
             return Ok(());
         };
         let stream = self.stream.cuda_stream();
         stream
             .memcpy_dtoh(src, as_bytes_mut(dst))
-            .map_err(Error::driver_with(|| {
-                format!("copying {} bytes from the device to the host", src.len())
-            }))?;
+            .map_err(self.stream.epoch().driver(what))?;
         self.stream.synchronize()
     }
 
@@ -202,16 +262,17 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 actual: src.len(),
             });
         }
-        let Some(dst) = &mut self.bytes else {
+        let n = self.size_bytes();
+        let what = || format!("copying {n} bytes from the host to the device");
+        self.stream.check(what)?;
+        let epoch = self.stream.epoch().clone();
+        let Some(dst) = &mut *self.bytes else {
             return Ok(());
         };
-        let n = dst.len();
         self.stream
             .cuda_stream()
             .memcpy_htod(as_bytes(src), dst)
-            .map_err(Error::driver_with(|| {
-                format!("copying {n} bytes from the host to the device")
-            }))
+            .map_err(epoch.driver(what))
     }
 
     /// Overwrites the buffer with the contents of `src` (same length), device to device, ordered
@@ -224,16 +285,24 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 actual: src.len,
             });
         }
-        let (Some(dst), Some(from)) = (&mut self.bytes, &src.bytes) else {
+        let n = self.size_bytes();
+        let what = || format!("copying {n} bytes from device to device");
+        self.stream.check(what)?;
+        src.stream
+            .check(|| format!("{} (the source buffer)", what()))?;
+        if src.stream.cuda_stream().context() != self.stream.cuda_stream().context() {
+            return Err(Error::DeviceMismatch {
+                context: format!("{} between buffers of different devices", what()),
+            });
+        }
+        let epoch = self.stream.epoch().clone();
+        let (Some(dst), Some(from)) = (&mut *self.bytes, &*src.bytes) else {
             return Ok(());
         };
-        let n = dst.len();
         self.stream
             .cuda_stream()
             .memcpy_dtod(from, dst)
-            .map_err(Error::driver_with(|| {
-                format!("copying {n} bytes from device to device")
-            }))
+            .map_err(epoch.driver(what))
     }
 
     /// RAW ESCAPE HATCH: the buffer's device address (0 for an empty buffer).
@@ -254,6 +323,12 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// The underlying cudarc allocation (`None` for an empty buffer), for interop with cudarc.
     pub fn as_cuda_slice(&self) -> Option<&CudaSlice<u8>> {
         self.bytes.as_ref()
+    }
+
+    /// Whether [`crate::Gpu::recover`] reset the device since this buffer was made: its memory
+    /// is gone, and every use returns [`Error::Stale`].
+    pub fn is_stale(&self) -> bool {
+        self.stream.epoch().is_stale()
     }
 
     pub(crate) fn bytes(&self) -> Option<&CudaSlice<u8>> {

@@ -6,6 +6,7 @@ use cudarc::driver::sys::{self, CUdevice_attribute};
 use cudarc::driver::{CudaContext, DriverError};
 
 use crate::error::{Error, Result, mark_driver_loaded};
+use crate::fault::{self, Epoch};
 use crate::stream::Stream;
 
 /// A device's identity and the limits launches are validated against.
@@ -193,11 +194,15 @@ fn init_driver() -> Result<()> {
 ///
 /// Cheap to clone (shared handles). All work submitted through the `Gpu` itself (allocations,
 /// uploads, launches given [`Gpu::default_stream`]) runs in order on the default stream.
+///
+/// After a kernel panics or faults the device is unusable until [`Gpu::recover`]; see
+/// [`crate::fault`].
 #[derive(Clone, Debug)]
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Stream,
     properties: Arc<DeviceProperties>,
+    epoch: Epoch,
 }
 
 impl Gpu {
@@ -218,12 +223,60 @@ impl Gpu {
             format!("creating the primary context of device {ordinal}")
         }))?;
         let properties = Arc::new(DeviceProperties::read(&ctx)?);
-        let stream = Stream::from_cuda(ctx.default_stream());
+        let epoch = fault::device_state(ordinal).epoch();
+        let stream = Stream::from_cuda(ctx.default_stream(), epoch.clone());
         Ok(Gpu {
             ctx,
             stream,
             properties,
+            epoch,
         })
+    }
+
+    /// Resets the device after a kernel panic or fault, so that later work runs.
+    ///
+    /// A panicking or faulting kernel leaves CUDA's context in a sticky error state in which
+    /// every call fails ([`Error::needs_recovery`]). This resets the device's primary context
+    /// (`cuDevicePrimaryCtxReset`) and gives this handle a fresh one. Returns the error that
+    /// caused the reset, if one was pending (a [`Error::KernelPanic`] or [`Error::KernelFault`]).
+    ///
+    /// What it costs: everything made on this device before is gone. Buffers, modules, kernels,
+    /// streams and events from before, and other clones of this `Gpu`, return [`Error::Stale`]
+    /// when used, and dropping them is harmless (their dead driver handles are leaked, never
+    /// freed twice). Load modules and allocate buffers again from this handle.
+    ///
+    /// Calling it on a healthy device resets it all the same. Other threads must not use the
+    /// device during the call, and handles taken out through the cudarc escape hatches
+    /// ([`Gpu::cuda_context`], [`Stream::cuda_stream`], [`crate::DeviceBuffer::as_cuda_slice`])
+    /// are not protected: drop them before recovering.
+    pub fn recover(&mut self) -> Result<Option<Error>> {
+        let ordinal = self.ordinal();
+        let state = self.epoch.state().clone();
+        let fault = state.reset(&self.ctx).map_err(|source| Error::Driver {
+            context: format!("resetting device {ordinal} (cuDevicePrimaryCtxReset)"),
+            source,
+        })?;
+        let ctx = CudaContext::new(ordinal).map_err(Error::driver_with(|| {
+            format!("creating the primary context of device {ordinal} after a reset")
+        }))?;
+        let epoch = state.epoch();
+        self.stream = Stream::from_cuda(ctx.default_stream(), epoch.clone());
+        self.ctx = ctx;
+        self.epoch = epoch;
+        Ok(fault.map(|f| {
+            f.error(format!(
+                "the kernel fault that Gpu::recover reset device {ordinal} for"
+            ))
+        }))
+    }
+
+    pub(crate) fn epoch(&self) -> &Epoch {
+        &self.epoch
+    }
+
+    /// `Ok` when this handle may be used (not stale, device not poisoned).
+    pub(crate) fn check(&self, what: impl FnOnce() -> String) -> Result<()> {
+        self.epoch.check(what)
     }
 
     /// Opens device 0.
@@ -268,19 +321,36 @@ impl Gpu {
     ///
     /// From the first extra stream on, cudarc tracks every buffer's reads and writes with events,
     /// so a buffer written on one stream and read on another is ordered correctly.
+    ///
+    /// Buffers used before the first extra stream existed carry no such events, so the first
+    /// call waits for all queued work first (`cuCtxSynchronize`): their pending uses are then
+    /// finished, and a later use on the new stream cannot race them.
     pub fn new_stream(&self) -> Result<Stream> {
-        let s = self.ctx.new_stream().map_err(Error::driver_with(|| {
-            format!("creating a stream on device {}", self.ordinal())
-        }))?;
-        Ok(Stream::from_cuda(s))
+        let what = || format!("creating a stream on device {}", self.ordinal());
+        self.check(what)?;
+        if !self.ctx.is_in_multi_stream_mode() {
+            self.synchronize()?;
+        }
+        let s = self.ctx.new_stream().map_err(self.epoch.driver(what))?;
+        Ok(Stream::from_cuda(s, self.epoch.clone()))
     }
 
     /// Blocks until all work on every stream of this device's context has finished, and reports
     /// errors from earlier asynchronous work (e.g. a kernel that faulted).
     pub fn synchronize(&self) -> Result<()> {
-        self.ctx.synchronize().map_err(Error::driver_with(|| {
-            format!("synchronizing device {}", self.ordinal())
-        }))
+        let what = || format!("synchronizing device {}", self.ordinal());
+        self.check(what)?;
+        self.ctx.synchronize().map_err(self.epoch.driver(what))?;
+        self.epoch.state().all_synchronized();
+        Ok(())
+    }
+
+    /// Free and total device memory in bytes (`cuMemGetInfo`), e.g. to check that buffers were
+    /// given back.
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        let what = || format!("reading the memory use of device {}", self.ordinal());
+        self.check(what)?;
+        self.ctx.mem_get_info().map_err(self.epoch.driver(what))
     }
 
     /// The underlying cudarc context, for anything this crate does not wrap.

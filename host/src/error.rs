@@ -61,6 +61,8 @@ pub enum Error {
         module: String,
         /// The kernel asked for.
         kernel: String,
+        /// The entry points the module does define.
+        available: Vec<String>,
     },
     /// A launch configuration that breaks a device or kernel limit. Nothing was launched.
     LaunchConfig {
@@ -97,6 +99,52 @@ pub enum Error {
         /// What was combined with what.
         context: String,
     },
+    /// A kernel panicked (`panic!`, a failed `assert!`, an out-of-bounds index...). The CUDA
+    /// context is now unusable: every later call on this device returns this same error until
+    /// [`crate::Gpu::recover`] is called. See [`crate::fault`].
+    KernelPanic {
+        /// The operation that reported it (often a later synchronization, not the launch).
+        context: String,
+        /// What the device recorded: kernel, source location, message, block and thread.
+        panic: Box<crate::KernelPanic>,
+        /// The sticky driver error the panic's `trap` left (usually `CUDA_ERROR_LAUNCH_FAILED`).
+        source: DriverError,
+    },
+    /// A kernel faulted without a panic record: an illegal or misaligned address, an illegal
+    /// instruction... The CUDA context is unusable until [`crate::Gpu::recover`].
+    KernelFault {
+        /// The operation that reported it.
+        context: String,
+        /// The kernel(s) that may have faulted: the launches not yet synchronized.
+        kernels: String,
+        /// The sticky driver error.
+        source: DriverError,
+    },
+    /// An object (buffer, module, kernel, stream, event, `Gpu` clone) made before
+    /// [`crate::Gpu::recover`] reset the device: its driver handles no longer exist.
+    Stale {
+        /// What was used, and how.
+        what: String,
+    },
+    /// The device has not enough free memory for an allocation.
+    OutOfMemory {
+        /// What was being allocated.
+        context: String,
+        /// Bytes asked for.
+        requested: usize,
+        /// Free device memory when the allocation failed, in bytes (0 if unknown).
+        free: usize,
+        /// Total device memory, in bytes (0 if unknown).
+        total: usize,
+    },
+    /// A PTX module built for a newer GPU architecture than this device (or a newer PTX ISA than
+    /// this driver understands).
+    PtxTooNew {
+        /// The module's name.
+        module: String,
+        /// What the module needs and what the device or driver offers, and what to do.
+        message: String,
+    },
     /// Reading a file (a PTX module) failed.
     Io {
         /// The file.
@@ -111,6 +159,20 @@ impl Error {
     pub(crate) fn driver(context: impl Into<String>) -> impl FnOnce(DriverError) -> Error {
         let context = context.into();
         move |source| Error::Driver { context, source }
+    }
+
+    /// Whether this error left the device unusable until [`crate::Gpu::recover`] (a kernel
+    /// panic or fault), or came from using an object made before a recovery.
+    pub fn needs_recovery(&self) -> bool {
+        matches!(self, Error::KernelPanic { .. } | Error::KernelFault { .. })
+    }
+
+    /// The device's panic report, when this error is a kernel panic.
+    pub fn kernel_panic(&self) -> Option<&crate::KernelPanic> {
+        match self {
+            Error::KernelPanic { panic, .. } => Some(panic),
+            _ => None,
+        }
     }
 
     /// A closure-free variant of [`Error::driver`] for lazily built messages.
@@ -163,10 +225,23 @@ impl fmt::Display for Error {
             Error::InvalidPtx { module, message } => {
                 write!(f, "PTX module `{module}` could not be loaded: {message}")
             }
-            Error::KernelNotFound { module, kernel } => write!(
+            Error::KernelNotFound {
+                module,
+                kernel,
+                available,
+            } => write!(
                 f,
                 "kernel `{kernel}` is not an entry point of PTX module `{module}` (is it \
-                 `#[kernel]`/`.entry`, and was the module rebuilt?)"
+                 `#[kernel]`/`.entry`, and was the module rebuilt?); the module defines {}",
+                if available.is_empty() {
+                    "no entry points".to_string()
+                } else {
+                    available
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
             ),
             Error::LaunchConfig { kernel, message } => {
                 write!(
@@ -199,6 +274,50 @@ impl fmt::Display for Error {
                     "objects from different CUDA contexts used together: {context}"
                 )
             }
+            Error::KernelPanic {
+                context,
+                panic,
+                source,
+            } => write!(
+                f,
+                "{panic} (reported while {context}, as {}). The CUDA context is now unusable: \
+                 call Gpu::recover() to reset the device, then reload modules and reallocate \
+                 buffers",
+                DriverErrorDisplay(source)
+            ),
+            Error::KernelFault {
+                context,
+                kernels,
+                source,
+            } => write!(
+                f,
+                "kernel {kernels} faulted with {} (reported while {context}): an out-of-bounds, \
+                 dangling or misaligned pointer access, or an illegal instruction. Run it under \
+                 `cargo xtask sanitize` (memcheck) to find the access. The CUDA context is now \
+                 unusable: call Gpu::recover() to reset the device, then reload modules and \
+                 reallocate buffers",
+                DriverErrorDisplay(source)
+            ),
+            Error::Stale { what } => write!(
+                f,
+                "{what}: it was created before Gpu::recover() reset the device, and its driver \
+                 handles are gone; create it again from the recovered Gpu"
+            ),
+            Error::OutOfMemory {
+                context,
+                requested,
+                free,
+                total,
+            } => write!(
+                f,
+                "out of device memory while {context}: {requested} bytes requested, {free} of \
+                 {total} bytes free. Free buffers you no longer need (dropping a DeviceBuffer \
+                 frees it in stream order), process the data in chunks, or use a GPU with more \
+                 memory"
+            ),
+            Error::PtxTooNew { module, message } => {
+                write!(f, "PTX module `{module}` cannot run here: {message}")
+            }
             Error::Io { path, source } => write!(f, "reading {}: {source}", path.display()),
         }
     }
@@ -209,7 +328,9 @@ impl std::error::Error for Error {
         match self {
             // `DriverError`'s own Display calls into libcuda unconditionally; it is still the
             // right source to expose, and it only exists once libcuda was loaded.
-            Error::Driver { source, .. } => Some(source),
+            Error::Driver { source, .. }
+            | Error::KernelPanic { source, .. }
+            | Error::KernelFault { source, .. } => Some(source),
             Error::Io { source, .. } => Some(source),
             _ => None,
         }

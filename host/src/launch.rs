@@ -358,6 +358,7 @@ impl fmt::Debug for KernelLaunch<'_> {
 impl Kernel {
     /// Checks `cfg` against this kernel's and `gpu`'s limits; see [`validate_launch`].
     pub fn validate(&self, cfg: LaunchConfig, gpu: &Gpu) -> Result<()> {
+        self.check(|| format!("validating a launch of kernel `{}`", self.name()))?;
         if gpu.cuda_context() != self.context() {
             return Err(Error::DeviceMismatch {
                 context: format!(
@@ -380,6 +381,9 @@ impl Kernel {
         stream: &'a Stream,
         cfg: LaunchConfig,
     ) -> Result<KernelLaunch<'a>> {
+        let what = || format!("preparing a launch of kernel `{}`", self.name());
+        self.check(what)?;
+        stream.check(|| format!("{} (its stream)", what()))?;
         if stream.cuda_stream().context() != self.context() {
             return Err(Error::DeviceMismatch {
                 context: format!(
@@ -421,6 +425,13 @@ impl<'a> KernelLaunch<'a> {
         name: &'static str,
         buf: &DeviceBuffer<T>,
     ) -> bool {
+        if buf.is_stale() {
+            let message = "the buffer was allocated before Gpu::recover() reset the device; its \
+                           memory is gone: allocate it again"
+                .to_string();
+            self.record_error(name, message);
+            return false;
+        }
         let buf_ctx = buf.stream().cuda_stream().context();
         if buf_ctx == self.stream.cuda_stream().context() {
             return true;
@@ -619,14 +630,38 @@ impl<'a> KernelLaunch<'a> {
             block_dim: (cfg.block.x, cfg.block.y, cfg.block.z),
             shared_mem_bytes: cfg.shared_mem_bytes,
         };
+        let what = || format!("launching kernel `{}` with {cfg}", kernel.name());
+        kernel.check(what)?;
         // SAFETY: the caller guarantees the parameters match the kernel's signature (see above);
         // the configuration was validated against the device's and kernel's limits; every
         // pointer pushed into `args` points into `params` (owned here, alive until after the
         // call) or into buffers borrowed for `'a`, and cudarc records the buffers' read/write
         // events so their later uses and their frees wait for the kernel.
-        unsafe { args.launch(driver_cfg) }.map_err(Error::driver_with(|| {
-            format!("launching kernel `{}` with {cfg}", kernel.name())
-        }))?;
+        match unsafe { args.launch(driver_cfg) } {
+            Ok(_) => {}
+            Err(e) if e.0 == sys::CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES => {
+                let attrs = kernel.attributes();
+                return Err(Error::LaunchConfig {
+                    kernel: kernel.name().to_string(),
+                    message: format!(
+                        "the driver refused {cfg}: too many resources requested \
+                         (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES). The block needs {} threads x {} \
+                         registers = {} registers (device: {} per block), {} bytes of shared \
+                         memory; use smaller blocks",
+                        cfg.threads_per_block(),
+                        attrs.registers_per_thread,
+                        cfg.threads_per_block() * u64::from(attrs.registers_per_thread),
+                        kernel.device().registers_per_block,
+                        u64::from(attrs.static_shared_bytes) + u64::from(cfg.shared_mem_bytes)
+                    ),
+                });
+            }
+            Err(e) => return Err(kernel.epoch().driver(what)(e)),
+        }
+        kernel
+            .epoch()
+            .state()
+            .launched(kernel.name(), cuda_stream, &cfg);
         Ok(())
     }
 }
@@ -701,13 +736,14 @@ impl Kernel {
                 message: "occupancy asked for a block size of 0".to_string(),
             });
         }
+        self.check(ctx)?;
         self.context()
             .bind_to_thread()
-            .map_err(Error::driver_with(ctx))?;
+            .map_err(self.epoch().driver(ctx))?;
         let blocks = self
             .cuda_function()
             .occupancy_max_active_blocks_per_multiprocessor(block_size, dynamic_shared, None)
-            .map_err(Error::driver_with(ctx))?;
+            .map_err(self.epoch().driver(ctx))?;
         Ok(Occupancy::from_active_blocks(
             blocks,
             block_size,
@@ -735,9 +771,10 @@ impl Kernel {
                 self.name()
             )
         };
+        self.check(ctx)?;
         self.context()
             .bind_to_thread()
-            .map_err(Error::driver_with(ctx))?;
+            .map_err(self.epoch().driver(ctx))?;
         let mut min_grid: std::ffi::c_int = 0;
         let mut block: std::ffi::c_int = 0;
         // SAFETY: both out-pointers are valid for writes; the function handle belongs to a
@@ -754,7 +791,7 @@ impl Kernel {
             )
         }
         .result()
-        .map_err(Error::driver_with(ctx))?;
+        .map_err(self.epoch().driver(ctx))?;
         Ok(BlockSizeSuggestion {
             block_size: u32::try_from(block).unwrap_or(0),
             min_grid_size: u32::try_from(min_grid).unwrap_or(0),

@@ -31,6 +31,7 @@
 mod buffer;
 mod device;
 mod error;
+pub mod fault;
 mod launch;
 mod module;
 pub mod profile;
@@ -40,6 +41,7 @@ mod stream;
 pub use buffer::DeviceBuffer;
 pub use device::{DeviceProperties, Gpu};
 pub use error::{Error, Result};
+pub use fault::KernelPanic;
 pub use launch::{
     BlockSizeSuggestion, Dim3, KernelLaunch, LaunchConfig, Occupancy, validate_launch,
 };

@@ -1,6 +1,7 @@
 //! PTX modules and their kernels, with the per-kernel limits the driver reports.
 
 use std::ffi::{CString, c_void};
+use std::mem::ManuallyDrop;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -11,6 +12,7 @@ use cudarc::nvrtc::Ptx;
 
 use crate::device::{DeviceProperties, Gpu};
 use crate::error::{Error, Result};
+use crate::fault::Epoch;
 use crate::ptx;
 
 /// What the driver reports about one compiled kernel (function attributes).
@@ -42,7 +44,9 @@ pub struct KernelAttributes {
 pub struct Kernel {
     name: String,
     module: String,
-    func: CudaFunction,
+    /// Not dropped when stale: after a device reset the module handle may be reused.
+    func: ManuallyDrop<CudaFunction>,
+    epoch: Epoch,
     attributes: KernelAttributes,
     /// Parameter sizes in bytes read from the PTX header; `None` when not understood.
     param_sizes: Option<Vec<usize>>,
@@ -53,7 +57,25 @@ pub struct Kernel {
     dynamic_shared_limit: AtomicU32,
 }
 
+impl Drop for Kernel {
+    fn drop(&mut self) {
+        if !self.epoch.is_stale() {
+            // SAFETY: dropped once, here; `func` is not used afterwards.
+            unsafe { ManuallyDrop::drop(&mut self.func) };
+        }
+    }
+}
+
 impl Kernel {
+    pub(crate) fn epoch(&self) -> &Epoch {
+        &self.epoch
+    }
+
+    /// `Ok` when the kernel may be launched: loaded since the last recovery, device healthy.
+    pub(crate) fn check(&self, what: impl FnOnce() -> String) -> Result<()> {
+        self.epoch.check(what)
+    }
+
     /// The kernel's entry-point name.
     pub fn name(&self) -> &str {
         &self.name
@@ -100,6 +122,14 @@ impl Kernel {
         if bytes <= self.dynamic_shared_limit.load(Ordering::Acquire) {
             return Ok(());
         }
+        let what = || {
+            format!(
+                "raising the dynamic shared memory limit of kernel `{}` to {bytes} bytes \
+                 (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)",
+                self.name
+            )
+        };
+        self.check(what)?;
         let value = i32::try_from(bytes).map_err(|_| Error::LaunchConfig {
             kernel: self.name.clone(),
             message: format!(
@@ -114,13 +144,7 @@ impl Kernel {
                     value,
                 )
             })
-            .map_err(Error::driver_with(|| {
-                format!(
-                    "raising the dynamic shared memory limit of kernel `{}` to {bytes} bytes \
-                     (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)",
-                    self.name
-                )
-            }))?;
+            .map_err(self.epoch.driver(what))?;
         self.dynamic_shared_limit.fetch_max(bytes, Ordering::AcqRel);
         Ok(())
     }
@@ -131,10 +155,33 @@ impl Kernel {
 pub struct Module {
     name: String,
     kernels: Vec<Kernel>,
-    inner: Arc<CudaModule>,
+    /// Not dropped when stale (see [`Kernel`]).
+    inner: ManuallyDrop<Arc<CudaModule>>,
+    epoch: Epoch,
+    panic_record: bool,
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        if !self.epoch.is_stale() {
+            // SAFETY: dropped once, here; `inner` is not used afterwards.
+            unsafe { ManuallyDrop::drop(&mut self.inner) };
+        }
+    }
 }
 
 impl Module {
+    /// Whether the module's kernels report panics to the host (it defines the `gpu` crate's
+    /// `__gpu_panic_record` global, and it was pointed at this device's record).
+    pub fn reports_panics(&self) -> bool {
+        self.panic_record
+    }
+
+    /// Whether [`Gpu::recover`] reset the device since this module was loaded.
+    pub fn is_stale(&self) -> bool {
+        self.epoch.is_stale()
+    }
+
     /// The name given when loading.
     pub fn name(&self) -> &str {
         &self.name
@@ -149,6 +196,7 @@ impl Module {
             .ok_or_else(|| Error::KernelNotFound {
                 module: self.name.clone(),
                 kernel: name.to_string(),
+                available: self.kernels.iter().map(|k| k.name.clone()).collect(),
             })
     }
 
@@ -161,6 +209,65 @@ impl Module {
     pub fn cuda_module(&self) -> &Arc<CudaModule> {
         &self.inner
     }
+}
+
+/// The `.version` and `.target` of a PTX module's header (e.g. `("8.0", "sm_90")`).
+pub(crate) fn ptx_header(text: &str) -> (Option<String>, Option<String>) {
+    let mut version = None;
+    let mut target = None;
+    for line in text.lines().take(200) {
+        let line = line.trim();
+        if let Some(v) = line.strip_prefix(".version") {
+            version = v.split_whitespace().next().map(str::to_string);
+        } else if let Some(t) = line.strip_prefix(".target") {
+            target = t
+                .split([',', ' ', '\t'])
+                .map(str::trim)
+                .find(|s| s.starts_with("sm_"))
+                .map(str::to_string);
+        }
+        if version.is_some() && target.is_some() {
+            break;
+        }
+    }
+    (version, target)
+}
+
+/// Refuses PTX whose `.target sm_XY` is newer than the device's compute capability: the driver
+/// can JIT PTX forward to newer GPUs, never back to older ones. Runs before loading so the
+/// error says what to do instead of a bare `CUDA_ERROR_INVALID_PTX`.
+pub(crate) fn check_ptx_target(module: &str, text: &str, device_cc: (u32, u32)) -> Result<()> {
+    let (_, Some(target)) = ptx_header(text) else {
+        return Ok(());
+    };
+    let digits: String = target[3..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let Ok(sm) = digits.parse::<u32>() else {
+        return Ok(());
+    };
+    let (major, minor) = (sm / 10, sm % 10);
+    if (major, minor) > device_cc {
+        return Err(Error::PtxTooNew {
+            module: module.to_string(),
+            message: format!(
+                "it was built for {target} (compute capability {major}.{minor}), but the device \
+                 is sm_{}{} (compute capability {}.{}); the driver compiles PTX forward to newer \
+                 GPUs, never back. Rebuild it for this GPU: `cargo xtask build-kernels --arch \
+                 sm_{}{}` (or GPU_ARCH=sm_{}{} for build scripts)",
+                device_cc.0,
+                device_cc.1,
+                device_cc.0,
+                device_cc.1,
+                device_cc.0,
+                device_cc.1,
+                device_cc.0,
+                device_cc.1
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Driver errors that mean "this PTX cannot be compiled for this device", as opposed to a
@@ -251,9 +358,25 @@ impl Gpu {
                 e.nul_position()
             ),
         })?;
+        let what = || format!("loading PTX module `{module_name}`");
+        self.check(what)?;
+        check_ptx_target(module_name, text, self.properties().compute_capability)?;
         let ctx = self.cuda_context();
         let inner = match ctx.load_module(Ptx::from_src(text)) {
             Ok(m) => m,
+            Err(e) if e.0 == sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => {
+                let (version, _) = ptx_header(text);
+                return Err(Error::PtxTooNew {
+                    module: module_name.to_string(),
+                    message: format!(
+                        "it uses PTX ISA {}, newer than this driver's JIT compiler accepts \
+                         (CUDA_ERROR_UNSUPPORTED_PTX_VERSION). Update the NVIDIA driver, or build \
+                         the kernels for an older architecture (cargo xtask build-kernels --arch \
+                         sm_80), which uses an older PTX ISA",
+                        version.unwrap_or_else(|| "(unknown)".to_string())
+                    ),
+                });
+            }
             Err(e) if is_jit_rejection(&e) => {
                 let log = jit_error_log(&c_text);
                 let log = if log.is_empty() {
@@ -274,21 +397,25 @@ impl Gpu {
                     ),
                 });
             }
-            Err(source) => {
-                return Err(Error::Driver {
-                    context: format!("loading PTX module `{module_name}`"),
-                    source,
-                });
-            }
+            Err(source) => return Err(self.epoch().driver(what)(source)),
         };
-        ctx.bind_to_thread().map_err(Error::driver_with(|| {
-            format!("binding device {} to this thread", self.ordinal())
-        }))?;
+        ctx.bind_to_thread().map_err(
+            self.epoch()
+                .driver(|| format!("binding device {} to this thread", self.ordinal())),
+        )?;
+        let panic_record =
+            self.epoch()
+                .state()
+                .attach_record(ctx, &inner, self.default_stream().cuda_stream())
+                .map_err(self.epoch().driver(|| {
+                    format!("setting up the panic record of PTX module `{module_name}`")
+                }))?;
         let mut kernels = Vec::with_capacity(kernel_names.len());
         for &name in kernel_names {
             let not_found = || Error::KernelNotFound {
                 module: module_name.to_string(),
                 kernel: name.to_string(),
+                available: ptx::entry_names(text),
             };
             if name.contains('\0') {
                 return Err(not_found());
@@ -297,10 +424,9 @@ impl Gpu {
                 Ok(f) => f,
                 Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND)) => return Err(not_found()),
                 Err(source) => {
-                    return Err(Error::Driver {
-                        context: format!("looking up kernel `{name}` in module `{module_name}`"),
-                        source,
-                    });
+                    return Err(self.epoch().driver(|| {
+                        format!("looking up kernel `{name}` in module `{module_name}`")
+                    })(source));
                 }
             };
             let attributes = function_attributes(&func, name)?;
@@ -312,13 +438,16 @@ impl Gpu {
                 ctx: ctx.clone(),
                 dynamic_shared_limit: AtomicU32::new(attributes.max_dynamic_shared_bytes),
                 attributes,
-                func,
+                func: ManuallyDrop::new(func),
+                epoch: self.epoch().clone(),
             });
         }
         Ok(Module {
             name: module_name.to_string(),
             kernels,
-            inner,
+            inner: ManuallyDrop::new(inner),
+            epoch: self.epoch().clone(),
+            panic_record,
         })
     }
 
@@ -337,5 +466,43 @@ impl Gpu {
             |s| s.to_string_lossy().into_owned(),
         );
         self.load_ptx(&module_name, &text, &names)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER_80: &str = "//\n.version 7.0\n.target sm_80\n.address_size 64\n";
+
+    #[test]
+    fn reads_the_ptx_header() {
+        assert_eq!(
+            ptx_header(HEADER_80),
+            (Some("7.0".to_string()), Some("sm_80".to_string()))
+        );
+        assert_eq!(
+            ptx_header(".version 8.0\n.target sm_90a, debug\n")
+                .1
+                .as_deref(),
+            Some("sm_90a")
+        );
+        assert_eq!(ptx_header("garbage"), (None, None));
+    }
+
+    #[test]
+    fn refuses_ptx_for_a_newer_gpu_with_a_fix() {
+        assert!(check_ptx_target("m", HEADER_80, (8, 0)).is_ok());
+        assert!(check_ptx_target("m", HEADER_80, (9, 0)).is_ok());
+        let err = check_ptx_target("m", ".version 8.0\n.target sm_90\n", (8, 6)).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, Error::PtxTooNew { .. }), "{text}");
+        assert!(
+            text.contains("sm_90") && text.contains("sm_86") && text.contains("--arch sm_86"),
+            "{text}"
+        );
+        // Unparsable targets are left to the driver.
+        assert!(check_ptx_target("m", ".target sm_xx\n", (8, 0)).is_ok());
+        assert!(check_ptx_target("m", "", (8, 0)).is_ok());
     }
 }

@@ -263,10 +263,11 @@ fn error_messages_carry_context() {
     let e = Error::KernelNotFound {
         module: "seed_kernels".into(),
         kernel: "vectr_add".into(),
+        available: vec!["vector_add".into(), "saxpy".into()],
     };
     let s = e.to_string();
     assert!(
-        s.contains("`vectr_add`") && s.contains("`seed_kernels`"),
+        s.contains("`vectr_add`") && s.contains("`seed_kernels`") && s.contains("`vector_add`"),
         "{s}"
     );
 
