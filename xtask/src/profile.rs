@@ -352,7 +352,9 @@ pub fn profile(args: &[String], help: &str) -> Result<()> {
     let output = Command::new(&ncu)
         .arg("--import")
         .arg(report.with_extension("ncu-rep"))
+        // Base units: durations in nanoseconds at full precision, not auto-scaled ("1.37 ms").
         .args(["--csv", "--page", "details", "--print-metric-name", "name"])
+        .args(["--print-units", "base"])
         .output()
         .map_err(|e| Error::msg(format!("running {}: {e}", ncu.display())))?;
     let csv = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -414,6 +416,38 @@ mod tests {
         assert!(t.contains("vector_add"), "{t}");
         assert!(t.contains("1.000 ms") && t.contains("2.500 ms"), "{t}");
         assert!(t.contains("91.5 %"), "{t}");
+    }
+
+    /// Captured on the H100 device machine: `xtask profile --launch-count 40 demo` with
+    /// Nsight Compute 2025.3.1 (default, auto-scaled units).
+    const H100_DEMO: &str = include_str!("../testdata/ncu_details_h100.csv");
+
+    #[test]
+    fn parses_captured_h100_csv() {
+        let launches = parse_details_csv(H100_DEMO).unwrap();
+        let names: Vec<&str> = launches.iter().map(|l| l.kernel.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "vector_add",
+                "saxpy",
+                "rgb_to_gray",
+                "matmul_naive",
+                "matmul_tiled",
+                "segmented_sum"
+            ]
+        );
+        let vector_add = &launches[0];
+        assert_eq!(vector_add.duration_ns, Some(77_470.0));
+        assert_eq!(vector_add.dram_pct, Some(73.64));
+        assert_eq!(vector_add.occupancy_pct, Some(77.89));
+        assert_eq!(vector_add.sm_pct, Some(50.91));
+        assert_eq!(vector_add.block, "(256, 1, 1)");
+        assert_eq!(launches[3].duration_ns, Some(1_370_000.0), "ms converted");
+        assert!(launches.iter().all(|l| l.duration_ns.is_some()
+            && l.dram_pct.is_some()
+            && l.occupancy_pct.is_some()
+            && l.sm_pct.is_some()));
     }
 
     #[test]
