@@ -352,9 +352,8 @@ pub fn profile(args: &[String], help: &str) -> Result<()> {
     let output = Command::new(&ncu)
         .arg("--import")
         .arg(report.with_extension("ncu-rep"))
-        // Base units: durations in nanoseconds at full precision, not auto-scaled ("1.37 ms").
+        // ncu scales units itself (`us`, `ms`); the parser converts them to nanoseconds.
         .args(["--csv", "--page", "details", "--print-metric-name", "name"])
-        .args(["--print-units", "base"])
         .output()
         .map_err(|e| Error::msg(format!("running {}: {e}", ncu.display())))?;
     let csv = String::from_utf8_lossy(&output.stdout).into_owned();
