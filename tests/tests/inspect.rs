@@ -18,7 +18,12 @@ fn workspace() -> Workspace {
     Workspace::load(&root.join("Cargo.toml")).unwrap()
 }
 
+/// The tests of this file build the same crate; one at a time, so none reads a PTX file while
+/// another rewrites it.
+static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn build_seed(ws: &Workspace, arch: Arch, options: CompileOptions) -> BuiltModule {
+    let _one_at_a_time = BUILD.lock().unwrap_or_else(|e| e.into_inner());
     let rustc = Rustc::detect().unwrap();
     let sysroot = sysroot::ensure(&rustc, &compile::sysroot_cache(ws), &mut |l| {
         println!("{l}")
