@@ -26,3 +26,8 @@ pub fn skipped(test: &str, reason: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {reason}");
 }
+
+/// Typed launchers for the `fault-kernels` crate (planted faults, recovery, soak).
+pub mod faults {
+    gpu_host::include_kernels!("fault_kernels");
+}

@@ -13,6 +13,7 @@ use gpu_builder::{Arch, Error, Result, sysroot};
 
 mod inspect;
 mod profile;
+mod sanitize;
 
 const HELP: &str = "\
 usage: cargo xtask <command> [options]
@@ -55,6 +56,11 @@ commands:
         Build the examples, xtask, the benchmark binaries and the release test binaries, and copy
         them into .gpu/ (git-ignored) with a run list, for running on a GPU machine that has no
         Rust toolchain: .gpu/bin/xtask profile demo, .gpu/bench/seed --bench.
+  sanitize [--tool memcheck,racecheck,synccheck,initcheck] TARGET... [-- ARGS]
+        Run examples or GPU test binaries under compute-sanitizer (all four tools unless
+        --tool). TARGET: an example, a test binary (faults, device_selftest, gpu_examples,
+        launch_limits, gpu), `all`, or `selftest` (planted bugs that must be caught). Uses
+        binaries from .gpu/ (gpu-bundle) or target/release; builds nothing.
   help  Show this message.
 ";
 
@@ -69,6 +75,7 @@ fn main() -> ExitCode {
         Some("ptx-diff") => inspect::ptx_diff(&args[1..], HELP),
         Some("profile") => profile::profile(&args[1..], HELP),
         Some("gpu-bundle") => gpu_bundle(),
+        Some("sanitize") => sanitize::sanitize(&args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             print!("{HELP}");
             Ok(())
