@@ -19,6 +19,11 @@
 //! | --- | --- | --- |
 //! | [`Algorithms::reduce`], [`Algorithms::reduce_into`] | one launch ([`gpu::device::reduce`]) | `f32 f64 i32 u32 i64 u64 f16 bf16` × `Sum Min Max` |
 //! | [`Algorithms::inclusive_scan`], [`Algorithms::exclusive_scan`] | one launch, decoupled look-back ([`gpu::device::scan`]) | `f32 f64 i32 u32 i64 u64` × `Sum`; `f32 i32` × `Min Max` |
+//! | [`Algorithms::segmented_reduce`] | one launch, a block per segment | `f32 f64 i32 u32` × `Sum Min Max` |
+//! | [`Algorithms::select_if`], [`Algorithms::partition`] | one launch, look-back over counts ([`gpu::device::select`]) | `f32 f64 i32 u32 i64 u64 f16 bf16`, `x <op> threshold` |
+//! | [`Algorithms::histogram_even`] | one launch, shared-memory privatized ([`gpu::device::histogram_even`]) | samples `f32 f64 i32 u32 u8 u16` |
+//! | [`Algorithms::convert`] | one launch ([`gpu::device::transform`]) | `f32 ↔ f16`, `f32 ↔ bf16` |
+//! | [`Algorithms::sort_keys`], [`Algorithms::sort_pairs`] (+ `_with_temp`, bit ranges) | onesweep radix sort: a histogram, then one launch per 8 bits ([`gpu::device::radix_sort_pass`]) | keys `u32 i32 f32 u64 i64 f64` ([`SortKey`]) × values `u32 u64` ([`SortPairs`]) |
 //!
 //! Which (type, operator) pairs exist is checked at compile time through the traits
 //! [`ReduceBuiltin`] and [`ScanBuiltin`]. For other types and operators, instantiate the kernel
@@ -36,12 +41,22 @@
 //! launched. All methods are asynchronous on the given stream except those that return a value
 //! to the host ([`Algorithms::reduce`]), which synchronize.
 
+mod histogram;
 mod reduce;
 mod scan;
+mod segmented;
+mod select;
+mod sort;
 mod temp;
+mod transform;
 
+pub use histogram::HistogramBuiltin;
 pub use reduce::{ReduceBuiltin, ReduceTemp};
 pub use scan::{ScanBuiltin, ScanTemp};
+pub use segmented::SegmentedBuiltin;
+pub use select::SelectBuiltin;
+pub use sort::{SortKey, SortPairs, SortTemp};
+pub use transform::{ConvertBuiltin, transform_config};
 
 use gpu_host::{Gpu, Kernel, Result};
 

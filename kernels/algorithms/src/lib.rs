@@ -6,5 +6,10 @@
 //! For other types or operators, invoke the same macros in your own kernel crate.
 #![no_std]
 
-mod reduce;
-mod scan;
+pub mod histogram;
+pub mod reduce;
+pub mod scan;
+pub mod segmented;
+pub mod select;
+pub mod sort;
+pub mod transform;

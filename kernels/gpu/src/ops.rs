@@ -246,6 +246,80 @@ builtin_op!(BitAnd, Bits, none, |a, b| a.and(b), T::ONES);
 builtin_op!(BitOr, Bits, none, |a, b| a.or(b), T::ZERO);
 builtin_op!(BitXor, Bits, none, |a, b| a.xor(b), T::ZERO);
 
+/// A test on one value, for selection and partitioning ([`crate::device::select`]).
+///
+/// Implemented for closures `Fn(&T) -> bool + Copy` and for [`Compare`].
+pub trait Predicate<T>: Copy {
+    /// Whether `x` is selected.
+    fn test(&self, x: &T) -> bool;
+}
+
+impl<T, F: Fn(&T) -> bool + Copy> Predicate<T> for F {
+    #[inline(always)]
+    fn test(&self, x: &T) -> bool {
+        self(x)
+    }
+}
+
+/// How [`Compare`] compares a value `x` with its threshold `t`.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompareOp {
+    /// `x < t`
+    Less = 0,
+    /// `x <= t`
+    LessEqual = 1,
+    /// `x > t`
+    Greater = 2,
+    /// `x >= t`
+    GreaterEqual = 3,
+    /// `x == t`
+    Equal = 4,
+    /// `x != t`
+    NotEqual = 5,
+}
+
+impl CompareOp {
+    /// The op with this code; codes beyond 5 mean [`CompareOp::NotEqual`]. (Kernels receive the
+    /// op as a `u32` parameter.)
+    #[inline(always)]
+    pub fn from_code(code: u32) -> CompareOp {
+        match code {
+            0 => CompareOp::Less,
+            1 => CompareOp::LessEqual,
+            2 => CompareOp::Greater,
+            3 => CompareOp::GreaterEqual,
+            4 => CompareOp::Equal,
+            _ => CompareOp::NotEqual,
+        }
+    }
+}
+
+/// `x <op> threshold` as a [`Predicate`]: the built-in selection test, with the threshold a
+/// kernel parameter so one kernel serves every comparison.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Compare<T> {
+    /// The comparison.
+    pub op: CompareOp,
+    /// The value compared with.
+    pub threshold: T,
+}
+
+impl<T: PartialOrd + Copy> Predicate<T> for Compare<T> {
+    #[inline(always)]
+    fn test(&self, x: &T) -> bool {
+        let t = &self.threshold;
+        match self.op {
+            CompareOp::Less => x < t,
+            CompareOp::LessEqual => x <= t,
+            CompareOp::Greater => x > t,
+            CompareOp::GreaterEqual => x >= t,
+            CompareOp::Equal => x == t,
+            CompareOp::NotEqual => x != t,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

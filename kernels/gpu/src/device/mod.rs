@@ -15,13 +15,26 @@
 //!
 //! Same names as the [`crate::warp`] and [`crate::block`] layers.
 
+mod histogram;
 mod lookback;
 mod reduce;
 mod scan;
+mod segmented;
+mod select;
+mod sort;
+mod transform;
 
+pub use histogram::{HISTOGRAM_BLOCK, Sample, histogram_even, histogram_even_items};
 pub use lookback::TileStatus;
 pub use reduce::{REDUCE_BLOCK, reduce, reduce_items};
 pub use scan::{SCAN_BLOCK, scan, scan_items};
+pub use segmented::{SEGMENTED_BLOCK, segmented_items, segmented_reduce};
+pub use select::{SELECT_BLOCK, select};
+pub use sort::{
+    SORT_BLOCK, SORT_COUNTS_LEN, SORT_MAX_PASSES, histogram_items, radix_sort_histogram,
+    radix_sort_pass, sort_items, sort_shared_bytes, sort_tile,
+};
+pub use transform::{TRANSFORM_BLOCK, transform, transform_items, transform2};
 
 /// Instantiates the device-wide reduction of `$t` with the operator `$op` (an expression, e.g.
 /// `gpu::ops::Sum`) as the kernel `$name`. `$t` must be a single identifier (import it first).
@@ -92,6 +105,135 @@ macro_rules! exclusive_scan_kernel {
                 Some(init),
                 &status,
                 epoch,
+            )
+        }
+    };
+}
+
+/// Instantiates the single-pass selection / stable partition of `$t` with the predicate `$pred`
+/// (an expression: a closure `|x: &T| -> bool` or a [`Predicate`](crate::ops::Predicate)
+/// value) as the kernel `$name`. Parameters: `input: &[T]`, `selected: DisjointSlice<T>`,
+/// `rejected: DisjointSlice<T>` (empty for a plain selection), `num_selected:
+/// DisjointSlice<u32>`, `status: DisjointSlice<u64>`, `epoch: u32`; see [`select`]. Launch like
+/// a scan of `u32` ([`SCAN_BLOCK`] = [`SELECT_BLOCK`] threads, one block per tile of
+/// `SELECT_BLOCK · scan_items::<T>()`).
+#[macro_export]
+macro_rules! select_kernel {
+    ($name:ident, $t:ident, $pred:expr) => {
+        #[$crate::kernel]
+        pub fn $name(
+            input: &[$t],
+            selected: $crate::DisjointSlice<$t>,
+            rejected: $crate::DisjointSlice<$t>,
+            num_selected: $crate::DisjointSlice<u32>,
+            status: $crate::DisjointSlice<u64>,
+            epoch: u32,
+        ) {
+            $crate::device::select::<$t, _, { $crate::device::scan_items::<$t>() }>(
+                input,
+                $pred,
+                &selected,
+                &rejected,
+                &num_selected,
+                &status,
+                epoch,
+            )
+        }
+    };
+}
+
+/// Instantiates selection by comparison with a threshold ([`Compare`](crate::ops::Compare)):
+/// like [`select_kernel!`] with two more parameters after `input`: `op: u32` (a
+/// [`CompareOp`](crate::ops::CompareOp) code) and `threshold: T`.
+#[macro_export]
+macro_rules! select_compare_kernel {
+    ($name:ident, $t:ident) => {
+        #[$crate::kernel]
+        pub fn $name(
+            input: &[$t],
+            op: u32,
+            threshold: $t,
+            selected: $crate::DisjointSlice<$t>,
+            rejected: $crate::DisjointSlice<$t>,
+            num_selected: $crate::DisjointSlice<u32>,
+            status: $crate::DisjointSlice<u64>,
+            epoch: u32,
+        ) {
+            let pred = $crate::ops::Compare {
+                op: $crate::ops::CompareOp::from_code(op),
+                threshold,
+            };
+            $crate::device::select::<$t, _, { $crate::device::scan_items::<$t>() }>(
+                input,
+                pred,
+                &selected,
+                &rejected,
+                &num_selected,
+                &status,
+                epoch,
+            )
+        }
+    };
+}
+
+/// Instantiates the even-bin histogram of samples of type `$t` as the kernel `$name`.
+/// Parameters: `samples: &[T]`, `lower: T`, `upper: T`, `counts: DisjointSlice<u32>` (one per
+/// bin, zeroed); see [`histogram_even`] for the launch.
+#[macro_export]
+macro_rules! histogram_even_kernel {
+    ($name:ident, $t:ident) => {
+        #[$crate::kernel]
+        pub fn $name(samples: &[$t], lower: $t, upper: $t, counts: $crate::DisjointSlice<u32>) {
+            $crate::device::histogram_even::<$t, { $crate::device::histogram_even_items::<$t>() }>(
+                samples, lower, upper, &counts,
+            )
+        }
+    };
+}
+
+/// Instantiates the segmented reduction of `$t` with `$op` as the kernel `$name`. Parameters:
+/// `input: &[T]`, `offsets: &[u64]` (segments + 1 of them), `init: T`, `out: DisjointSlice<T>`;
+/// launch one block of [`SEGMENTED_BLOCK`] threads per segment. See [`segmented_reduce`].
+#[macro_export]
+macro_rules! segmented_reduce_kernel {
+    ($name:ident, $t:ident, $op:expr) => {
+        #[$crate::kernel]
+        pub fn $name(input: &[$t], offsets: &[u64], init: $t, out: $crate::DisjointSlice<$t>) {
+            $crate::device::segmented_reduce::<$t, _, { $crate::device::segmented_items::<$t>() }>(
+                input, offsets, init, $op, &out,
+            )
+        }
+    };
+}
+
+/// Instantiates an element-wise transform `$a → $b` with the closure `$f` as the kernel `$name`:
+/// `output[i] = f(input[i])`. Parameters: `input: &[A]`, `output: DisjointSlice<B>`; launch
+/// [`TRANSFORM_BLOCK`] threads and any grid (see [`transform`]).
+///
+/// ```ignore
+/// gpu::transform_kernel!(to_bf16, f32 => bf16, |x: f32| bf16::from_f32(x));
+/// ```
+#[macro_export]
+macro_rules! transform_kernel {
+    ($name:ident, $a:ident => $b:ident, $f:expr) => {
+        #[$crate::kernel]
+        pub fn $name(input: &[$a], output: $crate::DisjointSlice<$b>) {
+            $crate::device::transform::<$a, $b, _, { $crate::device::transform_items::<$a>() }>(
+                input, &output, $f,
+            )
+        }
+    };
+}
+
+/// Instantiates a binary element-wise transform `($a, $b) → $c` as the kernel `$name`:
+/// `output[i] = f(a[i], b[i])`. Parameters: `a: &[A]`, `b: &[B]`, `output: DisjointSlice<C>`.
+#[macro_export]
+macro_rules! transform2_kernel {
+    ($name:ident, $a:ident, $b:ident => $c:ident, $f:expr) => {
+        #[$crate::kernel]
+        pub fn $name(a: &[$a], b: &[$b], output: $crate::DisjointSlice<$c>) {
+            $crate::device::transform2::<$a, $b, $c, _, { $crate::device::transform_items::<$a>() }>(
+                a, b, &output, $f,
             )
         }
     };

@@ -1,0 +1,82 @@
+"""Peer timings for `algorithms-bench`: torch and cupy equivalents of our device-wide
+algorithms, timed with CUDA events exactly like the Rust side (warm-up, then the best of five
+trials of the mean over enough repetitions to take >= 20 ms). Prints JSON:
+{case: {peer: {size: microseconds}}}. Run on the GPU machine in the same call as the bench."""
+import json
+import sys
+
+import torch
+
+try:
+    import cupy
+except Exception:  # cupy is optional
+    cupy = None
+
+SIZES = [1 << k for k in range(10, 29, 2)]
+if "--quick" in sys.argv:
+    SIZES = [1 << k for k in (10, 16, 20, 24)]
+
+
+def time_us(fn):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    once_ms = max(start.elapsed_time(end), 1e-3)
+    reps = max(10, min(10000, int(20.0 / once_ms)))
+    best = float("inf")
+    for _ in range(5):
+        start.record()
+        for _ in range(reps):
+            fn()
+        end.record()
+        end.synchronize()
+        best = min(best, start.elapsed_time(end) * 1000.0 / reps)
+    return best
+
+
+def cases():
+    out = {}
+    gen = torch.Generator(device="cuda").manual_seed(1)
+
+    def add(case, peer, fn_for_size):
+        for n in SIZES:
+            fn = fn_for_size(n)
+            out.setdefault(case, {}).setdefault(peer, {})[str(n)] = time_us(fn)
+            del fn
+            torch.cuda.empty_cache()
+
+    def f32(n):
+        return torch.rand(n, device="cuda", generator=gen, dtype=torch.float32)
+
+    def torch_sum(n):
+        x = f32(n)
+        return lambda: torch.sum(x)
+
+    def torch_cumsum(n):
+        x, y = f32(n), torch.empty(n, device="cuda", dtype=torch.float32)
+        return lambda: torch.cumsum(x, 0, out=y)
+
+    add("reduce_sum_f32", "torch.sum", torch_sum)
+    add("inclusive_scan_sum_f32", "torch.cumsum", torch_cumsum)
+    if cupy is not None:
+        def cupy_sum(n):
+            x = cupy.random.rand(n, dtype=cupy.float32)
+            return lambda: cupy.sum(x)
+
+        def cupy_cumsum(n):
+            x = cupy.random.rand(n, dtype=cupy.float32)
+            y = cupy.empty(n, dtype=cupy.float32)
+            return lambda: cupy.cumsum(x, out=y)
+
+        add("reduce_sum_f32", "cupy.sum", cupy_sum)
+        add("inclusive_scan_sum_f32", "cupy.cumsum", cupy_cumsum)
+    return out
+
+
+if __name__ == "__main__":
+    json.dump(cases(), sys.stdout, indent=1)

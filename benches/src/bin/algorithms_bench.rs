@@ -1,0 +1,175 @@
+//! `algorithms-bench [--peers peers.json] [--quick] [CASE...]`: times the device-wide
+//! algorithms of `gpu-algorithms` with CUDA events over sizes 2^10 … 2^28 and prints a table
+//! against the peers (torch / cupy) timed by `benches/peers/algorithms.py` in the same session:
+//!
+//! ```text
+//! case                      size   ours GB/s   peer GB/s  peer            ratio
+//! reduce_sum_f32       268435456      3050.1      3048.0  torch.sum       1.00x
+//! ```
+//! `ratio` = peer time / our time (> 1: we are faster). Bandwidth counts the bytes each
+//! algorithm must move (reduce: n reads; scan: n reads + n writes).
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use gpu_algorithms::Algorithms;
+use gpu_host::gpu::ops::Sum;
+use gpu_host::{Gpu, Result, Stream};
+
+/// Peer timings: case → peer → size → microseconds.
+type Peers = BTreeMap<String, BTreeMap<String, BTreeMap<String, f64>>>;
+
+/// One algorithm to time: its name, the bytes it moves for `n` elements, and a launcher.
+struct Case<'a> {
+    name: &'static str,
+    bytes: fn(usize) -> f64,
+    prepare: Box<dyn Fn(usize) -> Result<Box<dyn FnMut(&Stream) -> Result<()> + 'a>> + 'a>,
+}
+
+/// Mean microseconds per call: warm-up, then the best of five trials of enough repetitions
+/// to take at least 20 ms (the same procedure as the python peers).
+fn time_us(stream: &Stream, run: &mut dyn FnMut(&Stream) -> Result<()>) -> Result<f64> {
+    for _ in 0..3 {
+        run(stream)?;
+    }
+    let ((), once_ms) = stream.time(|s| run(s))?;
+    let reps = (20.0 / once_ms.max(1e-3)).clamp(10.0, 10_000.0) as usize;
+    let mut best = f64::INFINITY;
+    for _ in 0..5 {
+        let ((), ms) = stream.time(|s| {
+            for _ in 0..reps {
+                run(s)?;
+            }
+            Ok(())
+        })?;
+        best = best.min(ms as f64 * 1000.0 / reps as f64);
+    }
+    Ok(best)
+}
+
+fn random_f32(n: usize) -> Vec<f32> {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    (0..n)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32
+        })
+        .collect()
+}
+
+fn cases<'a>(gpu: &'a Gpu, algos: &'a Algorithms) -> Vec<Case<'a>> {
+    vec![
+        Case {
+            name: "reduce_sum_f32",
+            bytes: |n| 4.0 * n as f64,
+            prepare: Box::new(move |n| {
+                let x = gpu.to_device(&random_f32(n))?;
+                let mut out = gpu.alloc_zeroed::<f32>(1)?;
+                Ok(Box::new(move |s: &Stream| {
+                    algos.reduce_into(s, &x, Sum, 0.0, &mut out)
+                }))
+            }),
+        },
+        Case {
+            name: "inclusive_scan_sum_f32",
+            bytes: |n| 8.0 * n as f64,
+            prepare: Box::new(move |n| {
+                let x = gpu.to_device(&random_f32(n))?;
+                let mut out = gpu.alloc_zeroed::<f32>(n)?;
+                Ok(Box::new(move |s: &Stream| {
+                    algos.inclusive_scan(s, &x, &mut out, Sum)
+                }))
+            }),
+        },
+    ]
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("algorithms-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let (mut peers_path, mut quick, mut only) = (None, false, Vec::new());
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--peers" => peers_path = Some(args.next().ok_or("--peers needs a file")?),
+            "--quick" => quick = true,
+            _ => only.push(a),
+        }
+    }
+    let peers: Peers = match &peers_path {
+        Some(p) => serde_json::from_str(&std::fs::read_to_string(p)?)?,
+        None => Peers::new(),
+    };
+    let sizes: Vec<usize> = if quick {
+        vec![1 << 10, 1 << 16, 1 << 20, 1 << 24]
+    } else {
+        (10..=28).step_by(2).map(|k| 1usize << k).collect()
+    };
+    let started = std::time::Instant::now();
+    let gpu = Gpu::first()?;
+    eprintln!(
+        "opened the GPU in {:.0} ms",
+        started.elapsed().as_secs_f64() * 1e3
+    );
+    let load = std::time::Instant::now();
+    let algos = Algorithms::load(&gpu)?;
+    println!(
+        "GPU: {} ({} SMs); algorithm module loaded in {:.0} ms",
+        gpu.properties().name,
+        gpu.properties().multiprocessor_count,
+        load.elapsed().as_secs_f64() * 1e3
+    );
+    println!(
+        "{:<26}{:>11}{:>12}{:>12}  {:<14}{:>7}",
+        "case", "size", "ours GB/s", "peer GB/s", "peer", "ratio"
+    );
+    let stream = gpu.default_stream();
+    for case in cases(&gpu, &algos) {
+        if !only.is_empty() && !only.iter().any(|o| case.name.contains(o.as_str())) {
+            continue;
+        }
+        for &n in &sizes {
+            let mut run = (case.prepare)(n)?;
+            let ours = time_us(stream, &mut *run)?;
+            drop(run);
+            let gbs = |us: f64| (case.bytes)(n) / (us * 1e-6) / 1e9;
+            let best_peer = peers.get(case.name).and_then(|by_peer| {
+                by_peer
+                    .iter()
+                    .filter_map(|(peer, t)| t.get(&n.to_string()).map(|&us| (peer, us)))
+                    .min_by(|a, b| a.1.total_cmp(&b.1))
+            });
+            match best_peer {
+                Some((peer, us)) => println!(
+                    "{:<26}{:>11}{:>12.1}{:>12.1}  {:<14}{:>6.2}x",
+                    case.name,
+                    n,
+                    gbs(ours),
+                    gbs(us),
+                    peer,
+                    us / ours
+                ),
+                None => println!(
+                    "{:<26}{:>11}{:>12.1}{:>12}  {:<14}{:>7}",
+                    case.name,
+                    n,
+                    gbs(ours),
+                    "-",
+                    "-",
+                    "-"
+                ),
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! Device-wide even-bin histograms.
+
+use gpu_host::gpu::device::{HISTOGRAM_BLOCK, histogram_even_items};
+use gpu_host::{DeviceBuffer, DeviceCopy, Error, LaunchConfig, Result, Stream};
+
+use crate::Algorithms;
+
+/// Sample types with a built-in histogram kernel.
+pub trait HistogramBuiltin: DeviceCopy + Send + PartialOrd {
+    /// The kernel's name.
+    const KERNEL: &'static str;
+}
+
+macro_rules! builtins {
+    ($($t:ident: $name:literal;)*) => { $(
+        impl HistogramBuiltin for $t { const KERNEL: &'static str = $name; }
+    )* };
+}
+
+builtins! {
+    f32: "histogram_even_f32";
+    f64: "histogram_even_f64";
+    i32: "histogram_even_i32";
+    u32: "histogram_even_u32";
+    u8: "histogram_even_u8";
+    u16: "histogram_even_u16";
+}
+
+impl Algorithms {
+    /// Counts `samples` into `counts.len()` equal-width bins over `[lower, upper)`
+    /// (asynchronous): `counts[b]` = number of samples in bin `b`; samples outside the range
+    /// (and NaN) are not counted. `counts` is overwritten.
+    ///
+    /// Bin of `x`: integers `(x - lower) · bins / (upper - lower)` exactly; floats
+    /// `⌊(x - lower) · (bins / (upper - lower))⌋` in the sample type's precision (clamped to the
+    /// last bin). Each block counts into shared memory when the bins fit (up to the device's
+    /// per-block shared memory / 4), then merges with one atomic per bin.
+    ///
+    /// Errors (nothing launched): no bins, `lower >= upper` (or NaN bounds).
+    pub fn histogram_even<T: HistogramBuiltin>(
+        &self,
+        stream: &Stream,
+        samples: &DeviceBuffer<T>,
+        lower: T,
+        upper: T,
+        counts: &mut DeviceBuffer<u32>,
+    ) -> Result<()> {
+        let kernel = self.kernel(T::KERNEL)?;
+        let bad = |argument: &str, message: String| Error::Argument {
+            kernel: T::KERNEL.to_string(),
+            argument: argument.to_string(),
+            message,
+        };
+        let bins = counts.len();
+        if bins == 0 {
+            return Err(bad(
+                "counts",
+                "zero bins: the counts buffer is empty".into(),
+            ));
+        }
+        if bins > u32::MAX as usize {
+            return Err(bad("counts", format!("{bins} bins; at most 2^32 - 1")));
+        }
+        if !(lower < upper) {
+            return Err(bad(
+                "lower/upper",
+                "the range is empty: lower must be below upper".into(),
+            ));
+        }
+        counts.copy_from_host(&vec![0u32; bins])?;
+        let tile = HISTOGRAM_BLOCK as usize * histogram_even_items::<T>();
+        let shared_limit = kernel.device().shared_memory_limit_per_block() as usize;
+        let shared = if bins * 4 <= shared_limit {
+            bins * 4
+        } else {
+            0
+        };
+        let resident = kernel
+            .occupancy(HISTOGRAM_BLOCK, shared)?
+            .active_blocks_per_sm
+            .max(1)
+            * self.multiprocessors.max(1);
+        let blocks = (samples.len() / tile).clamp(1, resident as usize);
+        let cfg = LaunchConfig::new(blocks as u32, HISTOGRAM_BLOCK).with_shared_mem(shared as u32);
+        let mut launch = kernel.prepare(stream, cfg)?;
+        launch
+            .input("samples", samples)
+            .value("lower", &lower)
+            .value("upper", &upper)
+            .output("counts", counts);
+        // SAFETY: `T::KERNEL` was made by `gpu::histogram_even_kernel!(_, T)`: (samples: &[T],
+        // lower: T, upper: T, counts: DisjointSlice<u32>); the grid is at most the number of
+        // full tiles (or 1), and the dynamic shared memory either holds every bin or is 0.
+        unsafe { launch.launch() }
+    }
+}

@@ -1,0 +1,66 @@
+//! Element-wise conversions, and the launch shape for your own transform kernels.
+
+use gpu_host::gpu::device::{TRANSFORM_BLOCK, transform_items};
+use gpu_host::{DeviceBuffer, DeviceCopy, Error, LaunchConfig, Result, Stream};
+use half::{bf16, f16};
+
+use crate::Algorithms;
+
+/// `(From, To)` pairs with a built-in conversion kernel.
+pub trait ConvertBuiltin<To>: DeviceCopy + Send {
+    /// The kernel's name.
+    const KERNEL: &'static str;
+}
+
+impl ConvertBuiltin<f16> for f32 {
+    const KERNEL: &'static str = "convert_f32_f16";
+}
+impl ConvertBuiltin<bf16> for f32 {
+    const KERNEL: &'static str = "convert_f32_bf16";
+}
+impl ConvertBuiltin<f32> for f16 {
+    const KERNEL: &'static str = "convert_f16_f32";
+}
+impl ConvertBuiltin<f32> for bf16 {
+    const KERNEL: &'static str = "convert_bf16_f32";
+}
+
+/// The launch configuration for a transform kernel (made with `gpu::transform_kernel!`) over
+/// `n` elements of input type `A`: one block per tile, up to `max_blocks` (blocks then loop).
+pub fn transform_config<A>(n: usize, max_blocks: u32) -> LaunchConfig {
+    let tile = TRANSFORM_BLOCK as usize * transform_items::<A>();
+    let blocks = n.div_ceil(tile).clamp(1, max_blocks.max(1) as usize);
+    LaunchConfig::new(blocks as u32, TRANSFORM_BLOCK)
+}
+
+impl Algorithms {
+    /// `output[i] = input[i] as To` (round to nearest even), asynchronous. `output` must be at
+    /// least as long as `input`.
+    pub fn convert<From: ConvertBuiltin<To>, To: DeviceCopy>(
+        &self,
+        stream: &Stream,
+        input: &DeviceBuffer<From>,
+        output: &mut DeviceBuffer<To>,
+    ) -> Result<()> {
+        let kernel = self.kernel(From::KERNEL)?;
+        if output.len() < input.len() {
+            return Err(Error::SizeMismatch {
+                operation: format!("{}: output", From::KERNEL),
+                expected: input.len(),
+                actual: output.len(),
+            });
+        }
+        if input.is_empty() {
+            return Ok(());
+        }
+        let cfg = transform_config::<From>(
+            input.len(),
+            self.resident_blocks(kernel, TRANSFORM_BLOCK)? * 4,
+        );
+        let mut launch = kernel.prepare(stream, cfg)?;
+        launch.input("input", input).output("output", output);
+        // SAFETY: `From::KERNEL` was made by `gpu::transform_kernel!(_, From => To, _)`:
+        // (input: &[From], output: DisjointSlice<To>); output length checked above.
+        unsafe { launch.launch() }
+    }
+}

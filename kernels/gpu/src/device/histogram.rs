@@ -1,0 +1,176 @@
+//! Device-wide histogram with evenly spaced bins.
+
+use crate::block;
+use crate::shared;
+use crate::slice::DisjointSlice;
+use crate::sync::sync_threads;
+use crate::thread::{block_idx_x, block_size, grid_dim_x, local_index};
+use crate::{DeviceCopy, atomic};
+
+/// Threads per block of the histogram kernels.
+pub const HISTOGRAM_BLOCK: u32 = 256;
+
+/// Sample types with even binning: which of `bins` equal-width bins over `[lower, upper)` a
+/// value falls in.
+pub trait Sample: DeviceCopy {
+    /// The bin of `self`, or `None` outside `[lower, upper)` (and for NaN).
+    ///
+    /// Integers: `(x - lower) · bins / (upper - lower)` exactly (wide arithmetic). Floats:
+    /// `⌊(x - lower) · (bins / (upper - lower))⌋` in the sample's precision, clamped to the last
+    /// bin — the same arithmetic a CPU reference must use to agree at bin edges.
+    fn bin_even(self, lower: Self, upper: Self, bins: u32) -> Option<u32>;
+}
+
+macro_rules! int_sample {
+    ($($t:ty),*) => { $(
+        impl Sample for $t {
+            #[inline(always)]
+            fn bin_even(self, lower: Self, upper: Self, bins: u32) -> Option<u32> {
+                if self < lower || self >= upper {
+                    return None;
+                }
+                let offset = (self as i128 - lower as i128) as u128;
+                let width = (upper as i128 - lower as i128) as u128;
+                Some((offset * bins as u128 / width) as u32)
+            }
+        }
+    )* };
+}
+
+int_sample!(u8, i8, u16, i16, u32, i32);
+
+macro_rules! wide_int_sample {
+    ($($t:ty),*) => { $(
+        impl Sample for $t {
+            #[inline(always)]
+            fn bin_even(self, lower: Self, upper: Self, bins: u32) -> Option<u32> {
+                if self < lower || self >= upper {
+                    return None;
+                }
+                // u64 offsets times a u32 bin count need up to 96 bits; split the product to
+                // stay in u64 (no 128-bit division on the GPU).
+                let offset = self.wrapping_sub(lower) as u64;
+                let width = upper.wrapping_sub(lower) as u64;
+                let (q, r) = (offset / width, offset % width);
+                let bins = bins as u64;
+                let hi = q * bins;
+                // r < width, so r · bins / width < bins; compute it without overflow when
+                // r · bins fits, else through f64 (off by at most one bin at 2^53+ widths).
+                let lo = match r.checked_mul(bins) {
+                    Some(p) => p / width,
+                    None => ((r as f64 / width as f64) * bins as f64) as u64,
+                };
+                Some((hi + lo).min(bins - 1) as u32)
+            }
+        }
+    )* };
+}
+
+wide_int_sample!(u64, i64);
+
+macro_rules! float_sample {
+    ($($t:ty),*) => { $(
+        impl Sample for $t {
+            #[inline(always)]
+            fn bin_even(self, lower: Self, upper: Self, bins: u32) -> Option<u32> {
+                if !(self >= lower && self < upper) {
+                    return None;
+                }
+                let scale = bins as $t / (upper - lower);
+                Some((((self - lower) * scale) as u32).min(bins - 1))
+            }
+        }
+    )* };
+}
+
+float_sample!(f32, f64);
+
+/// Items per thread per tile of the histogram kernels (64 bytes per thread).
+pub const fn histogram_even_items<T>() -> usize {
+    super::reduce_items::<T>()
+}
+
+/// The body of a device-wide even-bin histogram kernel: `counts[b] += #{x in samples : x in
+/// bin b}` for `counts.len()` bins over `[lower, upper)` (see [`Sample::bin_even`]); samples
+/// outside are ignored. `counts` must be zeroed before the launch (the host API does it).
+///
+/// Launch with [`HISTOGRAM_BLOCK`] threads, a grid of at most the number of full tiles (or 1),
+/// and `counts.len() · 4` bytes of dynamic shared memory when that fits: each block then counts
+/// into a private shared-memory histogram (fast shared atomics) and adds it to `counts` at the
+/// end with one global atomic per non-empty bin. With less dynamic shared memory than that,
+/// every sample is a global atomic (for very many bins).
+#[inline(always)]
+pub fn histogram_even<T: Sample, const N: usize>(
+    samples: &[T],
+    lower: T,
+    upper: T,
+    counts: &DisjointSlice<'_, u32>,
+) {
+    let bins = counts.len();
+    assert!(
+        bins > 0 && bins <= u32::MAX as usize,
+        "device::histogram_even: bin count out of range"
+    );
+    let local = shared::dynamic::<u32>();
+    let private = local.len() >= bins;
+    let (t, threads) = (local_index() as usize, block_size() as usize);
+    if private {
+        let mut b = t;
+        while b < bins {
+            // SAFETY: b < bins <= local.len().
+            unsafe { local.write_unchecked(b, 0) };
+            b += threads;
+        }
+        sync_threads();
+    }
+    let count = |x: T| {
+        if let Some(b) = x.bin_even(lower, upper, bins as u32) {
+            let b = b as usize;
+            if private {
+                // SAFETY: b < bins <= local.len().
+                unsafe {
+                    atomic::shared::add(local.addr() + 4 * b as u32, 1u32, atomic::Scope::Block)
+                };
+            } else {
+                // SAFETY: b < bins = counts.len(); concurrent updates are atomic.
+                unsafe {
+                    atomic::global::add(counts.as_mut_ptr().add(b), 1u32, atomic::Scope::Device)
+                };
+            }
+        }
+    };
+    let n = samples.len();
+    let tile = threads * N;
+    let full_tiles = n / tile;
+    let (grid, block) = (grid_dim_x() as usize, block_idx_x() as usize);
+    let mut k = block;
+    while k < full_tiles {
+        let items: [T; N] = block::load_blocked(samples, k * tile);
+        for x in items {
+            count(x);
+        }
+        k += grid;
+    }
+    if full_tiles * tile < n && block == full_tiles % grid {
+        let first = full_tiles * tile + t * N;
+        for i in 0..N {
+            if let Some(&x) = samples.get(first + i) {
+                count(x);
+            }
+        }
+    }
+    if private {
+        sync_threads();
+        let mut b = t;
+        while b < bins {
+            // SAFETY: b < bins <= local.len(); every block adds its counts atomically.
+            unsafe {
+                let c = local.read_unchecked(b);
+                if c != 0 {
+                    atomic::global::add(counts.as_mut_ptr().add(b), c, atomic::Scope::Device);
+                }
+            }
+            b += threads;
+        }
+    }
+}
