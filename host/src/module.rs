@@ -411,6 +411,7 @@ impl Gpu {
                     format!("setting up the panic record of PTX module `{module_name}`")
                 }))?;
         let mut kernels = Vec::with_capacity(kernel_names.len());
+        let mut param_sizes = ptx::all_entry_param_sizes(text);
         for &name in kernel_names {
             let not_found = || Error::KernelNotFound {
                 module: module_name.to_string(),
@@ -433,7 +434,7 @@ impl Gpu {
             kernels.push(Kernel {
                 name: name.to_string(),
                 module: module_name.to_string(),
-                param_sizes: ptx::entry_param_sizes(text, name),
+                param_sizes: param_sizes.remove(name).flatten(),
                 device: self.properties_arc().clone(),
                 ctx: ctx.clone(),
                 dynamic_shared_limit: AtomicU32::new(attributes.max_dynamic_shared_bytes),

@@ -6,34 +6,42 @@
 
 /// Removes `//` and `/* */` comments, keeping line structure, so commented-out entries are
 /// not found. PTX has no string literals that could contain comment markers.
+///
+/// One linear pass: LLVM's PTX carries a `//` comment on most basic blocks, and modules of
+/// megabytes are common, so anything that rescans the rest of the text per comment is far too
+/// slow (a 3.8 MB module took 15 s that way).
 fn strip_comments(ptx: &str) -> String {
+    let bytes = ptx.as_bytes();
     let mut out = String::with_capacity(ptx.len());
-    let mut rest = ptx;
-    while !rest.is_empty() {
-        let line = rest.find("//");
-        let block = rest.find("/*");
-        match (line, block) {
-            (Some(l), b) if b.is_none_or(|b| l < b) => {
-                out.push_str(&rest[..l]);
-                rest = &rest[l..];
-                let end = rest.find('\n').unwrap_or(rest.len());
-                rest = &rest[end..];
+    let (mut i, mut copied_from) = (0, 0);
+    while i + 1 < bytes.len() {
+        match (bytes[i], bytes[i + 1]) {
+            (b'/', b'/') => {
+                out.push_str(&ptx[copied_from..i]);
+                i = memchr_newline(bytes, i);
+                copied_from = i;
             }
-            (_, Some(b)) => {
-                out.push_str(&rest[..b]);
-                rest = &rest[b + 2..];
-                let end = rest.find("*/").map_or(rest.len(), |e| e + 2);
+            (b'/', b'*') => {
+                out.push_str(&ptx[copied_from..i]);
+                let body_end = ptx[i + 2..].find("*/").map_or(bytes.len(), |e| i + 2 + e);
                 // Keep newlines so nothing joins across lines.
-                out.extend(rest[..end].chars().filter(|&c| c == '\n'));
-                rest = &rest[end..];
+                out.extend(ptx[i..body_end].chars().filter(|&c| c == '\n'));
+                i = (body_end + 2).min(bytes.len());
+                copied_from = i;
             }
-            _ => {
-                out.push_str(rest);
-                rest = "";
-            }
+            _ => i += 1,
         }
     }
+    out.push_str(&ptx[copied_from.min(bytes.len())..]);
     out
+}
+
+/// Index of the next `\n` at or after `from`, or the end.
+fn memchr_newline(bytes: &[u8], from: usize) -> usize {
+    bytes[from..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |p| from + p)
 }
 
 fn is_ident_char(c: char) -> bool {
@@ -148,6 +156,25 @@ pub fn entry_param_sizes(ptx: &str, name: &str) -> Option<Vec<usize>> {
         return Some(Vec::new());
     }
     params.split(',').map(param_size).collect()
+}
+
+/// The parameter sizes of every kernel in `ptx`, by name, reading the text once (for loading a
+/// module with many kernels).
+pub fn all_entry_param_sizes(ptx: &str) -> std::collections::HashMap<String, Option<Vec<usize>>> {
+    let text = strip_comments(ptx);
+    entry_headers(&text)
+        .into_iter()
+        .map(|h| {
+            let sizes = h.params.and_then(|params| {
+                if params.trim().is_empty() {
+                    Some(Vec::new())
+                } else {
+                    params.split(',').map(param_size).collect()
+                }
+            });
+            (h.name.to_string(), sizes)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -61,7 +61,7 @@ impl Algorithms {
         if bins > u32::MAX as usize {
             return Err(bad("counts", format!("{bins} bins; at most 2^32 - 1")));
         }
-        if !(lower < upper) {
+        if lower.partial_cmp(&upper) != Some(std::cmp::Ordering::Less) {
             return Err(bad(
                 "lower/upper",
                 "the range is empty: lower must be below upper".into(),

@@ -1,6 +1,6 @@
 //! Device-wide inclusive and exclusive scans.
 
-use gpu_host::gpu::device::{SCAN_BLOCK, scan_items};
+use gpu_host::gpu::device::{SCAN_BLOCK, STATUS_WORDS_PER_TILE, scan_items};
 use gpu_host::gpu::ops::{Max, Min, Sum};
 use gpu_host::{DeviceBuffer, DeviceCopy, Error, LaunchConfig, Result, Stream};
 
@@ -36,7 +36,7 @@ builtins! {
     i32, Min: "inclusive_scan_min_i32" "exclusive_scan_min_i32";
 }
 
-/// Temporary storage of single-pass scans: two status words per tile, zeroed once, and the
+/// Temporary storage of single-pass scans: four status words per tile, zeroed once, and the
 /// call counter (*epoch*) that makes words of earlier calls read as unpublished.
 ///
 /// For a kernel of your own made with `gpu::inclusive_scan_kernel!`:
@@ -75,9 +75,12 @@ impl ScanTemp {
             argument: "input".to_string(),
             message: format!("{n} elements need {tiles} tiles, more than a grid can hold"),
         })?;
-        let too_small = self.status.as_ref().is_none_or(|s| s.len() < 2 * tiles);
+        let too_small = self
+            .status
+            .as_ref()
+            .is_none_or(|s| s.len() < STATUS_WORDS_PER_TILE * tiles);
         if too_small || self.epoch >= MAX_EPOCH {
-            self.status = Some(stream.alloc_zeroed(2 * tiles)?);
+            self.status = Some(stream.alloc_zeroed(STATUS_WORDS_PER_TILE * tiles)?);
             self.epoch = 0;
         }
         self.epoch += 1;

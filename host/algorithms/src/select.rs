@@ -62,6 +62,7 @@ impl Algorithms {
     /// Stable partition: the elements with `x <op> threshold` go to `selected`, the others to
     /// `rejected`, both in their original order; `num_selected[0]` gets the count
     /// (asynchronous). Both outputs must be at least as long as `input`.
+    #[allow(clippy::too_many_arguments)]
     pub fn partition<T: SelectBuiltin>(
         &self,
         stream: &Stream,

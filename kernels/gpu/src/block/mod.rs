@@ -8,6 +8,7 @@
 //! | [`blocked_to_striped`], [`striped_to_blocked`] | exchange through shared memory |
 //! | [`reduce`], [`reduce_partial`] | fold of one value per thread, result in every thread |
 //! | [`inclusive_scan`], [`exclusive_scan`] (+ `_items`, `_with_prefix`) | prefix scans with the block aggregate and a prefix callback |
+//! | [`radix_rank`], [`radix_sort`], [`radix_sort_pairs`] ([`RadixKey`]: `u32 i32 f32 u64 i64 f64`) | stable 8-bit-digit ranking (`match.any`, warp-private counters) and block sort |
 //!
 //! Same names as the [`crate::warp`] and [`crate::device`] layers. Every function here is a
 //! *collective*: all threads of the block call it (not under a divergent `if`), and it contains
@@ -29,6 +30,7 @@
 
 mod exchange;
 mod load;
+mod radix;
 mod reduce;
 mod scan;
 
@@ -36,6 +38,12 @@ pub use exchange::{blocked_to_striped, exchange_scratch_len, striped_to_blocked}
 pub use load::{
     load_blocked, load_blocked_partial, load_striped, load_striped_partial, store_blocked,
     store_blocked_partial, store_striped, store_striped_partial,
+};
+pub(crate) use radix::unroll;
+pub use radix::{
+    RADIX_BITS, RADIX_DIGITS, RadixBits, RadixKey, RadixRank, radix_digit, radix_rank,
+    radix_rank_scratch_len, radix_sort, radix_sort_pairs, radix_sort_scratch_len,
+    warp_striped_index,
 };
 pub use reduce::{reduce, reduce_partial};
 pub use scan::{
@@ -71,7 +79,7 @@ fn scratch<T: DeviceCopy>() -> SharedSlice<T> {
 #[inline(always)]
 fn warp_layout() -> (u32, u32, u32) {
     let threads = block_size();
-    if threads % WARP_SIZE != 0 {
+    if !threads.is_multiple_of(WARP_SIZE) {
         partial_warp(threads);
     }
     let t = local_index();

@@ -10,9 +10,11 @@
 //! Status words carry an *epoch* (the call number) so the storage needs zeroing only once, when
 //! allocated: a word from an earlier call reads as "not yet published".
 //!
-//! Layout, two `u64` per tile: values up to 4 bytes are packed with their flag into word
-//! `2·tile` (one 64-bit access, atomic by itself); larger values (up to 8 bytes) go in word
-//! `2·tile` and the flag in `2·tile + 1`, ordered by release/acquire fences.
+//! Layout, [`STATUS_WORDS_PER_TILE`] `u64` per tile: values up to 4 bytes are packed with their
+//! flag into the tile's first word (one 64-bit access, atomic by itself). Larger values (up to
+//! 8 bytes) have separate slots for the aggregate and the inclusive prefix, and the flag in a
+//! third word written after them (release/acquire fences): a slot is written once per call,
+//! before the flag that announces it, so a reader never sees a value newer than its flag.
 
 use core::mem::size_of;
 
@@ -27,6 +29,8 @@ use crate::{atomic, warp};
 const INVALID: u32 = 0;
 const PARTIAL: u32 = 1;
 const INCLUSIVE: u32 = 2;
+/// `u64` status words per tile.
+pub const STATUS_WORDS_PER_TILE: usize = 4;
 /// Epochs must fit in the flag's upper 30 bits.
 pub(crate) const MAX_EPOCH: u32 = (1 << 30) - 1;
 
@@ -61,7 +65,7 @@ impl<T: DeviceCopy> TileStatus<T> {
     const PACKED: bool = size_of::<T>() <= 4;
 
     /// Wraps `status` for a scan of `tiles` tiles in call number `epoch`. Panics if `status`
-    /// has fewer than `2 · tiles` words, `T` is larger than 8 bytes, or `epoch` is 0 or ≥ 2³⁰.
+    /// has fewer than `STATUS_WORDS_PER_TILE · tiles` words, `T` is larger than 8 bytes, or `epoch` is 0 or ≥ 2³⁰.
     #[inline(always)]
     pub fn new(status: &DisjointSlice<'_, u64>, tiles: usize, epoch: u32) -> Self {
         const {
@@ -71,8 +75,8 @@ impl<T: DeviceCopy> TileStatus<T> {
             )
         };
         assert!(
-            status.len() / 2 >= tiles,
-            "device scan: status storage shorter than 2 words per tile"
+            status.len() / STATUS_WORDS_PER_TILE >= tiles,
+            "device scan: status storage shorter than 4 words per tile"
         );
         assert!(
             epoch != 0 && epoch <= MAX_EPOCH,
@@ -97,13 +101,14 @@ impl<T: DeviceCopy> TileStatus<T> {
         // SAFETY: `tile < tiles` (callers), so both words are inside the checked storage; each
         // tile's words are written only by its own block, others read them volatile.
         unsafe {
-            let p = self.words.add(2 * tile);
+            let p = self.words.add(STATUS_WORDS_PER_TILE * tile);
             if Self::PACKED {
                 p.write_volatile(to_bits(value) << 32 | self.flag(kind) as u64);
             } else {
-                p.write_volatile(to_bits(value));
+                let slot = if kind == PARTIAL { 0 } else { 1 };
+                p.add(slot).write_volatile(to_bits(value));
                 fence_acq_rel(atomic::Scope::Device);
-                p.add(1).write_volatile(self.flag(kind) as u64);
+                p.add(2).write_volatile(self.flag(kind) as u64);
             }
         }
     }
@@ -113,16 +118,17 @@ impl<T: DeviceCopy> TileStatus<T> {
     fn read(&self, tile: usize) -> (u32, T) {
         // SAFETY: as in `publish`; volatile loads observe other blocks' stores.
         unsafe {
-            let p = self.words.add(2 * tile);
+            let p = self.words.add(STATUS_WORDS_PER_TILE * tile);
             let (flag, bits) = if Self::PACKED {
                 let w = p.read_volatile();
                 (w as u32, w >> 32)
             } else {
-                let flag = p.add(1).read_volatile() as u32;
+                let flag = p.add(2).read_volatile() as u32;
                 if flag & 3 != INVALID {
                     fence_acq_rel(atomic::Scope::Device);
                 }
-                (flag, p.read_volatile())
+                let slot = if flag & 3 == PARTIAL { 0 } else { 1 };
+                (flag, p.add(slot).read_volatile())
             };
             let kind = if flag >> 2 == self.epoch {
                 flag & 3
@@ -196,7 +202,7 @@ fn fold_lanes_from<T: DeviceCopy, O: ReduceOp<T>>(v: T, op: O, from: u32) -> T {
     while offset < WARP_SIZE {
         let other = warp::shuffle_down(acc, offset);
         let rel = lane.wrapping_sub(from);
-        if lane >= from && rel % (2 * offset) == 0 && lane + offset < WARP_SIZE {
+        if lane >= from && rel.is_multiple_of(2 * offset) && lane + offset < WARP_SIZE {
             acc = op.combine(acc, other);
         }
         offset *= 2;

@@ -25,7 +25,7 @@ mod sort;
 mod transform;
 
 pub use histogram::{HISTOGRAM_BLOCK, Sample, histogram_even, histogram_even_items};
-pub use lookback::TileStatus;
+pub use lookback::{STATUS_WORDS_PER_TILE, TileStatus};
 pub use reduce::{REDUCE_BLOCK, reduce, reduce_items};
 pub use scan::{SCAN_BLOCK, scan, scan_items};
 pub use segmented::{SEGMENTED_BLOCK, segmented_items, segmented_reduce};
@@ -46,6 +46,7 @@ pub use transform::{TRANSFORM_BLOCK, transform, transform_items, transform2};
 #[macro_export]
 macro_rules! reduce_kernel {
     ($name:ident, $t:ident, $op:expr) => {
+        #[allow(clippy::too_many_arguments)]
         #[$crate::kernel]
         pub fn $name(
             input: &[$t],
@@ -65,12 +66,13 @@ macro_rules! reduce_kernel {
 /// `$name`. `$t` must be a single identifier, of at most 8 bytes.
 ///
 /// Parameters: `input: &[T]`, `output: DisjointSlice<T>`, `status: DisjointSlice<u64>`
-/// (2 per tile, zeroed once when allocated), `epoch: u32` (1, 2, 3, … for successive scans that
+/// ([`STATUS_WORDS_PER_TILE`] per tile, zeroed once when allocated), `epoch: u32` (1, 2, 3, … for successive scans that
 /// reuse `status`, below 2³⁰). Launch one block of [`SCAN_BLOCK`] threads per tile of
 /// `SCAN_BLOCK · scan_items::<T>()` elements; see [`scan`].
 #[macro_export]
 macro_rules! inclusive_scan_kernel {
     ($name:ident, $t:ident, $op:expr) => {
+        #[allow(clippy::too_many_arguments)]
         #[$crate::kernel]
         pub fn $name(
             input: &[$t],
@@ -90,6 +92,7 @@ macro_rules! inclusive_scan_kernel {
 #[macro_export]
 macro_rules! exclusive_scan_kernel {
     ($name:ident, $t:ident, $op:expr) => {
+        #[allow(clippy::too_many_arguments)]
         #[$crate::kernel]
         pub fn $name(
             input: &[$t],
@@ -120,6 +123,7 @@ macro_rules! exclusive_scan_kernel {
 #[macro_export]
 macro_rules! select_kernel {
     ($name:ident, $t:ident, $pred:expr) => {
+        #[allow(clippy::too_many_arguments)]
         #[$crate::kernel]
         pub fn $name(
             input: &[$t],
@@ -148,6 +152,7 @@ macro_rules! select_kernel {
 #[macro_export]
 macro_rules! select_compare_kernel {
     ($name:ident, $t:ident) => {
+        #[allow(clippy::too_many_arguments)]
         #[$crate::kernel]
         pub fn $name(
             input: &[$t],
@@ -182,6 +187,7 @@ macro_rules! select_compare_kernel {
 #[macro_export]
 macro_rules! histogram_even_kernel {
     ($name:ident, $t:ident) => {
+        #[allow(clippy::too_many_arguments)]
         #[$crate::kernel]
         pub fn $name(samples: &[$t], lower: $t, upper: $t, counts: $crate::DisjointSlice<u32>) {
             $crate::device::histogram_even::<$t, { $crate::device::histogram_even_items::<$t>() }>(
@@ -197,6 +203,7 @@ macro_rules! histogram_even_kernel {
 #[macro_export]
 macro_rules! segmented_reduce_kernel {
     ($name:ident, $t:ident, $op:expr) => {
+        #[allow(clippy::too_many_arguments)]
         #[$crate::kernel]
         pub fn $name(input: &[$t], offsets: &[u64], init: $t, out: $crate::DisjointSlice<$t>) {
             $crate::device::segmented_reduce::<$t, _, { $crate::device::segmented_items::<$t>() }>(
@@ -216,6 +223,7 @@ macro_rules! segmented_reduce_kernel {
 #[macro_export]
 macro_rules! transform_kernel {
     ($name:ident, $a:ident => $b:ident, $f:expr) => {
+        #[allow(clippy::too_many_arguments)]
         #[$crate::kernel]
         pub fn $name(input: &[$a], output: $crate::DisjointSlice<$b>) {
             $crate::device::transform::<$a, $b, _, { $crate::device::transform_items::<$a>() }>(
@@ -230,6 +238,7 @@ macro_rules! transform_kernel {
 #[macro_export]
 macro_rules! transform2_kernel {
     ($name:ident, $a:ident, $b:ident => $c:ident, $f:expr) => {
+        #[allow(clippy::too_many_arguments)]
         #[$crate::kernel]
         pub fn $name(a: &[$a], b: &[$b], output: $crate::DisjointSlice<$c>) {
             $crate::device::transform2::<$a, $b, $c, _, { $crate::device::transform_items::<$a>() }>(

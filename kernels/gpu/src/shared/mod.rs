@@ -406,7 +406,7 @@ impl<T: DeviceCopy> SharedSlice<T> {
     #[inline(always)]
     #[track_caller]
     pub fn cast<U: DeviceCopy>(&self) -> SharedSlice<U> {
-        if self.addr % align_of::<U>() as u32 != 0 {
+        if !self.addr.is_multiple_of(align_of::<U>() as u32) {
             misaligned_cast();
         }
         let bytes = self.len * size_of::<T>() as u32;
