@@ -1,0 +1,92 @@
+"""Peer timings for `sort-bench`: torch.sort (CUB radix sort of pairs: keys + int64 indices)
+and cupy.sort (CUB onesweep, keys only), timed with CUDA events like the Rust side (warm-up,
+then the best of five trials of the mean over enough repetitions to take >= 20 ms).
+Prints JSON {case: {peer: {size: microseconds}}}. Run on the GPU machine in the same call as
+the bench: `python3 benches/peers/sort.py > sort_peers.json`."""
+import json
+import sys
+
+import torch
+
+try:
+    import cupy
+except Exception:  # cupy is optional
+    cupy = None
+
+SIZES = [1 << k for k in range(10, 27, 2)]
+if "--quick" in sys.argv:
+    SIZES = [1 << k for k in (10, 16, 20, 24)]
+
+
+def time_us(fn):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    once_ms = max(start.elapsed_time(end), 1e-3)
+    reps = max(10, min(10000, int(20.0 / once_ms)))
+    best = float("inf")
+    for _ in range(5):
+        start.record()
+        for _ in range(reps):
+            fn()
+        end.record()
+        end.synchronize()
+        best = min(best, start.elapsed_time(end) * 1000.0 / reps)
+    return best
+
+
+def main():
+    out = {}
+    gen = torch.Generator(device="cuda").manual_seed(1)
+
+    def add(case, peer, fn_for_size):
+        for n in SIZES:
+            fn = fn_for_size(n)
+            out.setdefault(case, {}).setdefault(peer, {})[str(n)] = time_us(fn)
+            del fn
+            torch.cuda.empty_cache()
+
+    def keys(n, dtype):
+        if dtype == torch.float32:
+            return torch.randn(n, device="cuda", generator=gen)
+        return torch.randint(-(2**31), 2**31 - 1, (n,), device="cuda", generator=gen,
+                             dtype=torch.int64).to(dtype)
+
+    def torch_sort(dtype):
+        def make(n):
+            x = keys(n, dtype)
+            return lambda: torch.sort(x)  # values + int64 indices (CUB SortPairs)
+        return make
+
+    for case in ("sort_pairs_u32_u64", "sort_pairs_u32_u32", "sort_keys_u32"):
+        add(case, "torch.sort", torch_sort(torch.int32))
+    add("sort_keys_f32", "torch.sort", torch_sort(torch.float32))
+    if cupy is not None:
+        def cupy_sort(dtype):
+            def make(n):
+                x = cupy.asarray(keys(n, dtype))
+                return lambda: cupy.sort(x)  # a copy, then CUB onesweep SortKeys
+            return make
+
+        def cupy_sort_in_place(dtype):
+            def make(n):
+                x = cupy.asarray(keys(n, dtype))
+                return lambda: x.sort()  # no copy (re-sorts sorted data after the first call)
+            return make
+
+        add("sort_keys_u32", "cupy.sort", cupy_sort(torch.int32))
+        add("sort_keys_u32", "cupy.ndarray.sort", cupy_sort_in_place(torch.int32))
+        add("sort_keys_f32", "cupy.sort", cupy_sort(torch.float32))
+        add("sort_keys_f32", "cupy.ndarray.sort", cupy_sort_in_place(torch.float32))
+    info = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+            "cupy": getattr(cupy, "__version__", None)}
+    print(json.dumps({"_info": info, **out}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,236 @@
+//! `sort-bench [--peers sort_peers.json] [--quick] [--check]`: times `gpu-algorithms`' radix sort with
+//! CUDA events over sizes 2^10 … 2^26 and prints, per case and size, our Gkeys/s, each peer's
+//! (torch.sort, cupy.sort, timed by `benches/peers/sort.py` in the same session) and the ratio
+//! peer time / our time (> 1: we are faster).
+//!
+//! Cases: `sort_keys_u32`, `sort_keys_f32` (keys only; cupy.sort is CUB onesweep SortKeys),
+//! `sort_pairs_u32_u64` (u32 keys with u64 index values: what torch.sort computes, int32 keys
+//! with int64 indices), `sort_pairs_u32_u32`.
+//!
+//! `--check` first prints how long loading the module took and checks a few sorts against the
+//! CPU (printing each step, and giving up with exit code 3 if one step takes over 200 s).
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use gpu_algorithms::Algorithms;
+use gpu_host::{Gpu, Result, Stream};
+
+/// Mean microseconds per call: warm-up, then the best of five trials of enough repetitions
+/// to take at least 20 ms (the procedure of the python peers).
+fn time_us(stream: &Stream, run: &mut dyn FnMut(&Stream) -> Result<()>) -> Result<f64> {
+    for _ in 0..3 {
+        run(stream)?;
+    }
+    let ((), once_ms) = stream.time(|s| run(s))?;
+    let reps = (20.0 / once_ms.max(1e-3)).clamp(10.0, 10_000.0) as usize;
+    let mut best = f64::INFINITY;
+    for _ in 0..5 {
+        let ((), ms) = stream.time(|s| {
+            for _ in 0..reps {
+                run(s)?;
+            }
+            Ok(())
+        })?;
+        best = best.min(ms as f64 * 1000.0 / reps as f64);
+    }
+    Ok(best)
+}
+
+fn random_u32(n: usize, seed: u64) -> Vec<u32> {
+    let mut state = seed | 1;
+    (0..n)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 32) as u32
+        })
+        .collect()
+}
+
+type Run<'a> = Box<dyn FnMut(&Stream) -> Result<()> + 'a>;
+
+fn prepare<'a>(gpu: &'a Gpu, algos: &'a Algorithms, case: &str, n: usize) -> Result<Run<'a>> {
+    let raw = random_u32(n, n as u64 ^ 0x9e37_79b9);
+    Ok(match case {
+        "sort_keys_u32" => {
+            let keys = gpu.to_device(&raw)?;
+            let mut out = gpu.alloc_zeroed::<u32>(n)?;
+            Box::new(move |s: &Stream| algos.sort_keys(s, &keys, &mut out))
+        }
+        "sort_keys_f32" => {
+            let f: Vec<f32> = raw
+                .iter()
+                .map(|&r| (r as f32 / u32::MAX as f32 - 0.5) * 1e3)
+                .collect();
+            let keys = gpu.to_device(&f)?;
+            let mut out = gpu.alloc_zeroed::<f32>(n)?;
+            Box::new(move |s: &Stream| algos.sort_keys(s, &keys, &mut out))
+        }
+        "sort_pairs_u32_u64" => {
+            let keys = gpu.to_device(&raw)?;
+            let values = gpu.to_device(&(0..n as u64).collect::<Vec<_>>())?;
+            let (mut ko, mut vo) = (gpu.alloc_zeroed::<u32>(n)?, gpu.alloc_zeroed::<u64>(n)?);
+            Box::new(move |s: &Stream| algos.sort_pairs(s, &keys, &values, &mut ko, &mut vo))
+        }
+        "sort_pairs_u32_u32" => {
+            let keys = gpu.to_device(&raw)?;
+            let values = gpu.to_device(&(0..n as u32).collect::<Vec<_>>())?;
+            let (mut ko, mut vo) = (gpu.alloc_zeroed::<u32>(n)?, gpu.alloc_zeroed::<u32>(n)?);
+            Box::new(move |s: &Stream| algos.sort_pairs(s, &keys, &values, &mut ko, &mut vo))
+        }
+        other => panic!("unknown case {other}"),
+    })
+}
+
+/// Steps done so far in `--check` mode; a watchdog thread ends the process when it stalls.
+static STEP: AtomicU64 = AtomicU64::new(0);
+
+fn step(start: Instant, what: &str) {
+    let n = STEP.fetch_add(1, Ordering::SeqCst) + 1;
+    eprintln!("[{:7.2} s] {n}: {what}", start.elapsed().as_secs_f64());
+}
+
+fn watchdog(limit: Duration) {
+    std::thread::spawn(move || {
+        let mut last = (0, Instant::now());
+        loop {
+            std::thread::sleep(Duration::from_millis(200));
+            let s = STEP.load(Ordering::SeqCst);
+            if s != last.0 {
+                last = (s, Instant::now());
+            } else if last.1.elapsed() > limit {
+                eprintln!("sort-bench: no progress for {limit:?} after step {s}; giving up");
+                std::process::exit(3);
+            }
+        }
+    });
+}
+
+/// Sorts a few inputs (keys and pairs, several sizes) and compares with the CPU.
+fn check(algos: &Algorithms, gpu: &Gpu, start: Instant) -> Result<bool> {
+    let stream = gpu.default_stream();
+    let mut ok = true;
+    for &n in &[1usize, 1000, 4097, 70_000, 1 << 20, 1 << 24] {
+        let keys = random_u32(n, n as u64);
+        let index: Vec<u32> = (0..n as u32).collect();
+        let (k, v) = (gpu.to_device(&keys)?, gpu.to_device(&index)?);
+        let (mut ko, mut vo) = (gpu.alloc_zeroed::<u32>(n)?, gpu.alloc_zeroed::<u32>(n)?);
+        algos.sort_keys(stream, &k, &mut ko)?;
+        let got_keys = ko.to_vec()?;
+        algos.sort_pairs(stream, &k, &v, &mut ko, &mut vo)?;
+        let (got_pairs, got_values) = (ko.to_vec()?, vo.to_vec()?);
+        let mut want: Vec<(u32, u32)> = keys.iter().copied().zip(0..).collect();
+        want.sort_by_key(|p| p.0);
+        let want_keys: Vec<u32> = want.iter().map(|p| p.0).collect();
+        let want_values: Vec<u32> = want.iter().map(|p| p.1).collect();
+        let good = got_keys == want_keys && got_pairs == want_keys && got_values == want_values;
+        ok &= good;
+        step(
+            start,
+            &format!("check n={n}: {}", if good { "ok" } else { "WRONG" }),
+        );
+    }
+    Ok(ok)
+}
+
+const CASES: &[&str] = &[
+    "sort_keys_u32",
+    "sort_keys_f32",
+    "sort_pairs_u32_u64",
+    "sort_pairs_u32_u32",
+];
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("sort-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let (mut peers_path, mut quick, mut checking, mut only) = (None, false, false, Vec::new());
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--peers" => peers_path = Some(args.next().ok_or("--peers needs a file")?),
+            "--quick" => quick = true,
+            "--check" => checking = true,
+            _ => only.push(a),
+        }
+    }
+    let peers: serde_json::Value = match &peers_path {
+        Some(p) => serde_json::from_str(&std::fs::read_to_string(p)?)?,
+        None => serde_json::Value::Null,
+    };
+    let sizes: Vec<usize> = if quick {
+        vec![1 << 10, 1 << 16, 1 << 20, 1 << 24]
+    } else {
+        (10..=26).step_by(2).map(|k| 1usize << k).collect()
+    };
+    let start = Instant::now();
+    if checking {
+        watchdog(Duration::from_secs(200));
+    }
+    let gpu = Gpu::first()?;
+    let algos = Algorithms::load(&gpu)?;
+    step(start, "module loaded");
+    if checking && !check(&algos, &gpu, start)? {
+        return Err("a sort gave a wrong result".into());
+    }
+    println!(
+        "GPU: {} ({} SMs)",
+        gpu.properties().name,
+        gpu.properties().multiprocessor_count
+    );
+    println!(
+        "{:<20}{:>10}{:>11}  {:<18}{:>11}{:>7}",
+        "case", "size", "ours Gk/s", "peer", "peer Gk/s", "ratio"
+    );
+    let stream = gpu.default_stream();
+    for case in CASES {
+        if !only.is_empty() && !only.iter().any(|o| case.contains(o.as_str())) {
+            continue;
+        }
+        for &n in &sizes {
+            STEP.fetch_add(1, Ordering::SeqCst);
+            let mut run = prepare(&gpu, &algos, case, n)?;
+            let ours = time_us(stream, &mut *run)?;
+            drop(run);
+            let gks = |us: f64| n as f64 / us / 1e3;
+            let case_peers = peers.get(case).and_then(|v| v.as_object());
+            let mut printed = false;
+            for (peer, times) in case_peers.into_iter().flatten() {
+                if let Some(us) = times.get(n.to_string()).and_then(|v| v.as_f64()) {
+                    println!(
+                        "{:<20}{:>10}{:>11.3}  {:<18}{:>11.3}{:>6.2}x",
+                        case,
+                        n,
+                        gks(ours),
+                        peer,
+                        gks(us),
+                        us / ours
+                    );
+                    printed = true;
+                }
+            }
+            if !printed {
+                println!(
+                    "{:<20}{:>10}{:>11.3}  {:<18}{:>11}{:>7}",
+                    case,
+                    n,
+                    gks(ours),
+                    "-",
+                    "-",
+                    "-"
+                );
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,402 @@
+//! Block-wide radix ranking and radix sort (8-bit digits).
+//!
+//! # Keys
+//! [`RadixKey`] maps a key to unsigned bits whose unsigned order is the key's order (as CUB
+//! does): unsigned integers as they are, signed integers with the sign bit flipped, floats with
+//! all bits flipped when negative and only the sign bit flipped otherwise. For floats that puts
+//! `-NaN < -inf < … < -0.0 = +0.0 < … < +inf < +NaN` (NaNs by sign bit, like `total_cmp`), and
+//! `-0.0` and `+0.0` rank as *equal* (CUB's behaviour: a stable sort keeps their input order).
+//! Keys themselves are never changed: sorts move the original values.
+//!
+//! # Ranking: [`radix_rank`]
+//! The "match" ranking of CUB's onesweep (`BlockRadixRankMatch`): the block's keys are held
+//! *warp-striped* (warp `w`, lane `l`, item `i` holds tile item `w·32·N + i·32 + l`, what
+//! coalesced loads give), each warp keeps a private 256-counter histogram in shared memory, and
+//! for each item `i` the lanes holding the same digit find each other with `match.any`: one of
+//! them bumps the warp's counter by the group size, each gets the old value plus the number of
+//! group members below it. No atomics, no bank-conflicting scan of per-thread counters. Then an
+//! exclusive scan over (digit, warp) counters turns the per-warp ranks into block ranks. The
+//! order within a digit is the tile order, so the ranking is **stable**.
+//!
+//! # Sorting: [`radix_sort`], [`radix_sort_pairs`]
+//! One rank + shared-memory scatter per 8 bits of the key, blocked in and blocked out.
+
+use core::mem::size_of;
+
+use super::warp_layout;
+use crate::DeviceCopy;
+use crate::math::popc;
+use crate::ops::Sum;
+use crate::shared::SharedSlice;
+use crate::sync::{sync_threads, sync_warp_all};
+use crate::thread::{WARP_SIZE, local_index};
+use crate::warp;
+
+/// Runs `body` with `i = 0, 1, …, n-1` (`n` a constant ≤ 32), fully unrolled. Per-item loops
+/// must be unrolled for the items to stay in registers (an array indexed by a loop variable
+/// lives in local memory), and LLVM's unroller gives up on bodies with several asm statements.
+macro_rules! unroll {
+    ($n:expr, |$i:ident| $body:block) => {{
+        const { assert!($n <= 32, "unroll!: at most 32 iterations") };
+        unroll!(@steps $n, $i, $body, 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31)
+    }};
+    (@steps $n:expr, $i:ident, $body:block, $($k:literal)*) => {
+        { $( if $k < $n { let $i: usize = $k; $body } )* }
+    };
+}
+pub(crate) use unroll;
+
+/// Bits per radix digit.
+pub const RADIX_BITS: u32 = 8;
+/// Digit values (and counters per warp): `2^RADIX_BITS`.
+pub const RADIX_DIGITS: usize = 1 << RADIX_BITS;
+
+/// The unsigned images of keys: `u32` and `u64`.
+pub trait RadixBits: Copy {
+    /// Bits in the image.
+    const BITS: u32;
+    /// `(self >> shift) & mask` as a `u32`; `shift < BITS`.
+    fn digit(self, shift: u32, mask: u32) -> u32;
+}
+
+impl RadixBits for u32 {
+    const BITS: u32 = 32;
+    #[inline(always)]
+    fn digit(self, shift: u32, mask: u32) -> u32 {
+        (self >> shift) & mask
+    }
+}
+
+impl RadixBits for u64 {
+    const BITS: u32 = 64;
+    #[inline(always)]
+    fn digit(self, shift: u32, mask: u32) -> u32 {
+        (self >> shift) as u32 & mask
+    }
+}
+
+/// Keys a radix sort can order: `u32 i32 f32 u64 i64 f64`. See the module docs for the order.
+pub trait RadixKey: DeviceCopy {
+    /// The unsigned image (`u32` or `u64`).
+    type Bits: RadixBits;
+    /// The order-preserving unsigned image of `self`.
+    fn radix_bits(self) -> Self::Bits;
+}
+
+macro_rules! radix_keys {
+    ($($t:ty => $bits:ty, |$k:ident| $image:expr;)*) => { $(
+        impl RadixKey for $t {
+            type Bits = $bits;
+            #[inline(always)]
+            fn radix_bits(self) -> $bits {
+                let $k = self;
+                $image
+            }
+        }
+    )* };
+}
+
+/// The float image: `-0.0` first becomes `+0.0` so the two rank equal, then negative values
+/// get all bits flipped (larger magnitude sorts first) and non-negative ones the sign bit set.
+macro_rules! float_image {
+    ($bits:expr, $t:ty) => {{
+        const SIGN: $t = 1 << (<$t>::BITS - 1);
+        let b = if $bits == SIGN { 0 } else { $bits };
+        if b & SIGN != 0 { !b } else { b | SIGN }
+    }};
+}
+
+radix_keys! {
+    u32 => u32, |k| k;
+    u64 => u64, |k| k;
+    i32 => u32, |k| (k as u32) ^ (1 << 31);
+    i64 => u64, |k| (k as u64) ^ (1 << 63);
+    f32 => u32, |k| float_image!(k.to_bits(), u32);
+    f64 => u64, |k| float_image!(k.to_bits(), u64);
+}
+
+/// The digit of `key` at bit `shift` with `bits` bits (`1..=8`).
+#[inline(always)]
+pub fn radix_digit<K: RadixKey>(key: K, shift: u32, bits: u32) -> u32 {
+    key.radix_bits().digit(shift, (1 << bits) - 1)
+}
+
+/// `u32` counters [`radix_rank`] needs for a block of `threads` threads: 256 per warp.
+pub const fn radix_rank_scratch_len(threads: usize) -> usize {
+    threads.div_ceil(WARP_SIZE as usize) * RADIX_DIGITS
+}
+
+/// The result of [`radix_rank`].
+#[derive(Clone, Copy)]
+pub struct RadixRank<const N: usize> {
+    /// Each item's position in the digit-sorted tile (stable).
+    pub ranks: [u32; N],
+    /// In thread `t < 256`: how many items of the tile have digit `t`.
+    pub digit_count: u32,
+    /// In thread `t < 256`: how many items of the tile have a digit below `t` (where the items
+    /// of digit `t` start in the sorted tile).
+    pub digit_start: u32,
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn rank_scratch_too_small() -> ! {
+    panic!(
+        "block radix rank: needs a block of at least 256 threads and radix_rank_scratch_len(block_size) counters"
+    )
+}
+
+/// Ranks the block's items by their digit (`< 256`; higher bits are ignored): returns each
+/// item's position in the tile stably sorted by digit, and per digit (thread `t` for digit
+/// `t`) the count and start. Items are **warp-striped** (see the module docs): warp `w`, lane
+/// `l`, item `i` holds tile item `w·32·N + i·32 + l`, and equal digits keep that order.
+///
+/// Needs a block of at least 256 threads (one per digit for the digit scan), a multiple of 32,
+/// and `counters` of [`radix_rank_scratch_len`]`(block_size)` elements. A collective: ends with
+/// a barrier.
+#[inline(always)]
+#[track_caller]
+pub fn radix_rank<const N: usize>(digits: [u32; N], counters: SharedSlice<u32>) -> RadixRank<N> {
+    let (warp_id, _, warps) = warp_layout();
+    let threads = warps as usize * WARP_SIZE as usize;
+    if threads < RADIX_DIGITS || counters.len() < radix_rank_scratch_len(threads) {
+        rank_scratch_too_small();
+    }
+    counters.block_fill(0);
+    sync_threads();
+
+    // Per item: the lanes with the same digit; the lowest of them bumps the warp's counter.
+    let own = warp_id as usize * RADIX_DIGITS;
+    let below_mask = warp::lane_mask_lt();
+    let mut ranks = [0u32; N];
+    unroll!(N, |i| {
+        let slot = own + (digits[i] as usize & (RADIX_DIGITS - 1));
+        let peers = warp::match_any(digits[i] & (RADIX_DIGITS as u32 - 1));
+        // SAFETY: slot < warps · 256 ≤ counters.len() (checked above).
+        let before = unsafe { counters.read_unchecked(slot) };
+        sync_warp_all();
+        let below = popc(peers & below_mask);
+        if below == 0 {
+            // SAFETY: as above; one lane per digit writes, after all lanes have read.
+            unsafe { counters.write_unchecked(slot, before + popc(peers)) };
+        }
+        sync_warp_all();
+        ranks[i] = before + below;
+    });
+    sync_threads();
+
+    // Thread t owns digit t: total over warps, block scan over digits, then each warp's
+    // counter becomes where that warp's items of digit t start in the tile.
+    let t = local_index() as usize;
+    let mut count = 0;
+    if t < RADIX_DIGITS {
+        for w in 0..warps as usize {
+            // SAFETY: w·256 + t < warps·256 ≤ counters.len().
+            count += unsafe { counters.read_unchecked(w * RADIX_DIGITS + t) };
+        }
+    }
+    let (start, _) = super::exclusive_scan(count, Sum, 0u32);
+    if t < RADIX_DIGITS {
+        let mut run = start;
+        for w in 0..warps as usize {
+            let slot = w * RADIX_DIGITS + t;
+            // SAFETY: in bounds as above; only thread t touches column t here.
+            unsafe {
+                let c = counters.read_unchecked(slot);
+                counters.write_unchecked(slot, run);
+                run += c;
+            }
+        }
+    }
+    sync_threads();
+    unroll!(N, |i| {
+        let slot = own + (digits[i] as usize & (RADIX_DIGITS - 1));
+        // SAFETY: in bounds as above.
+        ranks[i] += unsafe { counters.read_unchecked(slot) };
+    });
+    sync_threads();
+    RadixRank {
+        ranks,
+        digit_count: count,
+        digit_start: start,
+    }
+}
+
+/// Tile position of warp-striped item `i` of this thread (see [`radix_rank`]).
+#[inline(always)]
+pub fn warp_striped_index<const N: usize>(i: usize) -> usize {
+    let t = local_index() as usize;
+    let (warp_id, lane) = (t / WARP_SIZE as usize, t % WARP_SIZE as usize);
+    warp_id * WARP_SIZE as usize * N + i * WARP_SIZE as usize + lane
+}
+
+/// `u32` words of scratch [`radix_sort`] / [`radix_sort_pairs`] need for `threads` threads
+/// holding `items` keys of `key_bytes` (and values of `value_bytes`, 0 for keys only): the
+/// rank counters plus one tile of the larger of key and value.
+pub const fn radix_sort_scratch_len(
+    threads: usize,
+    items: usize,
+    key_bytes: usize,
+    value_bytes: usize,
+) -> usize {
+    let widest = if key_bytes > value_bytes {
+        key_bytes
+    } else {
+        value_bytes
+    };
+    radix_rank_scratch_len(threads) + (threads * items * widest).div_ceil(16) * 4
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn sort_scratch_too_small() -> ! {
+    panic!("block radix sort: scratch shorter than radix_sort_scratch_len")
+}
+
+/// Moves `items` to tile positions `pos(i)` through `tile`, then returns the items at
+/// positions `take(i)`. Ends with a barrier.
+#[inline(always)]
+fn permute<T: DeviceCopy, const N: usize>(
+    items: [T; N],
+    tile: SharedSlice<T>,
+    pos: impl Fn(usize) -> usize,
+    take: impl Fn(usize) -> usize,
+) -> [T; N] {
+    for (i, item) in items.into_iter().enumerate() {
+        tile.write(pos(i), item);
+    }
+    sync_threads();
+    let out = core::array::from_fn(|i| tile.read(take(i)));
+    sync_threads();
+    out
+}
+
+/// Sorts the block's keys (and values) by bits `begin_bit..end_bit` of their radix image.
+#[inline(always)]
+#[track_caller]
+fn sort_block<K: RadixKey, V: DeviceCopy, const N: usize>(
+    mut keys: [K; N],
+    mut values: [V; N],
+    with_values: bool,
+    begin_bit: u32,
+    end_bit: u32,
+    scratch: SharedSlice<u32>,
+) -> ([K; N], [V; N]) {
+    let (_, _, warps) = warp_layout();
+    let threads = warps as usize * WARP_SIZE as usize;
+    let value_bytes = if with_values { size_of::<V>() } else { 0 };
+    if scratch.len() < radix_sort_scratch_len(threads, N, size_of::<K>(), value_bytes) {
+        sort_scratch_too_small();
+    }
+    let end_bit = end_bit.min(K::Bits::BITS);
+    if begin_bit >= end_bit {
+        return (keys, values);
+    }
+    let (counters, tile) = scratch.split_at(radix_rank_scratch_len(threads));
+    let (key_tile, value_tile) = (tile.cast::<K>(), tile.cast::<V>());
+    let t = local_index() as usize;
+    let blocked = |i: usize| t * N + i;
+    let striped = warp_striped_index::<N>;
+
+    // Blocked → warp-striped, so that the stable ranking keeps the input order.
+    keys = permute(keys, key_tile, blocked, striped);
+    if with_values {
+        values = permute(values, value_tile, blocked, striped);
+    }
+    let mut shift = begin_bit;
+    loop {
+        let bits = (end_bit - shift).min(RADIX_BITS);
+        let digits = keys.map(|k| radix_digit(k, shift, bits));
+        let rank = radix_rank(digits, counters);
+        shift += bits;
+        let last = shift >= end_bit;
+        let by_rank = |i: usize| rank.ranks[i] as usize;
+        let next = |i: usize| if last { blocked(i) } else { striped(i) };
+        keys = permute(keys, key_tile, by_rank, next);
+        if with_values {
+            values = permute(values, value_tile, by_rank, next);
+        }
+        if last {
+            return (keys, values);
+        }
+    }
+}
+
+/// Sorts the block's `B · N` keys (blocked: thread `t` holds items `t·N .. t·N+N`, in and out)
+/// by bits `begin_bit..end_bit` of their radix image (`0..32` or `0..64` for a full sort),
+/// stably, one 8-bit digit per pass.
+///
+/// Needs a block of at least 256 threads (a multiple of 32) and `scratch` of
+/// [`radix_sort_scratch_len`]`(B, N, size_of::<K>(), 0)` words. A collective; ends with a
+/// barrier.
+#[inline(always)]
+#[track_caller]
+pub fn radix_sort<K: RadixKey, const N: usize>(
+    keys: [K; N],
+    begin_bit: u32,
+    end_bit: u32,
+    scratch: SharedSlice<u32>,
+) -> [K; N] {
+    sort_block(keys, [0u32; N], false, begin_bit, end_bit, scratch).0
+}
+
+/// [`radix_sort`] of key-value pairs: each value moves with its key. `scratch` needs
+/// [`radix_sort_scratch_len`]`(B, N, size_of::<K>(), size_of::<V>())` words.
+#[inline(always)]
+#[track_caller]
+pub fn radix_sort_pairs<K: RadixKey, V: DeviceCopy, const N: usize>(
+    keys: [K; N],
+    values: [V; N],
+    begin_bit: u32,
+    end_bit: u32,
+    scratch: SharedSlice<u32>,
+) -> ([K; N], [V; N]) {
+    sort_block(keys, values, true, begin_bit, end_bit, scratch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sorted_by_image<K: RadixKey, const L: usize>(mut keys: [K; L]) -> [K; L]
+    where
+        K::Bits: Ord,
+    {
+        keys.sort_unstable_by_key(|k| k.radix_bits());
+        keys
+    }
+
+    #[test]
+    fn images_preserve_order() {
+        assert_eq!(
+            sorted_by_image([3i32, -1, i32::MIN, 0, i32::MAX, -7]),
+            [i32::MIN, -7, -1, 0, 3, i32::MAX]
+        );
+        assert_eq!(
+            sorted_by_image([3i64, -1, i64::MIN, 0, i64::MAX]),
+            [i64::MIN, -1, 0, 3, i64::MAX]
+        );
+        let f = sorted_by_image([
+            1.5f32,
+            f32::NAN,
+            -f32::NAN,
+            f32::INFINITY,
+            -2.0,
+            f32::NEG_INFINITY,
+            0.0,
+            -0.5,
+        ]);
+        assert!(f[0].is_nan() && f[0].is_sign_negative());
+        assert_eq!(
+            &f[1..7],
+            &[f32::NEG_INFINITY, -2.0, -0.5, 0.0, 1.5, f32::INFINITY]
+        );
+        assert!(f[7].is_nan() && f[7].is_sign_positive());
+        assert_eq!((-0.0f32).radix_bits(), 0.0f32.radix_bits());
+        assert_eq!((-0.0f64).radix_bits(), 0.0f64.radix_bits());
+        assert!((-1e-300f64).radix_bits() < 0.0f64.radix_bits());
+        assert!(u64::MAX.radix_bits().digit(56, 0xff) == 0xff);
+    }
+}

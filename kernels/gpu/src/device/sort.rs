@@ -1,0 +1,427 @@
+//! Device-wide LSD radix sort, *onesweep* style (Adinets & Merrill, "Onesweep: A Faster Least
+//! Significant Digit Radix Sort for GPUs", 2022): one histogram kernel up front, then **one
+//! kernel per 8-bit digit** that reads each key once and writes it once.
+//!
+//! 1. [`radix_sort_histogram`]: counts every digit of every pass over the whole input at once
+//!    (shared-memory histograms, added to global counters).
+//! 2. [`radix_sort_pass`], once per digit, ping-ponging between buffers. A block takes the next
+//!    tile (an atomic ticket, so every earlier tile's block is already running: look-back never
+//!    waits on a block that has not started), ranks its keys by digit in shared memory
+//!    ([`block::radix_rank`]), and publishes its 256 digit counts. Thread `d` then learns where
+//!    digit `d` starts in the output by *decoupled look-back* over the earlier tiles' counts
+//!    (tile 0 seeds it with the exclusive scan of the histogram). Keys (and values) are
+//!    scattered through shared memory in digit order, so each run of equal digits is written
+//!    contiguously: global writes are mostly coalesced.
+//!
+//! The sort is stable (each pass is), so LSD order is right. Keys move unchanged; only their
+//! [`RadixKey`] image is ranked (floats: NaNs by sign at the ends, `-0.0 = +0.0`).
+//!
+//! # State
+//! `counts` (`u32`, [`SORT_COUNTS_LEN`]) holds the histograms (256 per pass) and a tile ticket
+//! per pass; both are zero between sorts (tile 0 clears its pass's histogram after reading it,
+//! the block that draws the last ticket resets the ticket), so it is zeroed only when allocated.
+//! `status` (`u64`, 256 per tile) holds the look-back words, tagged with an *epoch* (one per
+//! pass, `1..2^30`, never repeated until the storage is re-zeroed) so stale words read as "not
+//! yet published".
+
+use core::mem::size_of;
+
+use crate::block::unroll;
+use crate::block::{self, RADIX_DIGITS, RadixBits, RadixKey, radix_digit, warp_striped_index};
+use crate::ops::Sum;
+use crate::shared;
+use crate::slice::DisjointSlice;
+use crate::sync::sync_threads;
+use crate::thread::{block_idx_x, block_size, grid_dim_x, local_index};
+use crate::{DeviceCopy, atomic};
+
+/// Threads per block of the sort kernels: one per digit.
+pub const SORT_BLOCK: u32 = 256;
+
+/// Most passes of one sort: 64-bit keys, 8 bits per pass.
+pub const SORT_MAX_PASSES: usize = 8;
+
+/// Length of the `counts` state: 256 histogram counters per pass, then one tile ticket per pass.
+pub const SORT_COUNTS_LEN: usize = SORT_MAX_PASSES * RADIX_DIGITS + SORT_MAX_PASSES;
+
+/// Keys per thread of a pass tile: 16 (a 4096-key tile).
+pub const fn sort_items<K>() -> usize {
+    16
+}
+
+/// Keys per tile of a pass kernel for key type `K`.
+pub const fn sort_tile<K>() -> usize {
+    SORT_BLOCK as usize * sort_items::<K>()
+}
+
+/// Keys per thread per tile of the histogram kernel: 64 bytes (four 16-byte loads).
+pub const fn histogram_items<K>() -> usize {
+    64 / size_of::<K>()
+}
+
+/// Dynamic shared memory of a pass kernel for keys `K` (bytes): rank counters, digit offsets,
+/// the tile ticket, and one tile of the wider of key and value (`value_bytes` 0 for keys only).
+pub const fn sort_shared_bytes<K>(value_bytes: usize) -> usize {
+    let key_bytes = size_of::<K>();
+    let widest = if key_bytes > value_bytes {
+        key_bytes
+    } else {
+        value_bytes
+    };
+    4 * (block::radix_rank_scratch_len(SORT_BLOCK as usize) + RADIX_DIGITS + 4)
+        + sort_tile::<K>() * widest
+}
+
+const PARTIAL: u64 = 1;
+const INCLUSIVE: u64 = 2;
+
+/// The body of the histogram kernel: adds, for each of the passes over bits
+/// `begin_bit..end_bit` (8 bits each, the last may be shorter), the count of each digit value
+/// over all of `keys` to `counts[pass · 256 + digit]`.
+///
+/// Launch [`SORT_BLOCK`] threads and any number of blocks (the host uses what fills the GPU
+/// once); block `b` takes tiles `b, b + grid, …`.
+#[inline(always)]
+pub fn radix_sort_histogram<K: RadixKey, const N: usize>(
+    keys: &[K],
+    counts: &DisjointSlice<'_, u32>,
+    begin_bit: u32,
+    end_bit: u32,
+) {
+    assert!(
+        block_size() == SORT_BLOCK && counts.len() >= SORT_COUNTS_LEN,
+        "radix sort histogram: block size must be SORT_BLOCK and counts SORT_COUNTS_LEN long"
+    );
+    let end_bit = end_bit.min(K::Bits::BITS);
+    let passes = end_bit.saturating_sub(begin_bit).div_ceil(8) as usize;
+    let hist = crate::shared_array!(u32, SORT_MAX_PASSES * RADIX_DIGITS);
+    hist.block_fill(0);
+    sync_threads();
+
+    let count_key = |key: K| {
+        for p in 0..passes {
+            let shift = begin_bit + 8 * p as u32;
+            let d = radix_digit(key, shift, (end_bit - shift).min(8));
+            // SAFETY: p < 8 and d < 256, so the address is inside `hist`; shared atomics.
+            unsafe {
+                atomic::shared::add(
+                    hist.addr() + 4 * (p * RADIX_DIGITS) as u32 + 4 * d,
+                    1u32,
+                    atomic::Scope::Block,
+                )
+            };
+        }
+    };
+    let tile = SORT_BLOCK as usize * N;
+    let full_tiles = keys.len() / tile;
+    let mut index = block_idx_x() as usize;
+    while index < full_tiles {
+        let items: [K; N] = block::load_blocked(keys, index * tile);
+        for key in items {
+            count_key(key);
+        }
+        index += grid_dim_x() as usize;
+    }
+    if block_idx_x() as usize == full_tiles % grid_dim_x() as usize {
+        let mut i = full_tiles * tile + local_index() as usize;
+        while i < keys.len() {
+            count_key(keys[i]);
+            i += SORT_BLOCK as usize;
+        }
+    }
+    sync_threads();
+
+    let d = local_index() as usize;
+    for p in 0..passes {
+        // SAFETY: p · 256 + d < 2048 = hist's length (d < SORT_BLOCK = 256).
+        let c = unsafe { hist.read_unchecked(p * RADIX_DIGITS + d) };
+        if c != 0 {
+            // SAFETY: inside `counts` (checked length); other blocks add atomically too.
+            unsafe {
+                atomic::global::add(
+                    counts.as_mut_ptr().add(p * RADIX_DIGITS + d),
+                    c,
+                    atomic::Scope::Device,
+                )
+            };
+        }
+    }
+}
+
+/// One pass of the sort: stably moves the first `len` of `keys_in` (and `values_in`, if given)
+/// to `keys_out` (and `values_out`) ordered by the digit at bit `shift` (`bits` wide, 1..=8) of the keys' radix
+/// images. `pass` indexes the histogram the histogram kernel built for this digit; `epoch`
+/// tags this pass's look-back words (see the module docs).
+///
+/// Launch one block of [`SORT_BLOCK`] threads per tile of [`sort_tile`] keys, with
+/// [`sort_shared_bytes`] of dynamic shared memory. Panics (the launch fails) if the outputs are
+/// or inputs are shorter than `len`, `len` is 0, or the state is too short.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
+    keys_in: &[K],
+    keys_out: &DisjointSlice<'_, K>,
+    values: Option<(&[V], &DisjointSlice<'_, V>)>,
+    counts: &DisjointSlice<'_, u32>,
+    status: &DisjointSlice<'_, u64>,
+    len: u32,
+    shift: u32,
+    bits: u32,
+    pass: u32,
+    epoch: u32,
+) {
+    let n = len as usize;
+    let tile_len = SORT_BLOCK as usize * N;
+    let tiles = n.div_ceil(tile_len);
+    assert!(
+        block_size() == SORT_BLOCK
+            && n > 0
+            && keys_in.len() >= n
+            && keys_out.len() >= n
+            && values.is_none_or(|(vi, vo)| vi.len() >= n && vo.len() >= n)
+            && counts.len() >= SORT_COUNTS_LEN
+            && status.len() >= tiles * RADIX_DIGITS
+            && (pass as usize) < SORT_MAX_PASSES
+            && (1..=8).contains(&bits),
+        "radix sort pass: bad launch (block size, lengths, state or digit)"
+    );
+    let t = local_index() as usize;
+
+    // Shared memory: rank counters | digit offsets | tile ticket | one tile of keys or values.
+    let smem = shared::dynamic::<u32>();
+    let (counters, rest) = smem.split_at(block::radix_rank_scratch_len(SORT_BLOCK as usize));
+    let (offsets, rest) = rest.split_at(RADIX_DIGITS);
+    let (ticket_slot, exchange) = rest.split_at(4);
+
+    let ticket_counter = SORT_MAX_PASSES * RADIX_DIGITS + pass as usize;
+    if t == 0 {
+        // SAFETY: inside `counts`; other blocks touch the ticket only atomically. The block
+        // drawing the last ticket is the last to touch it and resets it for the next sort.
+        unsafe {
+            let p = counts.as_mut_ptr().add(ticket_counter);
+            let ticket = atomic::global::add(p, 1u32, atomic::Scope::Device);
+            if ticket as usize == tiles - 1 {
+                atomic::global::exch(p, 0u32, atomic::Scope::Device);
+            }
+            ticket_slot.write(0, ticket);
+        }
+    }
+    sync_threads();
+    let tile = ticket_slot.read(0) as usize;
+    let start = tile * tile_len;
+    let valid = (n - start).min(tile_len);
+
+    // Warp-striped load; positions past the end get the largest digit, so they rank last.
+    let max_digit = (1u32 << bits) - 1;
+    let mut keys: [K; N] = [keys_in[start]; N];
+    let mut digits = [max_digit; N];
+    unroll!(N, |i| {
+        let j = warp_striped_index::<N>(i);
+        if j < valid {
+            // SAFETY: start + j < start + valid ≤ n ≤ keys_in.len() (checked above).
+            keys[i] = unsafe { *keys_in.get_unchecked(start + j) };
+            digits[i] = radix_digit(keys[i], shift, bits);
+        }
+    });
+    let rank = block::radix_rank(digits, counters);
+
+    // Thread d: where digit d of this tile starts in the output.
+    let d = t;
+    let status_word = |tile: usize| tile * RADIX_DIGITS + d;
+    let publish = |tile: usize, kind: u64, value: u32| {
+        let word = (value as u64) << 32 | (epoch as u64) << 2 | kind;
+        // SAFETY: tile < tiles, d < 256: inside `status` (checked); one writer per word,
+        // readers use volatile loads; a 64-bit store is single-copy atomic.
+        unsafe {
+            status
+                .as_mut_ptr()
+                .add(status_word(tile))
+                .write_volatile(word)
+        };
+    };
+    let exclusive = if tile == 0 {
+        let hist = counts
+            .as_mut_ptr()
+            .wrapping_add(pass as usize * RADIX_DIGITS + d);
+        // SAFETY: inside `counts`; written by the histogram kernel, which has finished.
+        let total = unsafe { hist.read_volatile() };
+        let (base, _) = block::exclusive_scan(total, Sum, 0u32);
+        publish(0, INCLUSIVE, base + rank.digit_count);
+        // SAFETY: only tile 0 reads this pass's histogram, and it has: clear it for the next
+        // sort.
+        unsafe { hist.write_volatile(0) };
+        base
+    } else {
+        publish(tile, PARTIAL, rank.digit_count);
+        let mut sum = 0u32;
+        let mut pred = tile - 1;
+        loop {
+            // SAFETY: pred < tile < tiles: inside `status`; written by other blocks.
+            let word = unsafe { status.as_mut_ptr().add(status_word(pred)).read_volatile() };
+            let kind = word & 3;
+            if (word as u32) >> 2 != epoch || kind == 0 {
+                continue; // not yet published in this pass
+            }
+            sum = sum.wrapping_add((word >> 32) as u32);
+            if kind == INCLUSIVE {
+                break;
+            }
+            pred -= 1;
+        }
+        if tile + 1 < tiles {
+            publish(tile, INCLUSIVE, sum.wrapping_add(rank.digit_count));
+        }
+        sum
+    };
+    // SAFETY: d < 256 = offsets.len().
+    unsafe { offsets.write_unchecked(d, exclusive.wrapping_sub(rank.digit_start)) };
+
+    // Scatter: keys in digit order into shared memory, then out striped: consecutive threads
+    // write consecutive positions of one digit's run.
+    let key_tile = exchange.cast::<K>();
+    unroll!(N, |i| {
+        // SAFETY: ranks are a permutation of 0..tile_len, within the exchange region.
+        unsafe { key_tile.write_unchecked(rank.ranks[i] as usize, keys[i]) };
+    });
+    sync_threads();
+    let mut dest = [0u32; N];
+    unroll!(N, |k| {
+        let j = t + k * SORT_BLOCK as usize;
+        if j < valid {
+            // SAFETY: j < tile_len; written before the barrier.
+            let key = unsafe { key_tile.read_unchecked(j) };
+            let digit = radix_digit(key, shift, bits) as usize;
+            // SAFETY: digit < 256.
+            dest[k] = unsafe { offsets.read_unchecked(digit) }.wrapping_add(j as u32);
+            write_out(keys_out, dest[k] as usize, key);
+        }
+    });
+
+    if let Some((values_in, values_out)) = values {
+        let mut vals: [V; N] = [values_in[start]; N];
+        unroll!(N, |i| {
+            let j = warp_striped_index::<N>(i);
+            if j < valid {
+                // SAFETY: start + j < n ≤ values_in.len() (checked above).
+                vals[i] = unsafe { *values_in.get_unchecked(start + j) };
+            }
+        });
+        let value_tile = exchange.cast::<V>();
+        sync_threads(); // every key has left the exchange region
+        unroll!(N, |i| {
+            // SAFETY: as for the keys.
+            unsafe { value_tile.write_unchecked(rank.ranks[i] as usize, vals[i]) };
+        });
+        sync_threads();
+        unroll!(N, |k| {
+            let j = t + k * SORT_BLOCK as usize;
+            if j < valid {
+                // SAFETY: as for the keys.
+                let value = unsafe { value_tile.read_unchecked(j) };
+                write_out(values_out, dest[k] as usize, value);
+            }
+        });
+    }
+}
+
+/// `out[i] = v`; the sort's destinations are a permutation of `0..n`, so no two threads of
+/// the launch write the same element. Checked, so a broken state cannot write out of bounds.
+#[inline(always)]
+fn write_out<T: DeviceCopy>(out: &DisjointSlice<'_, T>, i: usize, v: T) {
+    if i >= out.len() {
+        destination_out_of_bounds();
+    }
+    // SAFETY: in bounds; each destination is written by exactly one thread (see above).
+    unsafe { out.as_mut_ptr().add(i).write(v) };
+}
+
+#[cold]
+#[inline(never)]
+fn destination_out_of_bounds() -> ! {
+    panic!("radix sort pass: destination out of bounds (state not zeroed or reused concurrently?)")
+}
+
+/// Instantiates the radix sort histogram kernel for keys `$k` (`u32 i32 f32 u64 i64 f64`) as
+/// `$name`. Parameters: `keys: &[K]`, `counts: DisjointSlice<u32>` ([`SORT_COUNTS_LEN`], zeroed
+/// when allocated), `begin_bit: u32`, `end_bit: u32`. See [`radix_sort_histogram`].
+#[macro_export]
+macro_rules! radix_sort_histogram_kernel {
+    ($name:ident, $k:ident) => {
+        #[$crate::kernel]
+        pub fn $name(
+            keys: &[$k],
+            counts: $crate::DisjointSlice<u32>,
+            begin_bit: u32,
+            end_bit: u32,
+        ) {
+            $crate::device::radix_sort_histogram::<$k, { $crate::device::histogram_items::<$k>() }>(
+                keys, &counts, begin_bit, end_bit,
+            )
+        }
+    };
+}
+
+/// Instantiates one radix sort pass over keys `$k` as `$name`. Parameters: `keys_in: &[K]`,
+/// `keys_out: DisjointSlice<K>`, `counts: DisjointSlice<u32>`, `status: DisjointSlice<u64>`
+/// (256 per tile, zeroed when allocated), `len` (keys to sort, at least 1), `shift`, `bits`,
+/// `pass`, `epoch` (all `u32`). See
+/// [`radix_sort_pass`].
+#[macro_export]
+macro_rules! radix_sort_keys_kernel {
+    ($name:ident, $k:ident) => {
+        #[$crate::kernel]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name(
+            keys_in: &[$k],
+            keys_out: $crate::DisjointSlice<$k>,
+            counts: $crate::DisjointSlice<u32>,
+            status: $crate::DisjointSlice<u64>,
+            len: u32,
+            shift: u32,
+            bits: u32,
+            pass: u32,
+            epoch: u32,
+        ) {
+            $crate::device::radix_sort_pass::<$k, u32, { $crate::device::sort_items::<$k>() }>(
+                keys_in, &keys_out, None, &counts, &status, len, shift, bits, pass, epoch,
+            )
+        }
+    };
+}
+
+/// Instantiates one radix sort pass over pairs (keys `$k`, values `$v`) as `$name`; like
+/// [`radix_sort_keys_kernel!`] with `values_in: &[V], values_out: DisjointSlice<V>` after
+/// `keys_out`.
+#[macro_export]
+macro_rules! radix_sort_pairs_kernel {
+    ($name:ident, $k:ident, $v:ident) => {
+        #[$crate::kernel]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name(
+            keys_in: &[$k],
+            keys_out: $crate::DisjointSlice<$k>,
+            values_in: &[$v],
+            values_out: $crate::DisjointSlice<$v>,
+            counts: $crate::DisjointSlice<u32>,
+            status: $crate::DisjointSlice<u64>,
+            len: u32,
+            shift: u32,
+            bits: u32,
+            pass: u32,
+            epoch: u32,
+        ) {
+            $crate::device::radix_sort_pass::<$k, $v, { $crate::device::sort_items::<$k>() }>(
+                keys_in,
+                &keys_out,
+                Some((values_in, &values_out)),
+                &counts,
+                &status,
+                len,
+                shift,
+                bits,
+                pass,
+                epoch,
+            )
+        }
+    };
+}
