@@ -61,6 +61,16 @@ def cases():
         x, y = f32(n), torch.empty(n, device="cuda", dtype=torch.float32)
         return lambda: torch.cumsum(x, 0, out=y)
 
+    def torch_select(n):
+        x = f32(n)
+        return lambda: torch.masked_select(x, x > 0.5)
+
+    def torch_histc(n):
+        x = f32(n)
+        return lambda: torch.histc(x, bins=256, min=0.0, max=1.0)
+
+    add("select_if_f32", "torch.masked_select", torch_select)
+    add("histogram_even_f32_256", "torch.histc", torch_histc)
     add("reduce_sum_f32", "torch.sum", torch_sum)
     add("inclusive_scan_sum_f32", "torch.cumsum", torch_cumsum)
     if cupy is not None:
@@ -73,6 +83,16 @@ def cases():
             y = cupy.empty(n, dtype=cupy.float32)
             return lambda: cupy.cumsum(x, out=y)
 
+        def cupy_select(n):
+            x = cupy.random.rand(n, dtype=cupy.float32)
+            return lambda: x[x > 0.5]
+
+        def cupy_hist(n):
+            x = cupy.random.rand(n, dtype=cupy.float32)
+            return lambda: cupy.histogram(x, bins=256, range=(0.0, 1.0))
+
+        add("select_if_f32", "cupy[x>t]", cupy_select)
+        add("histogram_even_f32_256", "cupy.histogram", cupy_hist)
         add("reduce_sum_f32", "cupy.sum", cupy_sum)
         add("inclusive_scan_sum_f32", "cupy.cumsum", cupy_cumsum)
     return out

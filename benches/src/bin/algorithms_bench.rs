@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use gpu_algorithms::Algorithms;
-use gpu_host::gpu::ops::Sum;
+use gpu_host::gpu::ops::{CompareOp, Sum};
 use gpu_host::{Gpu, Result, Stream};
 
 /// Peer timings: case → peer → size → microseconds.
@@ -80,6 +80,30 @@ fn cases<'a>(gpu: &'a Gpu, algos: &'a Algorithms) -> Vec<Case<'a>> {
                 let mut out = gpu.alloc_zeroed::<f32>(n)?;
                 Ok(Box::new(move |s: &Stream| {
                     algos.inclusive_scan(s, &x, &mut out, Sum)
+                }))
+            }),
+        },
+        Case {
+            name: "select_if_f32",
+            // Reads n, writes the selected half.
+            bytes: |n| 6.0 * n as f64,
+            prepare: Box::new(move |n| {
+                let x = gpu.to_device(&random_f32(n))?;
+                let mut out = gpu.alloc_zeroed::<f32>(n)?;
+                let mut count = gpu.alloc_zeroed::<u32>(1)?;
+                Ok(Box::new(move |s: &Stream| {
+                    algos.select_if(s, &x, CompareOp::Greater, 0.5, &mut out, &mut count)
+                }))
+            }),
+        },
+        Case {
+            name: "histogram_even_f32_256",
+            bytes: |n| 4.0 * n as f64,
+            prepare: Box::new(move |n| {
+                let x = gpu.to_device(&random_f32(n))?;
+                let mut counts = gpu.alloc_zeroed::<u32>(256)?;
+                Ok(Box::new(move |s: &Stream| {
+                    algos.histogram_even(s, &x, 0.0, 1.0, &mut counts)
                 }))
             }),
         },

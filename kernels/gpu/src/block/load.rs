@@ -29,7 +29,7 @@ fn vectorizable<T, const N: usize>(p: *const T) -> bool {
 /// # Safety
 /// `p` must be a 16-aligned global address of 16 readable bytes not written during the kernel.
 #[inline(always)]
-unsafe fn load_v4(p: *const u8) -> [u32; 4] {
+pub(crate) unsafe fn load_v4(p: *const u8) -> [u32; 4] {
     device!("block::load", {
         let (a, b, c, d): (u32, u32, u32, u32);
         // SAFETY: the caller guarantees `p` is readable, aligned and read-only meanwhile.
@@ -49,7 +49,7 @@ unsafe fn load_v4(p: *const u8) -> [u32; 4] {
 /// # Safety
 /// `p` must be a 16-aligned global address of 16 writable bytes no other thread accesses.
 #[inline(always)]
-unsafe fn store_v4(p: *mut u8, v: [u32; 4]) {
+pub(crate) unsafe fn store_v4(p: *mut u8, v: [u32; 4]) {
     device!("block::store", {
         // SAFETY: the caller guarantees `p` is writable, aligned and exclusive.
         unsafe {
@@ -153,6 +153,36 @@ pub fn load_blocked_partial<T: DeviceCopy, const N: usize>(
             _ => fill,
         })
     }
+}
+
+/// Load of a full tile for order-insensitive use (commutative reductions, histograms): every
+/// load instruction of a warp reads 512 consecutive bytes (thread `t` takes 16-byte chunks
+/// `t, t + B, t + 2B, …` of the tile), the fastest pattern for DRAM; the items a thread gets are
+/// neither blocked nor striped. Falls back to [`load_striped`] when the tile is not 16-byte
+/// aligned or `T` does not divide 16 bytes. Panics if the tile does not fit.
+#[inline(always)]
+#[track_caller]
+pub fn load_unordered<T: DeviceCopy, const N: usize>(src: &[T], tile_start: usize) -> [T; N] {
+    check_full_tile::<N>(src.len(), tile_start);
+    let size = size_of::<T>();
+    // SAFETY: the tile is in bounds (checked above), so its first element is too.
+    let base = unsafe { src.as_ptr().add(tile_start) };
+    if size == 0 || 16 % size != 0 || !vectorizable::<T, N>(base) {
+        return load_striped(src, tile_start);
+    }
+    let (t, b) = (local_index() as usize, block_size() as usize);
+    let mut out = MaybeUninit::<[T; N]>::uninit();
+    let dst = out.as_mut_ptr().cast::<[u32; 4]>();
+    for c in 0..N * size / 16 {
+        // SAFETY: chunk `c·B + t` < N·size/16 · B, inside the checked, 16-aligned tile;
+        // `dst` has room for every chunk.
+        unsafe {
+            dst.add(c)
+                .write_unaligned(load_v4(base.cast::<u8>().add(16 * (c * b + t))))
+        };
+    }
+    // SAFETY: every byte was written; any bit pattern is a valid `T` (DeviceCopy).
+    unsafe { out.assume_init() }
 }
 
 /// Striped load of a full tile: thread `t` gets `src[tile_start + t + i·block_size]` for

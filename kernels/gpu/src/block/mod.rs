@@ -3,7 +3,7 @@
 //!
 //! | function | what |
 //! | --- | --- |
-//! | [`load_blocked`], [`load_striped`], [`load_blocked_partial`], [`load_striped_partial`] | global → registers, vectorized (16-byte loads) when alignment allows |
+//! | [`load_blocked`], [`load_striped`], [`load_blocked_partial`], [`load_striped_partial`], [`load_unordered`] | global → registers, vectorized (16-byte loads) when alignment allows |
 //! | [`store_blocked`], [`store_striped`], [`store_blocked_partial`], [`store_striped_partial`] | registers → global |
 //! | [`blocked_to_striped`], [`striped_to_blocked`] | exchange through shared memory |
 //! | [`reduce`], [`reduce_partial`] | fold of one value per thread, result in every thread |
@@ -29,15 +29,15 @@
 //! (a [`shared_array!`](crate::shared_array) or the dynamic region).
 
 mod exchange;
-mod load;
+pub(crate) mod load;
 mod radix;
 mod reduce;
 mod scan;
 
 pub use exchange::{blocked_to_striped, exchange_scratch_len, striped_to_blocked};
 pub use load::{
-    load_blocked, load_blocked_partial, load_striped, load_striped_partial, store_blocked,
-    store_blocked_partial, store_striped, store_striped_partial,
+    load_blocked, load_blocked_partial, load_striped, load_striped_partial, load_unordered,
+    store_blocked, store_blocked_partial, store_striped, store_striped_partial,
 };
 pub(crate) use radix::unroll;
 pub use radix::{

@@ -145,7 +145,7 @@ pub fn histogram_even<T: Sample, const N: usize>(
     let (grid, block) = (grid_dim_x() as usize, block_idx_x() as usize);
     let mut k = block;
     while k < full_tiles {
-        let items: [T; N] = block::load_blocked(samples, k * tile);
+        let items: [T; N] = block::load_unordered(samples, k * tile);
         for x in items {
             count(x);
         }

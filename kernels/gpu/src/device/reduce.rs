@@ -68,7 +68,7 @@ pub fn reduce<T: DeviceCopy, O: ReduceOp<T>, const N: usize>(
     let mut acc: Option<T> = None;
     let mut tile_index = b;
     while tile_index < full_tiles {
-        let items: [T; N] = block::load_blocked(input, tile_index * tile);
+        let items: [T; N] = block::load_unordered(input, tile_index * tile);
         let folded = fold(items, op);
         acc = Some(match acc {
             Some(a) => op.combine(a, folded),
