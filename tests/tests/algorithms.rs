@@ -114,15 +114,13 @@ fn random_vec<T: TestValue>(n: usize, seed: u64) -> Vec<T> {
 /// (wrapping); min/max exactly; float sums within `(n / 32768 + 64) · ε · Σ|x|` (the kernel's
 /// bound is `(n / (blocks · 256) + 20) · ε · Σ|x|` with blocks ≥ 132 on the GPUs we run on; the
 /// slack covers f16/bf16 accumulating in their own precision per step).
-fn check_reduce<T: TestValue, O: ReduceOp<T> + Identity<T>>(
+fn check_reduce<T: TestValue + ReduceBuiltin<O>, O: ReduceOp<T> + Identity<T>>(
     algos: &Algorithms,
     gpu: &Gpu,
     op: O,
     is_sum: bool,
     what: &str,
-) where
-    T: ReduceBuiltin<O>,
-{
+) {
     let stream = gpu.default_stream();
     for (k, &n) in SIZES.iter().enumerate() {
         let host: Vec<T> = random_vec(n, 100 + k as u64);
@@ -180,15 +178,13 @@ fn reduce_applies_init_and_reports_bad_output() {
 }
 
 /// Checks inclusive and exclusive scans against sequential CPU scans.
-fn check_scan<T: TestValue, O: ReduceOp<T> + Identity<T>>(
+fn check_scan<T: TestValue + ScanBuiltin<O>, O: ReduceOp<T> + Identity<T>>(
     algos: &Algorithms,
     gpu: &Gpu,
     op: O,
     is_sum: bool,
     what: &str,
-) where
-    T: ScanBuiltin<O>,
-{
+) {
     let stream = gpu.default_stream();
     for (k, &n) in SIZES.iter().enumerate() {
         let host: Vec<T> = random_vec(n, 200 + k as u64);

@@ -96,7 +96,7 @@ fn float_specials<F: Copy>(mut v: Vec<F>, specials: &[F], seed: u64) -> Vec<F> {
     let mut rng = Rng(seed | 1);
     for x in v.iter_mut() {
         let r = rng.next();
-        if r % 4 == 0 {
+        if r.is_multiple_of(4) {
             *x = specials[(r >> 8) as usize % specials.len()];
         }
     }

@@ -19,11 +19,15 @@ use gpu_host::{Gpu, Result, Stream};
 /// Peer timings: case → peer → size → microseconds.
 type Peers = BTreeMap<String, BTreeMap<String, BTreeMap<String, f64>>>;
 
-/// One algorithm to time: its name, the bytes it moves for `n` elements, and a launcher.
+/// One timed call of an algorithm (its inputs and outputs captured).
+type Run<'a> = Box<dyn FnMut(&Stream) -> Result<()> + 'a>;
+
+/// One algorithm to time: its name, the bytes it moves for `n` elements, and a function that
+/// sets up a call for `n` elements.
 struct Case<'a> {
     name: &'static str,
     bytes: fn(usize) -> f64,
-    prepare: Box<dyn Fn(usize) -> Result<Box<dyn FnMut(&Stream) -> Result<()> + 'a>> + 'a>,
+    prepare: Box<dyn Fn(usize) -> Result<Run<'a>> + 'a>,
 }
 
 /// Mean microseconds per call: warm-up, then the best of five trials of enough repetitions

@@ -282,7 +282,7 @@ impl Algorithms {
             let len = n as u32;
             // The last pass writes the caller's output; earlier ones alternate before it.
             let dst = |p: u32| {
-                if (passes - 1 - p) % 2 == 0 {
+                if (passes - 1 - p).is_multiple_of(2) {
                     Slot::Output
                 } else {
                     Slot::Alternate
