@@ -75,6 +75,46 @@ pub const fn sort_shared_bytes<K>(value_bytes: usize) -> usize {
 const PARTIAL: u64 = 1;
 const INCLUSIVE: u64 = 2;
 
+/// Predecessor tiles a look-back step reads at once.
+const LOOKBACK_WINDOW: usize = 4;
+
+/// One look-back step over the words of tiles `next-1, next-2, …` (nearest first).
+#[derive(Debug, PartialEq)]
+struct LookbackStep {
+    /// Sum of the folded tiles' counts.
+    sum: u32,
+    /// How many tiles were folded.
+    folded: usize,
+    /// Whether an INCLUSIVE tile ended the walk.
+    done: bool,
+}
+
+/// Folds `words` nearest first: PARTIAL counts are added and the walk goes on, an INCLUSIVE
+/// one is added and ends it, a word not yet published in this `epoch` stops the step (it is
+/// read again in the next one).
+#[inline(always)]
+#[allow(unused_assignments)] // the last unrolled step's update of `stopped` is never read
+fn fold_window<const W: usize>(words: [u64; W], epoch: u32) -> LookbackStep {
+    let mut step = LookbackStep {
+        sum: 0,
+        folded: 0,
+        done: false,
+    };
+    let mut stopped = false;
+    unroll!(W, |i| {
+        let word = words[i];
+        let kind = word & 3;
+        let current = (word as u32) >> 2 == epoch && kind != 0;
+        if !stopped && current {
+            step.sum = step.sum.wrapping_add((word >> 32) as u32);
+            step.folded += 1;
+            step.done = kind == INCLUSIVE;
+        }
+        stopped |= !current || kind == INCLUSIVE;
+    });
+    step
+}
+
 /// The body of the histogram kernel: adds, for each of the passes over bits
 /// `begin_bit..end_bit` (8 bits each, the last may be shorter), the count of each digit value
 /// over all of `keys` to `counts[pass · 256 + digit]`.
@@ -253,20 +293,24 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
         base
     } else {
         publish(tile, PARTIAL, rank.digit_count);
+        // Walk back LOOKBACK_WINDOW tiles per round trip to L2 (independent loads in flight),
+        // folding PARTIAL counts until an INCLUSIVE one; re-read from the first unpublished one.
         let mut sum = 0u32;
-        let mut pred = tile - 1;
+        let mut next = tile; // the nearest tile not yet folded is next - 1
         loop {
-            // SAFETY: pred < tile < tiles: inside `status`; written by other blocks.
-            let word = unsafe { status.as_mut_ptr().add(status_word(pred)).read_volatile() };
-            let kind = word & 3;
-            if (word as u32) >> 2 != epoch || kind == 0 {
-                continue; // not yet published in this pass
-            }
-            sum = sum.wrapping_add((word >> 32) as u32);
-            if kind == INCLUSIVE {
+            let mut words = [0u64; LOOKBACK_WINDOW];
+            unroll!(LOOKBACK_WINDOW, |i| {
+                // Tiles below 0 are never folded (tile 0 is INCLUSIVE): read tile 0 instead.
+                let pred = next.saturating_sub(1 + i);
+                // SAFETY: pred < tile < tiles: inside `status`; written by other blocks.
+                words[i] = unsafe { status.as_mut_ptr().add(status_word(pred)).read_volatile() };
+            });
+            let step = fold_window(words, epoch);
+            sum = sum.wrapping_add(step.sum);
+            if step.done {
                 break;
             }
-            pred -= 1;
+            next -= step.folded;
         }
         if tile + 1 < tiles {
             publish(tile, INCLUSIVE, sum.wrapping_add(rank.digit_count));
@@ -424,4 +468,79 @@ macro_rules! radix_sort_pairs_kernel {
             )
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn word(kind: u64, epoch: u32, value: u32) -> u64 {
+        (value as u64) << 32 | (epoch as u64) << 2 | kind
+    }
+
+    #[test]
+    fn look_back_window() {
+        let e = 7;
+        let p = |v| word(PARTIAL, e, v);
+        let i = |v| word(INCLUSIVE, e, v);
+        let step = |sum, folded, done| LookbackStep { sum, folded, done };
+        assert_eq!(
+            fold_window([p(1), p(2), i(10), p(100)], e),
+            step(13, 3, true)
+        );
+        assert_eq!(fold_window([i(5), i(6), p(7), p(8)], e), step(5, 1, true));
+        assert_eq!(fold_window([p(1), p(2), p(3), p(4)], e), step(10, 4, false));
+        // Unpublished (zero) or stale (other epoch) words stop the step before them.
+        assert_eq!(fold_window([p(1), 0, i(3), p(4)], e), step(1, 1, false));
+        assert_eq!(
+            fold_window([word(INCLUSIVE, e - 1, 9), p(2), i(3), p(4)], e),
+            step(0, 0, false)
+        );
+        assert_eq!(
+            fold_window([p(1), p(2), word(PARTIAL, e + 1, 3), i(4)], e),
+            step(3, 2, false)
+        );
+        // Sums wrap like the counts (offsets are taken modulo 2^32).
+        assert_eq!(fold_window([p(u32::MAX), i(2), 0, 0], e), step(1, 2, true));
+    }
+
+    /// The whole look-back on a simulated status array: every tile's exclusive prefix is the
+    /// sum of the earlier tiles' counts, whatever mix of PARTIAL/INCLUSIVE they show.
+    #[test]
+    fn look_back_walk() {
+        let e = 3;
+        let counts: [u32; 11] = [5, 0, 7, 1, 1, 9, 0, 0, 4, 2, 6];
+        for pattern in 0u32..(1 << 10) {
+            // tile 0 INCLUSIVE; tile j > 0 INCLUSIVE iff bit j-1 of pattern.
+            let mut status = [0u64; 11];
+            let mut prefix = 0u32;
+            for (j, &c) in counts.iter().enumerate() {
+                prefix += c;
+                status[j] = if j == 0 || pattern >> (j - 1) & 1 == 1 {
+                    word(INCLUSIVE, e, prefix)
+                } else {
+                    word(PARTIAL, e, c)
+                };
+            }
+            for tile in 1..counts.len() {
+                let (mut sum, mut next) = (0u32, tile);
+                loop {
+                    let words: [u64; LOOKBACK_WINDOW] =
+                        core::array::from_fn(|i| status[next.saturating_sub(1 + i)]);
+                    let step = fold_window(words, e);
+                    sum = sum.wrapping_add(step.sum);
+                    if step.done {
+                        break;
+                    }
+                    assert!(
+                        step.folded > 0,
+                        "all words are published: progress every step"
+                    );
+                    next -= step.folded;
+                }
+                let want: u32 = counts[..tile].iter().sum();
+                assert_eq!(sum, want, "tile {tile}, pattern {pattern:b}");
+            }
+        }
+    }
 }
