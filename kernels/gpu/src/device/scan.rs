@@ -107,7 +107,7 @@ const fn chunks<T, const N: usize>() -> usize {
 /// Whether full tiles of this scan can move through shared memory in 16-byte chunks: 64 bytes
 /// per thread, [`SCAN_BLOCK`] threads, elements dividing 16 bytes, a 16-aligned buffer.
 #[inline(always)]
-fn transposable<T, const N: usize>(p: *const T) -> bool {
+pub(crate) fn transposable<T, const N: usize>(p: *const T) -> bool {
     let size = size_of::<T>();
     size != 0
         && 16 % size == 0
@@ -137,7 +137,7 @@ fn transpose_scratch() -> crate::shared::SharedSlice<[u32; 4]> {
 /// `tile` must point to a full, 16-aligned tile (`SCAN_BLOCK · N` elements) of readable global
 /// memory that nothing writes during the kernel; all threads of the block must call it.
 #[inline(always)]
-unsafe fn load_transposed<T: DeviceCopy, const N: usize>(tile: *const T) -> [T; N] {
+pub(crate) unsafe fn load_transposed<T: DeviceCopy, const N: usize>(tile: *const T) -> [T; N] {
     let (t, b, k) = (
         local_index() as usize,
         block_size() as usize,

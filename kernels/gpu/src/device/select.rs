@@ -1,6 +1,7 @@
 //! Device-wide selection (stream compaction) and stable partition in a single pass.
 
 use super::lookback::TileStatus;
+use super::scan::{load_transposed, transposable};
 use crate::DeviceCopy;
 use crate::block;
 use crate::ops::{Predicate, Sum};
@@ -48,7 +49,11 @@ pub fn select<T: DeviceCopy, P: Predicate<T>, const N: usize>(
     );
     assert!(!num_selected.is_empty(), "device::select: no count output");
     let status = TileStatus::<u32>::new(status, n.div_ceil(tile_len), epoch);
-    let items: [T; N] = if start + tile_len <= n {
+    let full = start + tile_len <= n;
+    let items: [T; N] = if full && transposable::<T, N>(input.as_ptr()) {
+        // SAFETY: the full tile is in bounds; `transposable` checked shape and alignment.
+        unsafe { load_transposed(input.as_ptr().add(start)) }
+    } else if full {
         block::load_blocked(input, start)
     } else {
         block::load_blocked_partial(input, start, input[start])
