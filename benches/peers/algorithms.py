@@ -7,6 +7,8 @@ import sys
 
 import torch
 
+from timing import time_us
+
 try:
     import cupy
 except Exception:  # cupy is optional
@@ -16,27 +18,6 @@ SIZES = [1 << k for k in range(10, 29, 2)]
 if "--quick" in sys.argv:
     SIZES = [1 << k for k in (10, 16, 20, 24)]
 
-
-def time_us(fn):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    end.synchronize()
-    once_ms = max(start.elapsed_time(end), 1e-3)
-    reps = max(10, min(10000, int(20.0 / once_ms)))
-    best = float("inf")
-    for _ in range(5):
-        start.record()
-        for _ in range(reps):
-            fn()
-        end.record()
-        end.synchronize()
-        best = min(best, start.elapsed_time(end) * 1000.0 / reps)
-    return best
 
 
 def cases():

@@ -20,3 +20,25 @@ pub fn gpu_time(
     })?;
     Ok(Duration::from_secs_f64(ms as f64 * 1e-3))
 }
+
+/// Mean microseconds per call of `run` on `stream`: three warm-up calls, then the best of five
+/// trials, each the mean over enough repetitions to take at least 20 ms (the same procedure as
+/// the python peers in `benches/peers/timing.py`, so ratios compare like with like).
+pub fn time_us(stream: &Stream, run: &mut dyn FnMut(&Stream) -> Result<()>) -> Result<f64> {
+    for _ in 0..3 {
+        run(stream)?;
+    }
+    let ((), once_ms) = stream.time(|s| run(s))?;
+    let reps = (20.0 / once_ms.max(1e-3)).clamp(10.0, 10_000.0) as usize;
+    let mut best = f64::INFINITY;
+    for _ in 0..5 {
+        let ((), ms) = stream.time(|s| {
+            for _ in 0..reps {
+                run(s)?;
+            }
+            Ok(())
+        })?;
+        best = best.min(ms as f64 * 1000.0 / reps as f64);
+    }
+    Ok(best)
+}

@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
+use benches::time_us;
 use gpu_algorithms::Algorithms;
 use gpu_host::gpu::ops::{CompareOp, Sum};
 use gpu_host::{Gpu, Result, Stream};
@@ -28,27 +29,6 @@ struct Case<'a> {
     name: &'static str,
     bytes: fn(usize) -> f64,
     prepare: Box<dyn Fn(usize) -> Result<Run<'a>> + 'a>,
-}
-
-/// Mean microseconds per call: warm-up, then the best of five trials of enough repetitions
-/// to take at least 20 ms (the same procedure as the python peers).
-fn time_us(stream: &Stream, run: &mut dyn FnMut(&Stream) -> Result<()>) -> Result<f64> {
-    for _ in 0..3 {
-        run(stream)?;
-    }
-    let ((), once_ms) = stream.time(|s| run(s))?;
-    let reps = (20.0 / once_ms.max(1e-3)).clamp(10.0, 10_000.0) as usize;
-    let mut best = f64::INFINITY;
-    for _ in 0..5 {
-        let ((), ms) = stream.time(|s| {
-            for _ in 0..reps {
-                run(s)?;
-            }
-            Ok(())
-        })?;
-        best = best.min(ms as f64 * 1000.0 / reps as f64);
-    }
-    Ok(best)
 }
 
 fn random_f32(n: usize) -> Vec<f32> {

@@ -14,29 +14,9 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use benches::time_us;
 use gpu_algorithms::Algorithms;
 use gpu_host::{Gpu, Result, Stream};
-
-/// Mean microseconds per call: warm-up, then the best of five trials of enough repetitions
-/// to take at least 20 ms (the procedure of the python peers).
-fn time_us(stream: &Stream, run: &mut dyn FnMut(&Stream) -> Result<()>) -> Result<f64> {
-    for _ in 0..3 {
-        run(stream)?;
-    }
-    let ((), once_ms) = stream.time(|s| run(s))?;
-    let reps = (20.0 / once_ms.max(1e-3)).clamp(10.0, 10_000.0) as usize;
-    let mut best = f64::INFINITY;
-    for _ in 0..5 {
-        let ((), ms) = stream.time(|s| {
-            for _ in 0..reps {
-                run(s)?;
-            }
-            Ok(())
-        })?;
-        best = best.min(ms as f64 * 1000.0 / reps as f64);
-    }
-    Ok(best)
-}
 
 fn random_u32(n: usize, seed: u64) -> Vec<u32> {
     let mut state = seed | 1;
