@@ -7,29 +7,20 @@ import sys
 
 import torch
 
-from timing import time_us
+from timing import Results, sizes
 
 try:
     import cupy
 except Exception:  # cupy is optional
     cupy = None
 
-SIZES = [1 << k for k in range(10, 29, 2)]
-if "--quick" in sys.argv:
-    SIZES = [1 << k for k in (10, 16, 20, 24)]
-
+SIZES = sizes(28)
 
 
 def cases():
-    out = {}
+    out = Results(SIZES)
+    add = out.add
     gen = torch.Generator(device="cuda").manual_seed(1)
-
-    def add(case, peer, fn_for_size):
-        for n in SIZES:
-            fn = fn_for_size(n)
-            out.setdefault(case, {}).setdefault(peer, {})[str(n)] = time_us(fn)
-            del fn
-            torch.cuda.empty_cache()
 
     def f32(n):
         return torch.rand(n, device="cuda", generator=gen, dtype=torch.float32)

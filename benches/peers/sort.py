@@ -4,33 +4,23 @@ then the best of five trials of the mean over enough repetitions to take >= 20 m
 Prints JSON {case: {peer: {size: microseconds}}}. Run on the GPU machine in the same call as
 the bench: `python3 benches/peers/sort.py > sort_peers.json`."""
 import json
-import sys
 
 import torch
 
-from timing import time_us
+from timing import Results, sizes
 
 try:
     import cupy
 except Exception:  # cupy is optional
     cupy = None
 
-SIZES = [1 << k for k in range(10, 27, 2)]
-if "--quick" in sys.argv:
-    SIZES = [1 << k for k in (10, 16, 20, 24)]
-
+SIZES = sizes(26)
 
 
 def main():
-    out = {}
+    out = Results(SIZES)
+    add = out.add
     gen = torch.Generator(device="cuda").manual_seed(1)
-
-    def add(case, peer, fn_for_size):
-        for n in SIZES:
-            fn = fn_for_size(n)
-            out.setdefault(case, {}).setdefault(peer, {})[str(n)] = time_us(fn)
-            del fn
-            torch.cuda.empty_cache()
 
     def keys(n, dtype):
         if dtype == torch.float32:

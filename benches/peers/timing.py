@@ -1,6 +1,8 @@
 """Timing shared by the peer scripts: CUDA events, three warm-up calls, then the best of five
 trials of the mean over enough repetitions to take >= 20 ms — the procedure of
 `benches::time_us` on the Rust side, so ratios compare like with like."""
+import sys
+
 import torch
 
 
@@ -24,3 +26,26 @@ def time_us(fn):
         end.synchronize()
         best = min(best, start.elapsed_time(end) * 1000.0 / reps)
     return best
+
+
+def sizes(max_log2):
+    """Problem sizes 2^10, 2^12, … 2^max_log2, or four of them with --quick."""
+    if "--quick" in sys.argv:
+        return [1 << k for k in (10, 16, 20, 24)]
+    return [1 << k for k in range(10, max_log2 + 1, 2)]
+
+
+class Results(dict):
+    """{case: {peer: {size: microseconds}}}, filled by `add`, dumped as JSON."""
+
+    def __init__(self, sizes):
+        super().__init__()
+        self.sizes = sizes
+
+    def add(self, case, peer, fn_for_size):
+        """Times `fn_for_size(n)()` for every size; frees its memory between sizes."""
+        for n in self.sizes:
+            fn = fn_for_size(n)
+            self.setdefault(case, {}).setdefault(peer, {})[str(n)] = time_us(fn)
+            del fn
+            torch.cuda.empty_cache()
