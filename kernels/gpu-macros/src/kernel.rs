@@ -50,6 +50,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     let mut manifest_params = Vec::new();
     let mut value_checks = Vec::new();
     let mut aliases = Vec::new();
+    // The simulator entry reads each PTX-level parameter from the launch's parameter array.
+    let mut sim_reads = Vec::new();
     for input in &sig.inputs {
         let FnArg::Typed(arg) = input else {
             return Err(Error::new_spanned(input, "a kernel cannot take `self`"));
@@ -68,6 +70,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         let (kind, elem_str) = match &param {
             Param::Slice { elem } => {
                 entry_params.push(quote!(#ptr: *const #elem, #len: usize));
+                sim_reads.push(sim_read(&ptr, &quote!(*const #elem)));
+                sim_reads.push(sim_read(&len, &quote!(usize)));
                 // SAFETY (in generated code): the host launcher passes a device buffer of `len`
                 // elements that no output parameter of this launch aliases.
                 rebuild.push(quote!(let #param_name: #ty = unsafe { ::gpu::__private::slice_from_raw(#ptr, #len) };));
@@ -75,15 +79,19 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             }
             Param::Output { elem } => {
                 entry_params.push(quote!(#ptr: *mut #elem, #len: usize));
+                sim_reads.push(sim_read(&ptr, &quote!(*mut #elem)));
+                sim_reads.push(sim_read(&len, &quote!(usize)));
                 rebuild.push(quote!(let #param_name: #ty = unsafe { ::gpu::DisjointSlice::__from_raw(#ptr, #len) };));
                 ("output", type_string(elem))
             }
             Param::Scalar => {
                 entry_params.push(quote!(#param_name: #ty));
+                sim_reads.push(sim_read(param_name, &quote!(#ty)));
                 ("scalar", type_string(ty))
             }
             Param::Value => {
                 entry_params.push(quote!(#param_name: #ty));
+                sim_reads.push(sim_read(param_name, &quote!(#ty)));
                 value_checks.push(quote!(::gpu::copy::assert_field_is_device_copy::<#ty>();));
                 ("value", type_string(ty))
             }
@@ -118,6 +126,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     let unsafety = &sig.unsafety;
     let inputs = &sig.inputs;
     let inner = Ident::new("__gpu_kernel_body", Span::call_site());
+    let sim_entry = format_ident!("__gpu_sim_entry_{}", name);
 
     Ok(quote! {
         #[cfg(not(target_arch = "nvptx64"))]
@@ -135,6 +144,22 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             #(#rebuild)*
             #[allow(unused_unsafe)]
             unsafe { #inner(#(#call_args),*) }
+        }
+
+        /// The kernel's entry point on the CPU simulator (`gpu::sim`): takes the same parameter
+        /// array as `cuLaunchKernel`.
+        ///
+        /// # Safety
+        /// `params` must hold one pointer per PTX parameter of this kernel, each to a value of
+        /// that parameter's type, and the buffers they describe must be valid for the launch.
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[doc(hidden)]
+        #[allow(non_snake_case, unused_unsafe, unused_mut, unused_assignments)]
+        pub unsafe fn #sim_entry(__gpu_params: *const *mut ::core::ffi::c_void) {
+            let mut __gpu_index = 0usize;
+            #(#sim_reads)*
+            #(#rebuild)*
+            unsafe { #name(#(#call_args),*) }
         }
 
         /// Signature record read by `gpu_builder` to write the module manifest.
@@ -166,6 +191,18 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             #(#alias_items)*
         }
     })
+}
+
+/// `let <name>: <ty> = <next parameter>;` in the simulator entry.
+fn sim_read(name: &Ident, ty: &TokenStream) -> TokenStream {
+    quote! {
+        // SAFETY (in generated code): the launcher passes one pointer per PTX parameter, each to
+        // a value of the parameter's type (possibly unaligned).
+        let #name: #ty = unsafe {
+            (*__gpu_params.add(__gpu_index)).cast::<#ty>().read_unaligned()
+        };
+        __gpu_index += 1;
+    }
 }
 
 fn classify(ty: &Type) -> syn::Result<Param> {

@@ -89,8 +89,17 @@ pub fn expand(item: TokenStream) -> syn::Result<TokenStream> {
             }
             addr
         };
+        // On the host (the simulator), the address of a static unique to this call site keys
+        // the block's allocation of the array.
         #[cfg(not(target_arch = "nvptx64"))]
-        let __gpu_shared_addr: u32 = ::gpu::shared::__host_addr();
+        let __gpu_shared_addr: u32 = {
+            static __GPU_SHARED_SITE: u8 = 0;
+            ::gpu::shared::__host_addr(
+                &raw const __GPU_SHARED_SITE as usize,
+                ::gpu::shared::__static_bytes::<#elem, { #len }>(),
+                ::gpu::shared::__static_align::<#elem>(),
+            )
+        };
         // SAFETY: the address of a `.shared` declaration of `size_of::<[T; N]>()` bytes, at
         // least 16-byte aligned, that only this handle (and its copies) refers to.
         unsafe { ::gpu::shared::SharedArray::<#elem, { #len }>::__from_addr(__gpu_shared_addr) }

@@ -66,7 +66,7 @@
 
 /// One accessor per lane-mask special register.
 macro_rules! lane_mask {
-    ($($(#[$doc:meta])* $name:ident => $reg:literal;)*) => { $(
+    ($($(#[$doc:meta])* $name:ident => $reg:literal, $cmp:ident, $eq:literal;)*) => { $(
         $(#[$doc])*
         #[inline(always)]
         pub fn $name() -> u32 {
@@ -77,7 +77,7 @@ macro_rules! lane_mask {
                     core::arch::asm!(concat!("mov.u32 {m}, ", $reg, ";"), m = out(reg32) m, options(pure, nomem, nostack))
                 };
                 m
-            })
+            }, sim: { crate::sim::intrinsics::lane_mask(core::cmp::Ordering::$cmp, $eq) })
         }
     )* };
 }
@@ -85,15 +85,15 @@ macro_rules! lane_mask {
 lane_mask! {
     /// Bits of the lanes below this one (`%lanemask_lt`): `popc(ballot & lane_mask_lt())` is
     /// this lane's rank among the lanes whose predicate is set (stream compaction).
-    lane_mask_lt => "%lanemask_lt";
+    lane_mask_lt => "%lanemask_lt", Less, false;
     /// Bits of this lane and the ones below (`%lanemask_le`).
-    lane_mask_le => "%lanemask_le";
+    lane_mask_le => "%lanemask_le", Less, true;
     /// This lane's bit (`%lanemask_eq`).
-    lane_mask_eq => "%lanemask_eq";
+    lane_mask_eq => "%lanemask_eq", Equal, false;
     /// Bits of this lane and the ones above (`%lanemask_ge`).
-    lane_mask_ge => "%lanemask_ge";
+    lane_mask_ge => "%lanemask_ge", Greater, true;
     /// Bits of the lanes above this one (`%lanemask_gt`).
-    lane_mask_gt => "%lanemask_gt";
+    lane_mask_gt => "%lanemask_gt", Greater, false;
 }
 
 /// The SM this thread runs on (`%smid`), for diagnostics: it may change over a thread's life
@@ -107,5 +107,5 @@ pub fn sm_id() -> u32 {
             core::arch::asm!("mov.u32 {i}, %smid;", i = out(reg32) id, options(nomem, nostack))
         };
         id
-    })
+    }, sim: { 0 })
 }

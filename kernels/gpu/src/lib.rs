@@ -7,6 +7,7 @@
 //!
 //! ```ignore
 //! #![no_std]
+
 //! use gpu::prelude::*;
 //!
 //! #[kernel]
@@ -38,16 +39,27 @@
 //! lacks is reported by `ptxas` when the PTX is assembled, and only if a kernel uses it.
 #![no_std]
 
+// The simulator (host only) uses std: threads, fibers, panic capture.
+#[cfg(all(feature = "sim", not(target_arch = "nvptx64")))]
+extern crate std;
+
 // Lets macro expansions that name `::gpu::...` (e.g. `shared_array!`) work inside this crate too.
 extern crate self as gpu;
 
-/// Runs `$body` on the GPU; on the host (where the crate is also compiled so host code can share
-/// types) panics with a message naming the intrinsic. Every device intrinsic goes through this.
+/// Runs `$body` on the GPU. On the host, with the `sim` feature, runs `$sim` (the simulator's
+/// implementation, see [`sim`]); otherwise, or without a `sim:` body, panics with a message
+/// naming the intrinsic (the crate is also compiled for the host so host code can share types).
+/// Every device intrinsic goes through this.
 macro_rules! device {
-    ($what:expr, $body:block) => {{
+    ($what:expr, $body:block) => {
+        device!($what, $body, sim: { crate::host::unsupported_on_simulator($what) })
+    };
+    ($what:expr, $body:block, sim: $sim:block) => {{
         #[cfg(target_arch = "nvptx64")]
         $body
-        #[cfg(not(target_arch = "nvptx64"))]
+        #[cfg(all(not(target_arch = "nvptx64"), feature = "sim"))]
+        $sim
+        #[cfg(all(not(target_arch = "nvptx64"), not(feature = "sim")))]
         {
             crate::host::unsupported($what)
         }
@@ -70,6 +82,8 @@ pub mod time;
 pub mod warp;
 
 mod host;
+#[cfg(all(feature = "sim", not(target_arch = "nvptx64")))]
+pub mod sim;
 
 #[cfg(target_arch = "nvptx64")]
 mod panic;

@@ -25,7 +25,7 @@ macro_rules! unary {
                     core::arch::asm!(concat!($ins, " {r}, {x};"), r = out($reg) r, x = in($reg) x, options(pure, nomem, nostack))
                 };
                 r
-            })
+            }, sim: { crate::sim::math::$name(x) })
         }
     )* };
 }
@@ -93,7 +93,7 @@ pub fn div_approx(x: f32, y: f32) -> f32 {
             core::arch::asm!("div.approx.f32 {r}, {x}, {y};", r = out(reg32) r, x = in(reg32) x, y = in(reg32) y, options(pure, nomem, nostack))
         };
         r
-    })
+    }, sim: { crate::sim::math::div_approx(x, y) })
 }
 
 /// `x^y` for `x > 0` as `2^(y·log2 x)`: fast, but the error grows with |y·log2 x|.
@@ -112,7 +112,7 @@ pub fn fma(a: f32, b: f32, c: f32) -> f32 {
             core::arch::asm!("fma.rn.f32 {r}, {a}, {b}, {c};", r = out(reg32) r, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c, options(pure, nomem, nostack))
         };
         r
-    })
+    }, sim: { crate::sim::math::fma(a, b, c) })
 }
 
 /// Fused multiply-add for `f64` (`fma.rn.f64`).
@@ -125,7 +125,7 @@ pub fn fma_f64(a: f64, b: f64, c: f64) -> f64 {
             core::arch::asm!("fma.rn.f64 {r}, {a}, {b}, {c};", r = out(reg64) r, a = in(reg64) a, b = in(reg64) b, c = in(reg64) c, options(pure, nomem, nostack))
         };
         r
-    })
+    }, sim: { crate::sim::math::fma_f64(a, b, c) })
 }
 
 /// Minimum (`min.f32`); if one operand is NaN, returns the other.
@@ -163,7 +163,7 @@ pub fn mul_hi_u64(a: u64, b: u64) -> u64 {
             core::arch::asm!("mul.hi.u64 {r}, {a}, {b};", r = out(reg64) r, a = in(reg64) a, b = in(reg64) b, options(pure, nomem, nostack))
         };
         r
-    })
+    }, sim: { ((a as u128 * b as u128) >> 64) as u64 })
 }
 
 /// High 64 bits of the signed 128-bit product (`mul.hi.s64`), `__mul64hi`.
@@ -176,7 +176,7 @@ pub fn mul_hi_i64(a: i64, b: i64) -> i64 {
             core::arch::asm!("mul.hi.s64 {r}, {a}, {b};", r = out(reg64) r, a = in(reg64) a, b = in(reg64) b, options(pure, nomem, nostack))
         };
         r
-    })
+    }, sim: { ((a as i128 * b as i128) >> 64) as i64 })
 }
 
 /// Number of set bits (`popc.b32`), `__popc`.
@@ -238,5 +238,5 @@ pub fn byte_perm(x: u32, y: u32, s: u32) -> u32 {
             core::arch::asm!("prmt.b32 {r}, {x}, {y}, {s};", r = out(reg32) r, x = in(reg32) x, y = in(reg32) y, s = in(reg32) s, options(pure, nomem, nostack))
         };
         r
-    })
+    }, sim: { crate::sim::math::byte_perm(x, y, s) })
 }

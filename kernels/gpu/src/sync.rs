@@ -23,16 +23,18 @@ use crate::atomic::Scope;
 
 /// Block barrier, `__syncthreads()`: waits for all threads of the block (`barrier.sync 0`).
 #[inline(always)]
+#[track_caller]
 pub fn sync_threads() {
     device!("sync::sync_threads", {
         // SAFETY: a barrier has no memory-safety preconditions (misuse hangs, not corrupts).
         unsafe { core::arch::asm!("barrier.sync 0;", options(nostack)) }
-    })
+    }, sim: { crate::sim::intrinsics::barrier("sync::sync_threads", false); })
 }
 
 /// Block barrier that also counts the threads whose `predicate` is true, `__syncthreads_count`
 /// (`barrier.red.popc.u32`). Every thread gets the same count.
 #[inline(always)]
+#[track_caller]
 pub fn sync_threads_count(predicate: bool) -> u32 {
     device!("sync::sync_threads_count", {
         let count: u32;
@@ -48,12 +50,13 @@ pub fn sync_threads_count(predicate: bool) -> u32 {
             )
         };
         count
-    })
+    }, sim: { crate::sim::intrinsics::barrier("sync::sync_threads_count", predicate).count })
 }
 
 /// Block barrier that returns whether `predicate` is true in every thread, `__syncthreads_and`
 /// (`barrier.red.and.pred`).
 #[inline(always)]
+#[track_caller]
 pub fn sync_threads_and(predicate: bool) -> bool {
     device!("sync::sync_threads_and", {
         let all: u32;
@@ -70,12 +73,13 @@ pub fn sync_threads_and(predicate: bool) -> bool {
             )
         };
         all != 0
-    })
+    }, sim: { crate::sim::intrinsics::barrier("sync::sync_threads_and", predicate).all })
 }
 
 /// Block barrier that returns whether `predicate` is true in any thread, `__syncthreads_or`
 /// (`barrier.red.or.pred`).
 #[inline(always)]
+#[track_caller]
 pub fn sync_threads_or(predicate: bool) -> bool {
     device!("sync::sync_threads_or", {
         let any: u32;
@@ -92,17 +96,18 @@ pub fn sync_threads_or(predicate: bool) -> bool {
             )
         };
         any != 0
-    })
+    }, sim: { crate::sim::intrinsics::barrier("sync::sync_threads_or", predicate).any })
 }
 
 /// Warp barrier, `__syncwarp(mask)` (`bar.warp.sync`): waits for the lanes in `mask`, which
 /// must include the calling lane, and orders their memory accesses like a block barrier does.
 #[inline(always)]
+#[track_caller]
 pub fn sync_warp(mask: u32) {
     device!("sync::sync_warp", {
         // SAFETY: a barrier has no memory-safety preconditions.
         unsafe { core::arch::asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack)) }
-    })
+    }, sim: { crate::sim::intrinsics::warp_exchange("sync::sync_warp", mask, 0); })
 }
 
 /// [`sync_warp`] over all 32 lanes.
@@ -144,7 +149,7 @@ pub fn fence_sc(scope: Scope) {
                 Scope::System => core::arch::asm!("fence.sc.sys;", options(nostack)),
             }
         }
-    })
+    }, sim: { crate::sim::intrinsics::fence() })
 }
 
 /// Acquire-release fence at `scope` (`fence.acq_rel.{cta,gpu,sys}`): cheaper than
@@ -161,5 +166,5 @@ pub fn fence_acq_rel(scope: Scope) {
                 Scope::System => core::arch::asm!("fence.acq_rel.sys;", options(nostack)),
             }
         }
-    })
+    }, sim: { crate::sim::intrinsics::fence() })
 }

@@ -43,43 +43,43 @@ impl Dim3 {
 /// One accessor per special register. The nvptx target reads them through LLVM intrinsics,
 /// which the optimizer knows are pure and bounded (e.g. `%tid.x < 1024`).
 macro_rules! special_register {
-    ($($(#[$doc:meta])* $name:ident => $intrinsic:ident;)*) => { $(
+    ($($(#[$doc:meta])* $name:ident => $intrinsic:ident, $sim:ident.$axis:ident;)*) => { $(
         $(#[$doc])*
         #[inline(always)]
         pub fn $name() -> u32 {
             device!(concat!("thread::", stringify!($name)), {
                 // SAFETY: reading a special register has no preconditions.
                 unsafe { core::arch::nvptx::$intrinsic() }
-            })
+            }, sim: { crate::sim::intrinsics::$sim().$axis })
         }
     )* };
 }
 
 special_register! {
     /// `threadIdx.x`: this thread's x coordinate within its block.
-    thread_idx_x => _thread_idx_x;
+    thread_idx_x => _thread_idx_x, thread_idx.x;
     /// `threadIdx.y`.
-    thread_idx_y => _thread_idx_y;
+    thread_idx_y => _thread_idx_y, thread_idx.y;
     /// `threadIdx.z`.
-    thread_idx_z => _thread_idx_z;
+    thread_idx_z => _thread_idx_z, thread_idx.z;
     /// `blockIdx.x`: this block's x coordinate within the grid.
-    block_idx_x => _block_idx_x;
+    block_idx_x => _block_idx_x, block_idx.x;
     /// `blockIdx.y`.
-    block_idx_y => _block_idx_y;
+    block_idx_y => _block_idx_y, block_idx.y;
     /// `blockIdx.z`.
-    block_idx_z => _block_idx_z;
+    block_idx_z => _block_idx_z, block_idx.z;
     /// `blockDim.x`: threads per block along x.
-    block_dim_x => _block_dim_x;
+    block_dim_x => _block_dim_x, block_dim.x;
     /// `blockDim.y`.
-    block_dim_y => _block_dim_y;
+    block_dim_y => _block_dim_y, block_dim.y;
     /// `blockDim.z`.
-    block_dim_z => _block_dim_z;
+    block_dim_z => _block_dim_z, block_dim.z;
     /// `gridDim.x`: blocks per grid along x.
-    grid_dim_x => _grid_dim_x;
+    grid_dim_x => _grid_dim_x, grid_dim.x;
     /// `gridDim.y`.
-    grid_dim_y => _grid_dim_y;
+    grid_dim_y => _grid_dim_y, grid_dim.y;
     /// `gridDim.z`.
-    grid_dim_z => _grid_dim_z;
+    grid_dim_z => _grid_dim_z, grid_dim.z;
 }
 
 /// `threadIdx`: this thread's coordinates within its block.
@@ -256,7 +256,7 @@ pub fn lane_id() -> u32 {
             core::arch::asm!("mov.u32 {l}, %laneid;", l = out(reg32) lane, options(pure, nomem, nostack))
         };
         lane
-    })
+    }, sim: { crate::sim::intrinsics::lane() })
 }
 
 /// This thread's warp within its block: `local_index() / 32`. (Unlike PTX `%warpid`, which

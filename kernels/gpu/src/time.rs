@@ -16,7 +16,7 @@ pub fn clock() -> u32 {
             core::arch::asm!("mov.u32 {t}, %clock;", t = out(reg32) t, options(nomem, nostack))
         };
         t
-    })
+    }, sim: { crate::sim::intrinsics::clock64() as u32 })
 }
 
 /// The SM's 64-bit cycle counter (`%clock64`), `clock64()`.
@@ -29,7 +29,7 @@ pub fn clock64() -> u64 {
             core::arch::asm!("mov.u64 {t}, %clock64;", t = out(reg64) t, options(nomem, nostack))
         };
         t
-    })
+    }, sim: { crate::sim::intrinsics::clock64() })
 }
 
 /// The global nanosecond timer (`%globaltimer`).
@@ -42,7 +42,7 @@ pub fn globaltimer() -> u64 {
             core::arch::asm!("mov.u64 {t}, %globaltimer;", t = out(reg64) t, options(nomem, nostack))
         };
         t
-    })
+    }, sim: { crate::sim::intrinsics::globaltimer() })
 }
 
 /// Suspends the thread for about `ns` nanoseconds (`nanosleep.u32`, sm_70+; the hardware
@@ -52,5 +52,5 @@ pub fn nanosleep(ns: u32) {
     device!("time::nanosleep", {
         // SAFETY: only delays the thread.
         unsafe { core::arch::asm!("nanosleep.u32 {t};", t = in(reg32) ns, options(nomem, nostack)) }
-    })
+    }, sim: { crate::sim::intrinsics::nanosleep() })
 }

@@ -51,6 +51,15 @@ fn to_global(p: *mut u8) -> u64 {
     g
 }
 
+/// The host pointer an atomic's address stands for on the simulator.
+#[cfg(all(not(target_arch = "nvptx64"), feature = "sim"))]
+fn sim_ptr(addr: Addr, size: usize) -> *mut u8 {
+    match addr {
+        Addr::Generic(p) | Addr::Global(p) => p,
+        Addr::Shared(a) => crate::sim::intrinsics::shared_ptr(a, size),
+    }
+}
+
 /// Expands `$mac!(scope, space, address register class, address, args...)` in each of the nine
 /// (space, scope) combinations.
 macro_rules! by_place {
@@ -108,7 +117,8 @@ macro_rules! rmw_fns {
                 // SAFETY: the caller guarantees `addr` is a valid, aligned location of this size
                 // that other threads access only atomically.
                 unsafe { by_place!(addr, scope, atom2!($op, $t, $reg, v)) }
-            })
+            }, sim: { // SAFETY: as on the GPU (the caller's guarantee on `addr`).
+                unsafe { crate::sim::intrinsics::atomic(sim_ptr(addr, core::mem::size_of::<$t>()), $op, v as u64, 0) as $t } })
         }
     )* };
 }
@@ -145,7 +155,8 @@ macro_rules! cas_fns {
             device!("atomic::cas", {
                 // SAFETY: as for the read-modify-write functions above.
                 unsafe { by_place!(addr, scope, atom3!($op, $t, $reg, expected, new)) }
-            })
+            }, sim: { // SAFETY: as on the GPU (the caller's guarantee on `addr`).
+                unsafe { crate::sim::intrinsics::atomic(sim_ptr(addr, core::mem::size_of::<$t>()), $op, expected as u64, new as u64) as $t } })
         }
     )* };
 }

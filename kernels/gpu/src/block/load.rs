@@ -41,7 +41,8 @@ pub(crate) unsafe fn load_v4(p: *const u8) -> [u32; 4] {
             )
         };
         [a, b, c, d]
-    })
+    }, sim: { // SAFETY: as on the GPU: the caller guarantees 16 readable bytes at `p`.
+        unsafe { p.cast::<[u32; 4]>().read_unaligned() } })
 }
 
 /// One 16-byte store.
@@ -59,7 +60,8 @@ pub(crate) unsafe fn store_v4(p: *mut u8, v: [u32; 4]) {
                 options(nostack),
             )
         };
-    })
+    }, sim: { // SAFETY: as on the GPU: the caller guarantees 16 writable bytes at `p`.
+        unsafe { p.cast::<[u32; 4]>().write_unaligned(v) } })
 }
 
 /// Reads `N` consecutive values from `p`.

@@ -36,7 +36,7 @@ macro_rules! chunk_ops {
                 // SAFETY: the caller guarantees `a` is a valid shared address.
                 unsafe { core::arch::asm!(concat!($ld, ".u8 {v}, [{a}];"), v = out(reg16) v, a = in(reg32) a, options $ld_opts) };
                 v as u8
-            })
+            }, sim: { crate::sim::intrinsics::shared_load::<u8>(a, $ld) })
         }
         #[inline(always)]
         unsafe fn ld16(a: u32) -> u16 {
@@ -45,7 +45,7 @@ macro_rules! chunk_ops {
                 // SAFETY: the caller guarantees `a` is a valid, 2-aligned shared address.
                 unsafe { core::arch::asm!(concat!($ld, ".u16 {v}, [{a}];"), v = out(reg16) v, a = in(reg32) a, options $ld_opts) };
                 v
-            })
+            }, sim: { crate::sim::intrinsics::shared_load::<u16>(a, $ld) })
         }
         #[inline(always)]
         unsafe fn ld32(a: u32) -> u32 {
@@ -54,7 +54,7 @@ macro_rules! chunk_ops {
                 // SAFETY: the caller guarantees `a` is a valid, 4-aligned shared address.
                 unsafe { core::arch::asm!(concat!($ld, ".u32 {v}, [{a}];"), v = out(reg32) v, a = in(reg32) a, options $ld_opts) };
                 v
-            })
+            }, sim: { crate::sim::intrinsics::shared_load::<u32>(a, $ld) })
         }
         #[inline(always)]
         unsafe fn ld64(a: u32) -> u64 {
@@ -63,7 +63,7 @@ macro_rules! chunk_ops {
                 // SAFETY: the caller guarantees `a` is a valid, 8-aligned shared address.
                 unsafe { core::arch::asm!(concat!($ld, ".u64 {v}, [{a}];"), v = out(reg64) v, a = in(reg32) a, options $ld_opts) };
                 v
-            })
+            }, sim: { crate::sim::intrinsics::shared_load::<u64>(a, $ld) })
         }
         #[inline(always)]
         unsafe fn ld128(a: u32) -> [u32; 4] {
@@ -78,35 +78,35 @@ macro_rules! chunk_ops {
                     )
                 };
                 [x, y, z, w]
-            })
+            }, sim: { crate::sim::intrinsics::shared_load::<[u32; 4]>(a, $ld) })
         }
         #[inline(always)]
         unsafe fn st8(a: u32, v: u8) {
             device!("shared::write", {
                 // SAFETY: the caller guarantees `a` is a valid shared address.
                 unsafe { core::arch::asm!(concat!($st, ".u8 [{a}], {v};"), a = in(reg32) a, v = in(reg16) v as u16, options(nostack)) }
-            })
+            }, sim: { crate::sim::intrinsics::shared_store::<u8>(a, v, $st) })
         }
         #[inline(always)]
         unsafe fn st16(a: u32, v: u16) {
             device!("shared::write", {
                 // SAFETY: the caller guarantees `a` is a valid, 2-aligned shared address.
                 unsafe { core::arch::asm!(concat!($st, ".u16 [{a}], {v};"), a = in(reg32) a, v = in(reg16) v, options(nostack)) }
-            })
+            }, sim: { crate::sim::intrinsics::shared_store::<u16>(a, v, $st) })
         }
         #[inline(always)]
         unsafe fn st32(a: u32, v: u32) {
             device!("shared::write", {
                 // SAFETY: the caller guarantees `a` is a valid, 4-aligned shared address.
                 unsafe { core::arch::asm!(concat!($st, ".u32 [{a}], {v};"), a = in(reg32) a, v = in(reg32) v, options(nostack)) }
-            })
+            }, sim: { crate::sim::intrinsics::shared_store::<u32>(a, v, $st) })
         }
         #[inline(always)]
         unsafe fn st64(a: u32, v: u64) {
             device!("shared::write", {
                 // SAFETY: the caller guarantees `a` is a valid, 8-aligned shared address.
                 unsafe { core::arch::asm!(concat!($st, ".u64 [{a}], {v};"), a = in(reg32) a, v = in(reg64) v, options(nostack)) }
-            })
+            }, sim: { crate::sim::intrinsics::shared_store::<u64>(a, v, $st) })
         }
         #[inline(always)]
         unsafe fn st128(a: u32, v: [u32; 4]) {
@@ -120,7 +120,7 @@ macro_rules! chunk_ops {
                         options(nostack),
                     )
                 }
-            })
+            }, sim: { crate::sim::intrinsics::shared_store::<[u32; 4]>(a, v, $st) })
         }
 
         /// Loads a `T` from shared address `addr`.
@@ -220,7 +220,7 @@ pub(crate) fn to_generic(addr: u32) -> *mut u8 {
             )
         };
         p as *mut u8
-    })
+    }, sim: { crate::sim::intrinsics::shared_ptr(addr, 0) })
 }
 
 #[cfg(test)]

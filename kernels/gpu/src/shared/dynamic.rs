@@ -29,7 +29,7 @@ pub fn dynamic_size_bytes() -> u32 {
             )
         };
         bytes
-    })
+    }, sim: { crate::sim::intrinsics::dynamic_shared_bytes() })
 }
 
 /// Shared-window address of the dynamic region (16-byte aligned).
@@ -46,6 +46,9 @@ fn base() -> u32 {
             )
         };
         addr
+    }, sim: {
+        // The simulator puts the dynamic region at the start of the arena.
+        0
     })
 }
 

@@ -452,8 +452,16 @@ pub const fn __static_bytes<T, const N: usize>() -> usize {
 /// What `shared_array!` evaluates to on the host, where there is no shared memory.
 #[doc(hidden)]
 #[track_caller]
-pub fn __host_addr() -> u32 {
-    crate::host::unsupported("shared_array!")
+pub fn __host_addr(site: usize, bytes: usize, align: usize) -> u32 {
+    #[cfg(feature = "sim")]
+    {
+        crate::sim::intrinsics::static_shared_addr(site, bytes, align)
+    }
+    #[cfg(not(feature = "sim"))]
+    {
+        let _ = (site, bytes, align);
+        crate::host::unsupported("shared_array!")
+    }
 }
 
 #[cfg(test)]

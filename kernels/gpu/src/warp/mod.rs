@@ -105,7 +105,7 @@ fn shfl32(mode: Mode, mask: u32, v: u32, b: u32, c: u32) -> u32 {
             }
         };
         out
-    })
+    }, sim: { crate::sim::intrinsics::shfl(match mode { Mode::Up => 0, Mode::Down => 1, Mode::Xor => 2, Mode::Idx => 3 }, mask, v, b, c) })
 }
 
 #[inline(always)]
@@ -212,7 +212,7 @@ pub fn all_sync(mask: u32, predicate: bool) -> bool {
             )
         };
         r != 0
-    })
+    }, sim: { crate::sim::intrinsics::ballot(mask, predicate) == mask & crate::sim::intrinsics::warp_exists_mask() })
 }
 
 /// `__any_sync`: whether `predicate` is true in any lane of `mask` (`vote.sync.any.pred`).
@@ -234,7 +234,7 @@ pub fn any_sync(mask: u32, predicate: bool) -> bool {
             )
         };
         r != 0
-    })
+    }, sim: { crate::sim::intrinsics::ballot(mask, predicate) != 0 })
 }
 
 /// `__ballot_sync`: bit `i` set iff lane `i` is in `mask` and its `predicate` is true
@@ -256,7 +256,7 @@ pub fn ballot_sync(mask: u32, predicate: bool) -> u32 {
             )
         };
         r
-    })
+    }, sim: { crate::sim::intrinsics::ballot(mask, predicate) })
 }
 
 /// [`all_sync`] over the full warp.
@@ -289,7 +289,7 @@ pub fn active_mask() -> u32 {
             core::arch::asm!("activemask.b32 {m};", m = out(reg32) m, options(nomem, nostack))
         };
         m
-    })
+    }, sim: { crate::sim::intrinsics::active_mask() })
 }
 
 /// `__match_any_sync` (sm_70+): the lanes of `mask` whose `v` has the same bits as this lane's
@@ -307,7 +307,7 @@ pub fn match_any_sync<T: WarpValue>(mask: u32, v: T) -> u32 {
             }
         };
         r
-    })
+    }, sim: { crate::sim::intrinsics::match_any(mask, v.to_bits()) })
 }
 
 /// `__match_all_sync` (sm_70+): `mask` if every lane of `mask` has the same bits in `v`,
@@ -325,7 +325,7 @@ pub fn match_all_sync<T: WarpValue>(mask: u32, v: T) -> u32 {
             }
         };
         r
-    })
+    }, sim: { crate::sim::intrinsics::match_all(mask, v.to_bits()) })
 }
 
 /// [`match_any_sync`] over the full warp.
@@ -376,7 +376,7 @@ macro_rules! impl_redux {
                         }
                     };
                     r
-                })
+                }, sim: { crate::sim::intrinsics::redux(match op { ReduxOp::Add => 0, ReduxOp::Min => 1, ReduxOp::Max => 2, ReduxOp::And => 3, ReduxOp::Or => 4, ReduxOp::Xor => 5 }, <$t>::MIN != 0, mask, v as u32) as $t })
             }
         }
     };
