@@ -91,8 +91,8 @@ impl<T> Copy for SharedSlice<T> {}
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn out_of_bounds() -> ! {
-    panic!("shared memory index out of bounds")
+fn out_of_bounds(index: usize, len: usize) -> ! {
+    panic!("shared memory index {index} out of bounds (length {len})")
 }
 
 /// The accessors common to [`SharedArray`] and [`SharedSlice`]; both provide `len()` and an
@@ -117,7 +117,7 @@ macro_rules! view_methods {
         #[track_caller]
         pub fn addr_of(&self, i: usize) -> u32 {
             if i >= self.len() {
-                out_of_bounds();
+                out_of_bounds(i, self.len());
             }
             self.addr + i as u32 * size_of::<T>() as u32
         }
@@ -383,7 +383,7 @@ impl<T: DeviceCopy> SharedSlice<T> {
     #[track_caller]
     pub fn split_at(&self, mid: usize) -> (SharedSlice<T>, SharedSlice<T>) {
         if mid > self.len() {
-            out_of_bounds();
+            out_of_bounds(mid, self.len());
         }
         let mid = mid as u32;
         (
