@@ -200,7 +200,8 @@ pub fn __vprintf<const N: usize>(format: &'static str, args: &ArgBuffer<N>) -> i
         // SAFETY: `format` is NUL-terminated (the macro appends "\0"); `args` is laid out as
         // the format's conversions expect (checked at compile time by `printf!`).
         unsafe { core::arch::nvptx::vprintf(format.as_ptr(), args) }
-    })
+    }, sim: { // SAFETY: as on the GPU: `args` is laid out as the format's conversions expect.
+        unsafe { crate::sim::printf::vprintf(format, args.words.as_ptr().cast()) } })
 }
 
 /// 1, whatever the argument: counts macro repetitions in a constant expression.

@@ -34,6 +34,7 @@ mod fiber;
 pub(crate) mod intrinsics;
 pub(crate) mod math;
 mod panic_capture;
+pub(crate) mod printf;
 mod rendezvous;
 pub(crate) mod runtime;
 
