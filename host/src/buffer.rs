@@ -7,8 +7,10 @@
 //! (rather than raw pointers) keeps its per-buffer read/write events, which order uses of one
 //! buffer across streams and keep it alive until the device is done with it.
 
+use std::alloc::Layout;
 use std::marker::PhantomData;
 use std::mem::{ManuallyDrop, size_of};
+use std::ptr::NonNull;
 
 use cudarc::driver::{CudaSlice, DriverError, sys};
 use gpu::DeviceCopy;
@@ -30,13 +32,98 @@ use crate::stream::Stream;
 /// inputs, `&mut` for outputs) only while the launch is built: after `launch` returns the
 /// buffer may be dropped or reused by the host at once, and reads ([`DeviceBuffer::to_vec`])
 /// wait for the writes queued before them.
+///
+/// # On the simulator
+/// The memory is a zeroed host allocation aligned to [`SIM_ALIGN`] bytes, [`DeviceBuffer::device_ptr`]
+/// is its address, and copies are synchronous `memcpy`s.
 pub struct DeviceBuffer<T: DeviceCopy> {
     /// `None` exactly when the buffer holds zero bytes. Not dropped when stale: after a device
     /// reset the address may belong to a newer allocation.
-    bytes: ManuallyDrop<Option<CudaSlice<u8>>>,
+    bytes: ManuallyDrop<Option<Bytes>>,
     len: usize,
     stream: Stream,
     _marker: PhantomData<T>,
+}
+
+/// Alignment of the simulator's buffers, as `cuMemAlloc` guarantees on a GPU.
+pub const SIM_ALIGN: usize = 256;
+
+/// A buffer's memory: a cudarc allocation, or the simulator's host memory.
+pub(crate) enum Bytes {
+    Cuda(CudaSlice<u8>),
+    Host(HostBytes),
+}
+
+impl Bytes {
+    fn len(&self) -> usize {
+        match self {
+            Bytes::Cuda(b) => b.len(),
+            Bytes::Host(h) => h.len,
+        }
+    }
+}
+
+/// Zeroed host memory of `len > 0` bytes aligned to [`SIM_ALIGN`], owned.
+pub(crate) struct HostBytes {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: `HostBytes` owns its allocation like a `Box<[u8]>`; access goes through `&`/`&mut`
+// of the owning buffer (and simulated kernels, which run while the launch borrows it).
+unsafe impl Send for HostBytes {}
+// SAFETY: as above; shared references only read.
+unsafe impl Sync for HostBytes {}
+
+impl HostBytes {
+    fn layout(len: usize) -> Option<Layout> {
+        Layout::from_size_align(len, SIM_ALIGN).ok()
+    }
+
+    /// Allocates `len > 0` zeroed bytes; `None` when the host has no memory for them.
+    fn zeroed(len: usize) -> Option<HostBytes> {
+        let layout = HostBytes::layout(len)?;
+        // SAFETY: `len > 0` (callers never ask for 0 bytes), so the layout is not zero-sized.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        NonNull::new(ptr).map(|ptr| HostBytes { ptr, len })
+    }
+
+    /// The memory's address (what kernels receive as the pointer).
+    pub(crate) fn addr(&self) -> u64 {
+        self.ptr.as_ptr() as u64
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        // SAFETY: `len` initialized (zeroed at allocation) bytes owned by `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as in `as_slice`, exclusively borrowed.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for HostBytes {
+    fn drop(&mut self) {
+        if let Some(layout) = HostBytes::layout(self.len) {
+            // SAFETY: allocated in `zeroed` with this same layout, freed once.
+            unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) };
+        }
+    }
+}
+
+/// Allocates `n > 0` zeroed bytes of simulator memory, or says why not.
+fn host_alloc(n: usize, what: String) -> Result<HostBytes> {
+    HostBytes::zeroed(n).ok_or_else(|| {
+        let (free, total) = crate::device::host_memory().unwrap_or((0, 0));
+        Error::OutOfMemory {
+            context: format!("{what} (on the CPU simulator, in host memory)"),
+            requested: n,
+            free,
+            total,
+        }
+    })
 }
 
 impl<T: DeviceCopy> std::fmt::Debug for DeviceBuffer<T> {
@@ -66,8 +153,7 @@ fn alloc_error(stream: &Stream, bytes: usize, what: String) -> impl FnOnce(Drive
         if source.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
             let (free, total) = stream
                 .cuda_stream()
-                .context()
-                .mem_get_info()
+                .and_then(|s| s.context().mem_get_info().ok())
                 .unwrap_or((0, 0));
             Error::OutOfMemory {
                 context: what,
@@ -123,14 +209,14 @@ impl Stream {
             )
         };
         self.check(what)?;
-        let bytes = if n == 0 {
-            None
-        } else {
-            Some(
-                self.cuda_stream()
+        let bytes = match self.cuda_stream() {
+            _ if n == 0 => None,
+            Some(stream) => Some(Bytes::Cuda(
+                stream
                     .alloc_zeros::<u8>(n)
                     .map_err(alloc_error(self, n, what()))?,
-            )
+            )),
+            None => Some(Bytes::Host(host_alloc(n, what())?)),
         };
         Ok(DeviceBuffer {
             bytes: ManuallyDrop::new(bytes),
@@ -155,14 +241,18 @@ impl Stream {
             )
         };
         self.check(what)?;
-        let bytes = if src.is_empty() {
-            None
-        } else {
-            Some(self.cuda_stream().clone_htod(src).map_err(alloc_error(
+        let bytes = match self.cuda_stream() {
+            _ if src.is_empty() => None,
+            Some(stream) => Some(Bytes::Cuda(stream.clone_htod(src).map_err(alloc_error(
                 self,
                 src.len(),
                 what(),
-            ))?)
+            ))?)),
+            None => {
+                let mut host = host_alloc(src.len(), what())?;
+                host.as_mut_slice().copy_from_slice(src);
+                Some(Bytes::Host(host))
+            }
         };
         Ok(DeviceBuffer {
             bytes: ManuallyDrop::new(bytes),
@@ -240,10 +330,15 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
             )
         };
         self.stream.check(what)?;
-        let Some(src) = &*self.bytes else {
-            return Ok(());
+        let (stream, src) = match (self.stream.cuda_stream(), &*self.bytes) {
+            (_, None) => return Ok(()),
+            (_, Some(Bytes::Host(h))) => {
+                as_bytes_mut(dst).copy_from_slice(h.as_slice());
+                return Ok(());
+            }
+            (Some(stream), Some(Bytes::Cuda(src))) => (stream, src),
+            (None, Some(Bytes::Cuda(_))) => unreachable!("a CUDA buffer on a simulator stream"),
         };
-        let stream = self.stream.cuda_stream();
         stream
             .memcpy_dtoh(src, as_bytes_mut(dst))
             .map_err(self.stream.epoch().driver(what))?;
@@ -266,13 +361,17 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         let what = || format!("copying {n} bytes from the host to the device");
         self.stream.check(what)?;
         let epoch = self.stream.epoch().clone();
-        let Some(dst) = &mut *self.bytes else {
-            return Ok(());
-        };
-        self.stream
-            .cuda_stream()
-            .memcpy_htod(as_bytes(src), dst)
-            .map_err(epoch.driver(what))
+        match (self.stream.cuda_stream(), &mut *self.bytes) {
+            (_, None) => Ok(()),
+            (_, Some(Bytes::Host(h))) => {
+                h.as_mut_slice().copy_from_slice(as_bytes(src));
+                Ok(())
+            }
+            (Some(stream), Some(Bytes::Cuda(dst))) => stream
+                .memcpy_htod(as_bytes(src), dst)
+                .map_err(epoch.driver(what)),
+            (None, Some(Bytes::Cuda(_))) => unreachable!("a CUDA buffer on a simulator stream"),
+        }
     }
 
     /// Overwrites the buffer with the contents of `src` (same length), device to device, ordered
@@ -290,39 +389,56 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         self.stream.check(what)?;
         src.stream
             .check(|| format!("{} (the source buffer)", what()))?;
-        if src.stream.cuda_stream().context() != self.stream.cuda_stream().context() {
+        let (to, from) = (self.stream.device_key(), src.stream.device_key());
+        if to != from {
             return Err(Error::DeviceMismatch {
-                context: format!("{} between buffers of different devices", what()),
+                context: format!(
+                    "{} between buffers of different devices ({from} to {to})",
+                    what()
+                ),
             });
         }
         let epoch = self.stream.epoch().clone();
-        let (Some(dst), Some(from)) = (&mut *self.bytes, &*src.bytes) else {
-            return Ok(());
-        };
-        self.stream
-            .cuda_stream()
-            .memcpy_dtod(from, dst)
-            .map_err(epoch.driver(what))
+        match (self.stream.cuda_stream(), &mut *self.bytes, &*src.bytes) {
+            (_, None, _) | (_, _, None) => Ok(()),
+            (_, Some(Bytes::Host(dst)), Some(Bytes::Host(from))) => {
+                dst.as_mut_slice().copy_from_slice(from.as_slice());
+                Ok(())
+            }
+            (Some(stream), Some(Bytes::Cuda(dst)), Some(Bytes::Cuda(from))) => {
+                stream.memcpy_dtod(from, dst).map_err(epoch.driver(what))
+            }
+            _ => unreachable!("buffers of one device have the same kind of memory"),
+        }
     }
 
-    /// RAW ESCAPE HATCH: the buffer's device address (0 for an empty buffer).
+    /// RAW ESCAPE HATCH: the buffer's device address (0 for an empty buffer); on the simulator
+    /// the host address of its memory.
     ///
     /// Getting the number is harmless; using it is not: work submitted through it bypasses the
     /// per-buffer events that order this buffer's uses across streams and keep it alive, so the
     /// caller must synchronize by hand and must not use the address after the buffer is dropped.
     pub fn device_ptr(&self) -> sys::CUdeviceptr {
-        self.bytes.as_ref().map_or(0, |b| {
-            // cudarc only hands out the address with a guard that, when dropped, records a read
-            // point on the buffer's own stream; that merely orders later writers after work
-            // already queued there, which is harmless.
-            let (ptr, _guard) = cudarc::driver::DevicePtr::device_ptr(b, b.stream());
-            ptr
-        })
+        match &*self.bytes {
+            None => 0,
+            Some(Bytes::Host(h)) => h.addr(),
+            Some(Bytes::Cuda(b)) => {
+                // cudarc only hands out the address with a guard that, when dropped, records a
+                // read point on the buffer's own stream; that merely orders later writers after
+                // work already queued there, which is harmless.
+                let (ptr, _guard) = cudarc::driver::DevicePtr::device_ptr(b, b.stream());
+                ptr
+            }
+        }
     }
 
-    /// The underlying cudarc allocation (`None` for an empty buffer), for interop with cudarc.
+    /// The underlying cudarc allocation, for interop with cudarc; `None` for an empty buffer
+    /// and on the simulator.
     pub fn as_cuda_slice(&self) -> Option<&CudaSlice<u8>> {
-        self.bytes.as_ref()
+        match &*self.bytes {
+            Some(Bytes::Cuda(b)) => Some(b),
+            _ => None,
+        }
     }
 
     /// Whether [`crate::Gpu::recover`] reset the device since this buffer was made: its memory
@@ -331,11 +447,11 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         self.stream.epoch().is_stale()
     }
 
-    pub(crate) fn bytes(&self) -> Option<&CudaSlice<u8>> {
+    pub(crate) fn bytes(&self) -> Option<&Bytes> {
         self.bytes.as_ref()
     }
 
-    pub(crate) fn bytes_mut(&mut self) -> Option<&mut CudaSlice<u8>> {
+    pub(crate) fn bytes_mut(&mut self) -> Option<&mut Bytes> {
         self.bytes.as_mut()
     }
 }

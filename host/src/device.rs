@@ -190,7 +190,95 @@ fn init_driver() -> Result<()> {
     }
 }
 
-/// One CUDA device, opened through its primary context, with a default stream.
+/// What runs a [`Gpu`]'s work.
+#[derive(Clone, Debug)]
+enum Backend {
+    /// A CUDA device through its primary context.
+    Cuda(Arc<CudaContext>),
+    /// The CPU simulator (`gpu::sim`): buffers are host memory, launches run to completion on
+    /// the calling thread's call.
+    Sim,
+}
+
+/// Which device an object belongs to, for refusing to mix objects of different devices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DeviceKey {
+    /// A CUDA context (its handle) of device `ordinal`.
+    Cuda { ctx: usize, ordinal: usize },
+    /// The CPU simulator.
+    Sim,
+}
+
+impl DeviceKey {
+    pub(crate) fn of_context(ctx: &CudaContext) -> DeviceKey {
+        DeviceKey::Cuda {
+            ctx: ctx.cu_ctx() as usize,
+            ordinal: ctx.ordinal(),
+        }
+    }
+}
+
+impl std::fmt::Display for DeviceKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceKey::Cuda { ordinal, .. } => write!(f, "device {ordinal}"),
+            DeviceKey::Sim => write!(f, "the CPU simulator"),
+        }
+    }
+}
+
+/// The environment variable [`Gpu::from_env`] reads: `sim` or `cuda`.
+pub const BACKEND_ENV: &str = "GPU_BACKEND";
+
+impl DeviceProperties {
+    /// The limits the CPU simulator enforces: those of an H100 (sm_90), so a launch that breaks
+    /// a GPU limit fails the same way on the simulator. The SM count is the number of worker
+    /// threads running blocks (`GPU_SIM_WORKERS`), the memory size the host's.
+    pub fn simulator() -> DeviceProperties {
+        let workers = gpu::sim::SimOptions::from_env().workers;
+        DeviceProperties {
+            ordinal: 0,
+            name: "CPU simulator".to_string(),
+            compute_capability: (9, 0),
+            multiprocessor_count: u32::try_from(workers).unwrap_or(u32::MAX).max(1),
+            total_memory: host_memory().map_or(0, |(_, total)| total),
+            max_threads_per_block: 1024,
+            max_block_dims: (1024, 1024, 64),
+            max_grid_dims: (2_147_483_647, 65_535, 65_535),
+            max_shared_memory_per_block: 48 * 1024,
+            max_shared_memory_per_block_optin: 227 * 1024,
+            shared_memory_per_multiprocessor: 228 * 1024,
+            registers_per_block: 65_536,
+            registers_per_multiprocessor: 65_536,
+            warp_size: 32,
+            max_threads_per_multiprocessor: 2048,
+            max_blocks_per_multiprocessor: 32,
+            l2_cache_bytes: 50 << 20,
+            clock_rate_khz: 0,
+            memory_clock_rate_khz: 0,
+            memory_bus_width_bits: 0,
+        }
+    }
+}
+
+/// Available and total host memory in bytes (`/proc/meminfo`), when the host says.
+pub(crate) fn host_memory() -> Option<(usize, usize)> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let field = |name: &str| -> Option<usize> {
+        let line = text.lines().find(|l| l.starts_with(name))?;
+        let kib: usize = line[name.len()..]
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()?;
+        kib.checked_mul(1024)
+    };
+    Some((field("MemAvailable:")?, field("MemTotal:")?))
+}
+
+/// One CUDA device, opened through its primary context, with a default stream — or the CPU
+/// simulator ([`Gpu::simulator`]), which runs the same kernels through the same API.
 ///
 /// Cheap to clone (shared handles). All work submitted through the `Gpu` itself (allocations,
 /// uploads, launches given [`Gpu::default_stream`]) runs in order on the default stream.
@@ -199,7 +287,7 @@ fn init_driver() -> Result<()> {
 /// [`crate::fault`].
 #[derive(Clone, Debug)]
 pub struct Gpu {
-    ctx: Arc<CudaContext>,
+    backend: Backend,
     stream: Stream,
     properties: Arc<DeviceProperties>,
     epoch: Epoch,
@@ -226,7 +314,7 @@ impl Gpu {
         let epoch = fault::device_state(ordinal).epoch();
         let stream = Stream::from_cuda(ctx.default_stream(), epoch.clone());
         Ok(Gpu {
-            ctx,
+            backend: Backend::Cuda(ctx),
             stream,
             properties,
             epoch,
@@ -249,10 +337,16 @@ impl Gpu {
     /// device during the call, and handles taken out through the cudarc escape hatches
     /// ([`Gpu::cuda_context`], [`Stream::cuda_stream`], [`crate::DeviceBuffer::as_cuda_slice`])
     /// are not protected: drop them before recovering.
+    ///
+    /// On the simulator there is nothing to reset (a simulated panic stops only its launch, and
+    /// the device stays usable): this returns `Ok(None)` and leaves every object valid.
     pub fn recover(&mut self) -> Result<Option<Error>> {
+        let Backend::Cuda(old_ctx) = &self.backend else {
+            return Ok(None);
+        };
         let ordinal = self.ordinal();
         let state = self.epoch.state().clone();
-        let fault = state.reset(&self.ctx).map_err(|source| Error::Driver {
+        let fault = state.reset(old_ctx).map_err(|source| Error::Driver {
             context: format!("resetting device {ordinal} (cuDevicePrimaryCtxReset)"),
             source,
         })?;
@@ -261,7 +355,7 @@ impl Gpu {
         }))?;
         let epoch = state.epoch();
         self.stream = Stream::from_cuda(ctx.default_stream(), epoch.clone());
-        self.ctx = ctx;
+        self.backend = Backend::Cuda(ctx);
         self.epoch = epoch;
         Ok(fault.map(|f| {
             f.error(format!(
@@ -282,6 +376,54 @@ impl Gpu {
     /// Opens device 0.
     pub fn first() -> Result<Gpu> {
         Gpu::new(0)
+    }
+
+    /// The CPU simulator (`gpu::sim`): runs kernels compiled for the host with CUDA's execution
+    /// semantics, through the same buffers, streams, modules and typed launchers as a GPU.
+    /// Needs no driver and never fails.
+    ///
+    /// What differs from a GPU: buffers are zeroed host memory (256-byte aligned); copies are
+    /// synchronous; a launch runs to completion before it returns (so its errors — a kernel
+    /// panic as [`Error::KernelPanic`], a barrier deadlock as [`Error::KernelDivergence`], a
+    /// kernel that never ends as [`Error::KernelTimeout`] — come from the launch itself, and the
+    /// device stays usable); event timings are host wall time; the launch limits are an H100's
+    /// ([`DeviceProperties::simulator`]); occupancy and kernel attributes are nominal. Modules
+    /// must be loaded with their simulator entries ([`Gpu::load_module`], which generated
+    /// launchers use). The cudarc escape hatches return `None`.
+    pub fn simulator() -> Result<Gpu> {
+        let epoch = fault::simulator_state().epoch();
+        Ok(Gpu {
+            backend: Backend::Sim,
+            stream: Stream::new_sim(epoch.clone()),
+            properties: Arc::new(DeviceProperties::simulator()),
+            epoch,
+        })
+    }
+
+    /// The device the environment asks for: `GPU_BACKEND=sim` gives the CPU simulator
+    /// ([`Gpu::simulator`]); `GPU_BACKEND=cuda`, empty or unset gives the first GPU
+    /// ([`Gpu::first`], with its errors when there is none). Any other value is an error.
+    pub fn from_env() -> Result<Gpu> {
+        let value = std::env::var(BACKEND_ENV).unwrap_or_default();
+        match value.trim().to_ascii_lowercase().as_str() {
+            "sim" | "simulator" | "cpu" => Gpu::simulator(),
+            "" | "cuda" | "gpu" => Gpu::first(),
+            other => Err(Error::InvalidBackend {
+                value: other.to_string(),
+            }),
+        }
+    }
+
+    /// Whether this is the CPU simulator rather than a CUDA device.
+    pub fn is_simulator(&self) -> bool {
+        matches!(self.backend, Backend::Sim)
+    }
+
+    pub(crate) fn device_key(&self) -> DeviceKey {
+        match &self.backend {
+            Backend::Cuda(ctx) => DeviceKey::of_context(ctx),
+            Backend::Sim => DeviceKey::Sim,
+        }
     }
 
     /// How many CUDA devices the driver reports; `Ok(0)` when the driver is installed but
@@ -306,9 +448,12 @@ impl Gpu {
         &self.properties
     }
 
-    /// The device ordinal.
+    /// The device ordinal (0 for the simulator).
     pub fn ordinal(&self) -> usize {
-        self.ctx.ordinal()
+        match &self.backend {
+            Backend::Cuda(ctx) => ctx.ordinal(),
+            Backend::Sim => 0,
+        }
     }
 
     /// The stream that the `Gpu`'s own methods use (the context's legacy default stream, which
@@ -328,10 +473,13 @@ impl Gpu {
     pub fn new_stream(&self) -> Result<Stream> {
         let what = || format!("creating a stream on device {}", self.ordinal());
         self.check(what)?;
-        if !self.ctx.is_in_multi_stream_mode() {
+        let Backend::Cuda(ctx) = &self.backend else {
+            return Ok(Stream::new_sim(self.epoch.clone()));
+        };
+        if !ctx.is_in_multi_stream_mode() {
             self.synchronize()?;
         }
-        let s = self.ctx.new_stream().map_err(self.epoch.driver(what))?;
+        let s = ctx.new_stream().map_err(self.epoch.driver(what))?;
         Ok(Stream::from_cuda(s, self.epoch.clone()))
     }
 
@@ -340,21 +488,38 @@ impl Gpu {
     pub fn synchronize(&self) -> Result<()> {
         let what = || format!("synchronizing device {}", self.ordinal());
         self.check(what)?;
-        self.ctx.synchronize().map_err(self.epoch.driver(what))?;
+        let Backend::Cuda(ctx) = &self.backend else {
+            // Simulated work is finished when the call that submitted it returns.
+            return Ok(());
+        };
+        ctx.synchronize().map_err(self.epoch.driver(what))?;
         self.epoch.state().all_synchronized();
         Ok(())
     }
 
     /// Free and total device memory in bytes (`cuMemGetInfo`), e.g. to check that buffers were
     /// given back.
+    ///
+    /// On the simulator, whose buffers are host memory: the host's available and total memory
+    /// (`/proc/meminfo`), or [`Error::Unsupported`] where the host does not say.
     pub fn memory_info(&self) -> Result<(usize, usize)> {
         let what = || format!("reading the memory use of device {}", self.ordinal());
         self.check(what)?;
-        self.ctx.mem_get_info().map_err(self.epoch.driver(what))
+        match &self.backend {
+            Backend::Cuda(ctx) => ctx.mem_get_info().map_err(self.epoch.driver(what)),
+            Backend::Sim => host_memory().ok_or_else(|| Error::Unsupported {
+                what: "reading the memory use (the host's /proc/meminfo is not readable)"
+                    .to_string(),
+            }),
+        }
     }
 
-    /// The underlying cudarc context, for anything this crate does not wrap.
-    pub fn cuda_context(&self) -> &Arc<CudaContext> {
-        &self.ctx
+    /// The underlying cudarc context, for anything this crate does not wrap; `None` on the
+    /// simulator.
+    pub fn cuda_context(&self) -> Option<&Arc<CudaContext>> {
+        match &self.backend {
+            Backend::Cuda(ctx) => Some(ctx),
+            Backend::Sim => None,
+        }
     }
 }

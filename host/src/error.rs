@@ -99,16 +99,54 @@ pub enum Error {
         /// What was combined with what.
         context: String,
     },
-    /// A kernel panicked (`panic!`, a failed `assert!`, an out-of-bounds index...). The CUDA
-    /// context is now unusable: every later call on this device returns this same error until
-    /// [`crate::Gpu::recover`] is called. See [`crate::fault`].
+    /// A kernel panicked (`panic!`, a failed `assert!`, an out-of-bounds index...). On a GPU the
+    /// CUDA context is now unusable: every later call on this device returns this same error
+    /// until [`crate::Gpu::recover`] is called. See [`crate::fault`]. On the CPU simulator the
+    /// launch returns it and the device stays usable (`source` is `None`).
     KernelPanic {
         /// The operation that reported it (often a later synchronization, not the launch).
         context: String,
         /// What the device recorded: kernel, source location, message, block and thread.
         panic: Box<crate::KernelPanic>,
-        /// The sticky driver error the panic's `trap` left (usually `CUDA_ERROR_LAUNCH_FAILED`).
-        source: DriverError,
+        /// The sticky driver error the panic's `trap` left (usually `CUDA_ERROR_LAUNCH_FAILED`);
+        /// `None` on the simulator.
+        source: Option<DriverError>,
+    },
+    /// A simulated kernel can never finish: a barrier or warp collective that some threads of
+    /// a block skip, exit before, or reach at different call sites. Reported by the CPU
+    /// simulator (on a GPU this is undefined behavior, often a hang).
+    KernelDivergence {
+        /// The kernel.
+        kernel: String,
+        /// The simulator's report: block, and where the threads wait.
+        message: String,
+    },
+    /// A simulated kernel ran longer than the simulator's timeout (`GPU_SIM_TIMEOUT_S`), e.g.
+    /// spinning on a value nobody writes.
+    KernelTimeout {
+        /// The kernel.
+        kernel: String,
+        /// The simulator's report.
+        message: String,
+    },
+    /// A kernel launched on the CPU simulator from a module loaded without its simulator entry
+    /// (raw PTX through [`crate::Gpu::load_ptx`]): the simulator runs the kernel's Rust code,
+    /// which it can only find through the entry `#[kernel]` generates.
+    NoSimulatorEntry {
+        /// The module.
+        module: String,
+        /// The kernel.
+        kernel: String,
+    },
+    /// An operation the CPU simulator does not provide (driver-only queries, raw handles).
+    Unsupported {
+        /// What was asked for.
+        what: String,
+    },
+    /// `GPU_BACKEND` names no backend ([`crate::Gpu::from_env`]).
+    InvalidBackend {
+        /// The value found.
+        value: String,
     },
     /// A kernel faulted without a panic record: an illegal or misaligned address, an illegal
     /// instruction... The CUDA context is unusable until [`crate::Gpu::recover`].
@@ -163,8 +201,16 @@ impl Error {
 
     /// Whether this error left the device unusable until [`crate::Gpu::recover`] (a kernel
     /// panic or fault), or came from using an object made before a recovery.
+    ///
+    /// Errors from the CPU simulator never need recovery.
     pub fn needs_recovery(&self) -> bool {
-        matches!(self, Error::KernelPanic { .. } | Error::KernelFault { .. })
+        matches!(
+            self,
+            Error::KernelPanic {
+                source: Some(_),
+                ..
+            } | Error::KernelFault { .. }
+        )
     }
 
     /// The device's panic report, when this error is a kernel panic.
@@ -277,13 +323,36 @@ impl fmt::Display for Error {
             Error::KernelPanic {
                 context,
                 panic,
-                source,
+                source: Some(source),
             } => write!(
                 f,
                 "{panic} (reported while {context}, as {}). The CUDA context is now unusable: \
                  call Gpu::recover() to reset the device, then reload modules and reallocate \
                  buffers",
                 DriverErrorDisplay(source)
+            ),
+            Error::KernelPanic {
+                context,
+                panic,
+                source: None,
+            } => write!(f, "{panic} (on the CPU simulator, while {context})"),
+            Error::KernelDivergence { message, .. } | Error::KernelTimeout { message, .. } => {
+                write!(f, "{message}")
+            }
+            Error::NoSimulatorEntry { module, kernel } => write!(
+                f,
+                "kernel `{kernel}` of module `{module}` cannot run on the CPU simulator: the \
+                 module was loaded without simulator entries (raw PTX through Gpu::load_ptx). \
+                 Load it through its generated launchers (`Module::load`), or with \
+                 Gpu::load_module and the kernel's `__gpu_sim_entry_{kernel}`"
+            ),
+            Error::Unsupported { what } => {
+                write!(f, "{what}: not available on the CPU simulator")
+            }
+            Error::InvalidBackend { value } => write!(
+                f,
+                "GPU_BACKEND={value:?} names no backend: use `cuda` (the default: the first \
+                 GPU) or `sim` (the CPU simulator)"
             ),
             Error::KernelFault {
                 context,
@@ -329,7 +398,10 @@ impl std::error::Error for Error {
             // `DriverError`'s own Display calls into libcuda unconditionally; it is still the
             // right source to expose, and it only exists once libcuda was loaded.
             Error::Driver { source, .. }
-            | Error::KernelPanic { source, .. }
+            | Error::KernelPanic {
+                source: Some(source),
+                ..
+            }
             | Error::KernelFault { source, .. } => Some(source),
             Error::Io { source, .. } => Some(source),
             _ => None,

@@ -189,7 +189,7 @@ impl Fault {
             Fault::Panic { panic, code } => Error::KernelPanic {
                 context,
                 panic: Box::new(panic.clone()),
-                source: *code,
+                source: Some(*code),
             },
             Fault::Sticky { kernels, code } => Error::KernelFault {
                 context,
@@ -284,6 +284,15 @@ pub(crate) fn device_state(ordinal: usize) -> Arc<DeviceState> {
     });
     states.push(s.clone());
     s
+}
+
+/// The ordinal the CPU simulator's state is filed under (no CUDA device has it).
+pub(crate) const SIMULATOR_ORDINAL: usize = usize::MAX;
+
+/// The state of the CPU simulator: never poisoned (a simulated kernel's panic stops only its own
+/// launch) and never reset, so its objects are never stale.
+pub(crate) fn simulator_state() -> Arc<DeviceState> {
+    device_state(SIMULATOR_ORDINAL)
 }
 
 impl DeviceState {

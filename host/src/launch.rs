@@ -1,16 +1,17 @@
 //! Launch configurations, their validation against device and kernel limits, and the argument
 //! builder that generated launchers use.
 
+use std::ffi::c_void;
 use std::fmt;
 
 use cudarc::driver::sys;
 use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
 use gpu::DeviceCopy;
 
-use crate::buffer::DeviceBuffer;
+use crate::buffer::{Bytes, DeviceBuffer};
 use crate::device::{DeviceProperties, Gpu};
 use crate::error::{Error, Result};
-use crate::module::{Kernel, KernelAttributes};
+use crate::module::{Kernel, KernelAttributes, KernelBackend};
 use crate::stream::Stream;
 
 /// Three-dimensional extent of a grid (in blocks) or a block (in threads).
@@ -295,7 +296,8 @@ enum Param<'a> {
     Read(&'a CudaSlice<u8>),
     /// A device pointer to memory the kernel writes.
     Write(&'a mut CudaSlice<u8>),
-    /// A 64-bit word: a slice length, or the null pointer of an empty buffer.
+    /// A 64-bit word: a slice length, the null pointer of an empty buffer, or the address of a
+    /// simulator buffer.
     Word(u64),
     /// A by-value parameter.
     Bytes(ParamBytes),
@@ -359,13 +361,13 @@ impl Kernel {
     /// Checks `cfg` against this kernel's and `gpu`'s limits; see [`validate_launch`].
     pub fn validate(&self, cfg: LaunchConfig, gpu: &Gpu) -> Result<()> {
         self.check(|| format!("validating a launch of kernel `{}`", self.name()))?;
-        if gpu.cuda_context() != self.context() {
+        if gpu.device_key() != self.device_key() {
             return Err(Error::DeviceMismatch {
                 context: format!(
-                    "kernel `{}` was loaded on device {}, validated against device {}",
+                    "kernel `{}` was loaded on {}, validated against {}",
                     self.name(),
-                    self.device().ordinal,
-                    gpu.ordinal()
+                    self.device_key(),
+                    gpu.device_key()
                 ),
             });
         }
@@ -384,14 +386,13 @@ impl Kernel {
         let what = || format!("preparing a launch of kernel `{}`", self.name());
         self.check(what)?;
         stream.check(|| format!("{} (its stream)", what()))?;
-        if stream.cuda_stream().context() != self.context() {
+        if stream.device_key() != self.device_key() {
             return Err(Error::DeviceMismatch {
                 context: format!(
-                    "kernel `{}` was loaded on device {}, but the launch stream belongs to \
-                     device {}",
+                    "kernel `{}` was loaded on {}, but the launch stream belongs to {}",
                     self.name(),
-                    self.device().ordinal,
-                    stream.cuda_stream().context().ordinal()
+                    self.device_key(),
+                    stream.device_key()
                 ),
             });
         }
@@ -432,15 +433,11 @@ impl<'a> KernelLaunch<'a> {
             self.record_error(name, message);
             return false;
         }
-        let buf_ctx = buf.stream().cuda_stream().context();
-        if buf_ctx == self.stream.cuda_stream().context() {
+        let (buf_device, launch_device) = (buf.stream().device_key(), self.stream.device_key());
+        if buf_device == launch_device {
             return true;
         }
-        let message = format!(
-            "the buffer lives on device {}, the launch on device {}",
-            buf_ctx.ordinal(),
-            self.stream.cuda_stream().context().ordinal()
-        );
+        let message = format!("the buffer lives on {buf_device}, the launch on {launch_device}");
         self.record_error(name, message);
         false
     }
@@ -466,7 +463,8 @@ impl<'a> KernelLaunch<'a> {
             return self;
         }
         self.params.push(match buf.bytes() {
-            Some(slice) => Param::Read(slice),
+            Some(Bytes::Cuda(slice)) => Param::Read(slice),
+            Some(Bytes::Host(host)) => Param::Word(host.addr()),
             None => Param::Word(0),
         });
         self.info.push(ParamInfo {
@@ -491,7 +489,8 @@ impl<'a> KernelLaunch<'a> {
         }
         let len = buf.len();
         self.params.push(match buf.bytes_mut() {
-            Some(slice) => Param::Write(slice),
+            Some(Bytes::Cuda(slice)) => Param::Write(slice),
+            Some(Bytes::Host(host)) => Param::Word(host.addr()),
             None => Param::Word(0),
         });
         self.info.push(ParamInfo {
@@ -609,11 +608,18 @@ impl<'a> KernelLaunch<'a> {
             mut params,
             ..
         } = self;
+        let (func, cuda_stream) = match (kernel.backend(), stream.cuda_stream()) {
+            (KernelBackend::Cuda { func, .. }, Some(cuda_stream)) => (&**func, cuda_stream),
+            (KernelBackend::Sim { entry }, None) => {
+                // SAFETY: forwarded from the caller (see `sim_launch`).
+                return unsafe { sim_launch(kernel, *entry, &cfg, &mut params) };
+            }
+            _ => unreachable!("`prepare` checked that the stream and kernel share a device"),
+        };
         if cfg.shared_mem_bytes > 0 {
             kernel.ensure_dynamic_shared(cfg.shared_mem_bytes)?;
         }
-        let cuda_stream = stream.cuda_stream();
-        let mut args = cuda_stream.launch_builder(kernel.cuda_function());
+        let mut args = cuda_stream.launch_builder(func);
         for p in params.iter_mut() {
             match p {
                 Param::Read(slice) => args.arg(*slice),
@@ -663,6 +669,115 @@ impl<'a> KernelLaunch<'a> {
             .state()
             .launched(kernel.name(), cuda_stream, &cfg);
         Ok(())
+    }
+}
+
+/// Runs a validated launch on the CPU simulator to completion and maps its fault to this crate's
+/// errors.
+///
+/// # Safety
+/// As for [`KernelLaunch::launch`]: `params` match the kernel's parameters; every buffer
+/// address among them is a simulator buffer borrowed for the launch.
+unsafe fn sim_launch(
+    kernel: &Kernel,
+    entry: Option<crate::module::SimEntry>,
+    cfg: &LaunchConfig,
+    params: &mut [Param<'_>],
+) -> Result<()> {
+    let Some(entry) = entry else {
+        return Err(Error::NoSimulatorEntry {
+            module: kernel.module_name().to_string(),
+            kernel: kernel.name().to_string(),
+        });
+    };
+    kernel.check(|| format!("launching kernel `{}` with {cfg}", kernel.name()))?;
+    // One pointer per PTX parameter to the parameter's bytes, exactly as for cuLaunchKernel.
+    let pointers: Vec<*mut c_void> = params
+        .iter_mut()
+        .map(|p| -> *mut c_void {
+            match p {
+                Param::Word(w) => (w as *mut u64).cast(),
+                Param::Bytes(ParamBytes::Inline(a)) => a.0.as_mut_ptr().cast(),
+                Param::Bytes(ParamBytes::Medium(a)) => a.0.as_mut_ptr().cast(),
+                Param::Bytes(ParamBytes::Large(a)) => a.0.as_mut_ptr().cast(),
+                Param::Bytes(ParamBytes::Huge(a)) => a.0.as_mut_ptr().cast(),
+                Param::Read(_) | Param::Write(_) => {
+                    unreachable!("simulator buffers are pushed as addresses")
+                }
+            }
+        })
+        .collect();
+    let dim = |d: Dim3| gpu::thread::Dim3 {
+        x: d.x,
+        y: d.y,
+        z: d.z,
+    };
+    let launch = gpu::sim::Launch {
+        kernel: kernel.name(),
+        entry,
+        grid: dim(cfg.grid),
+        block: dim(cfg.block),
+        dynamic_shared_bytes: cfg.shared_mem_bytes,
+        params: &pointers,
+    };
+    // SAFETY: the caller guarantees the parameters match the kernel's signature; `pointers`
+    // point into `params`, alive until after the call, and buffer addresses point at host
+    // allocations borrowed (inputs shared, outputs exclusively) for the launch.
+    let result = unsafe { gpu::sim::launch(&launch) };
+    result.map_err(|fault| sim_fault_error(fault, cfg))
+}
+
+/// This crate's error for a simulated launch's fault: a panic is [`Error::KernelPanic`] as on
+/// a GPU, a deadlock [`Error::KernelDivergence`], a timeout [`Error::KernelTimeout`].
+pub(crate) fn sim_fault_error(fault: gpu::sim::Fault, cfg: &LaunchConfig) -> Error {
+    use gpu::sim::Fault;
+    let message = fault.to_string();
+    let t = |d: gpu::thread::Dim3| (d.x, d.y, d.z);
+    match fault {
+        Fault::Panic {
+            kernel,
+            block,
+            thread,
+            location,
+            message: text,
+        } => {
+            // "file:line:col"; the file may itself hold colons (Windows drives).
+            let (file, line, column) = match location.as_deref().map(|l| l.rsplitn(3, ':')) {
+                Some(mut parts) => {
+                    let column = parts.next().and_then(|c| c.parse().ok());
+                    let line = parts.next().and_then(|l| l.parse().ok());
+                    match (parts.next(), line, column) {
+                        (Some(file), Some(line), Some(column)) => {
+                            (Some(file.to_string()), line, column)
+                        }
+                        _ => (location.clone(), 0, 0),
+                    }
+                }
+                None => (None, 0, 0),
+            };
+            Error::KernelPanic {
+                context: format!("launching kernel `{kernel}` with {cfg}"),
+                panic: Box::new(crate::KernelPanic {
+                    kernel: format!("`{kernel}`"),
+                    file,
+                    line,
+                    column,
+                    message: Some(text),
+                    truncated: false,
+                    block: t(block),
+                    thread: t(thread),
+                    grid_dim: (cfg.grid.x, cfg.grid.y, cfg.grid.z),
+                    block_dim: (cfg.block.x, cfg.block.y, cfg.block.z),
+                }),
+                source: None,
+            }
+        }
+        Fault::Divergence { kernel, .. } => Error::KernelDivergence { kernel, message },
+        Fault::Timeout { kernel, .. } => Error::KernelTimeout { kernel, message },
+        Fault::InvalidLaunch { kernel, detail } => Error::LaunchConfig {
+            kernel,
+            message: format!("{detail} (refused by the CPU simulator)"),
+        },
     }
 }
 
@@ -737,11 +852,17 @@ impl Kernel {
             });
         }
         self.check(ctx)?;
-        self.context()
-            .bind_to_thread()
-            .map_err(self.epoch().driver(ctx))?;
-        let blocks = self
-            .cuda_function()
+        let KernelBackend::Cuda { func, ctx: cuda } = self.backend() else {
+            // The simulator runs one block per worker thread (its "SM") at a time.
+            return Ok(Occupancy::from_active_blocks(
+                1,
+                block_size,
+                dynamic_shared,
+                self.device(),
+            ));
+        };
+        cuda.bind_to_thread().map_err(self.epoch().driver(ctx))?;
+        let blocks = func
             .occupancy_max_active_blocks_per_multiprocessor(block_size, dynamic_shared, None)
             .map_err(self.epoch().driver(ctx))?;
         Ok(Occupancy::from_active_blocks(
@@ -772,9 +893,14 @@ impl Kernel {
             )
         };
         self.check(ctx)?;
-        self.context()
-            .bind_to_thread()
-            .map_err(self.epoch().driver(ctx))?;
+        let KernelBackend::Cuda { func, ctx: cuda } = self.backend() else {
+            // Nominal on the simulator: a common block size, one block per worker thread.
+            return Ok(BlockSizeSuggestion {
+                block_size: 256,
+                min_grid_size: self.device().multiprocessor_count.max(1),
+            });
+        };
+        cuda.bind_to_thread().map_err(self.epoch().driver(ctx))?;
         let mut min_grid: std::ffi::c_int = 0;
         let mut block: std::ffi::c_int = 0;
         // SAFETY: both out-pointers are valid for writes; the function handle belongs to a
@@ -784,7 +910,7 @@ impl Kernel {
             sys::cuOccupancyMaxPotentialBlockSize(
                 &mut min_grid,
                 &mut block,
-                self.cuda_function().cu_function(),
+                func.cu_function(),
                 None,
                 dynamic_shared,
                 0,

@@ -4,6 +4,11 @@
 //! Built on cudarc's driver API with dynamic loading, so programs using it build and start on
 //! machines without CUDA; [`Gpu::new`] then returns [`Error::NoDriver`] instead of panicking.
 //!
+//! The same API runs kernels on the CPU simulator (`gpu::sim`) instead of a GPU:
+//! [`Gpu::simulator`], or [`Gpu::from_env`] with `GPU_BACKEND=sim`. Buffers, streams, events,
+//! modules and typed launchers work unchanged; a kernel panic is the same
+//! [`Error::KernelPanic`], reported by the launch itself.
+//!
 //! ```ignore
 //! use gpu_host::{Gpu, LaunchConfig};
 //!
@@ -38,14 +43,14 @@ pub mod profile;
 pub mod ptx;
 mod stream;
 
-pub use buffer::DeviceBuffer;
-pub use device::{DeviceProperties, Gpu};
+pub use buffer::{DeviceBuffer, SIM_ALIGN};
+pub use device::{BACKEND_ENV, DeviceProperties, Gpu};
 pub use error::{Error, Result};
 pub use fault::KernelPanic;
 pub use launch::{
     BlockSizeSuggestion, Dim3, KernelLaunch, LaunchConfig, Occupancy, validate_launch,
 };
-pub use module::{Kernel, KernelAttributes, Module};
+pub use module::{Kernel, KernelAttributes, Module, SimEntry};
 pub use profile::{Cost, KernelStats, Profile};
 pub use stream::{Event, Stream};
 

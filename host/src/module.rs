@@ -10,7 +10,7 @@ use cudarc::driver::sys::{self, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, DriverError};
 use cudarc::nvrtc::Ptx;
 
-use crate::device::{DeviceProperties, Gpu};
+use crate::device::{DeviceKey, DeviceProperties, Gpu};
 use crate::error::{Error, Result};
 use crate::fault::Epoch;
 use crate::ptx;
@@ -39,29 +39,58 @@ pub struct KernelAttributes {
     pub max_dynamic_shared_bytes: u32,
 }
 
+/// A kernel's entry point on the CPU simulator: the `__gpu_sim_entry_<kernel>` function that
+/// `#[kernel]` generates next to the kernel (for host builds). Generated launchers pass them to
+/// [`Gpu::load_module`].
+pub type SimEntry = gpu::sim::Entry;
+
 /// One kernel (PTX `.entry`) of a loaded [`Module`].
 #[derive(Debug)]
 pub struct Kernel {
     name: String,
     module: String,
-    /// Not dropped when stale: after a device reset the module handle may be reused.
-    func: ManuallyDrop<CudaFunction>,
+    backend: KernelBackend,
     epoch: Epoch,
     attributes: KernelAttributes,
     /// Parameter sizes in bytes read from the PTX header; `None` when not understood.
     param_sizes: Option<Vec<usize>>,
     device: Arc<DeviceProperties>,
-    ctx: Arc<CudaContext>,
+    device_key: DeviceKey,
     /// The function's current `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`, so a launch
     /// only sets it when it must grow.
     dynamic_shared_limit: AtomicU32,
 }
 
+/// What runs a kernel.
+pub(crate) enum KernelBackend {
+    Cuda {
+        /// Not dropped when stale: after a device reset the module handle may be reused.
+        func: ManuallyDrop<CudaFunction>,
+        ctx: Arc<CudaContext>,
+    },
+    /// The simulator entry, when the module was loaded with one for this kernel.
+    Sim { entry: Option<SimEntry> },
+}
+
+impl std::fmt::Debug for KernelBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KernelBackend::Cuda { func, .. } => f.debug_tuple("Cuda").field(&**func).finish(),
+            KernelBackend::Sim { entry } => f
+                .debug_struct("Sim")
+                .field("has_entry", &entry.is_some())
+                .finish(),
+        }
+    }
+}
+
 impl Drop for Kernel {
     fn drop(&mut self) {
-        if !self.epoch.is_stale() {
+        if !self.epoch.is_stale()
+            && let KernelBackend::Cuda { func, .. } = &mut self.backend
+        {
             // SAFETY: dropped once, here; `func` is not used afterwards.
-            unsafe { ManuallyDrop::drop(&mut self.func) };
+            unsafe { ManuallyDrop::drop(func) };
         }
     }
 }
@@ -102,13 +131,26 @@ impl Kernel {
         &self.device
     }
 
-    /// The underlying cudarc function, for anything this crate does not wrap.
-    pub fn cuda_function(&self) -> &CudaFunction {
-        &self.func
+    /// The underlying cudarc function, for anything this crate does not wrap; `None` on the
+    /// simulator.
+    pub fn cuda_function(&self) -> Option<&CudaFunction> {
+        match &self.backend {
+            KernelBackend::Cuda { func, .. } => Some(func),
+            KernelBackend::Sim { .. } => None,
+        }
     }
 
-    pub(crate) fn context(&self) -> &Arc<CudaContext> {
-        &self.ctx
+    /// Whether the kernel was loaded on the CPU simulator.
+    pub fn is_simulator(&self) -> bool {
+        matches!(self.backend, KernelBackend::Sim { .. })
+    }
+
+    pub(crate) fn backend(&self) -> &KernelBackend {
+        &self.backend
+    }
+
+    pub(crate) fn device_key(&self) -> DeviceKey {
+        self.device_key
     }
 
     pub(crate) fn device_arc(&self) -> &Arc<DeviceProperties> {
@@ -119,6 +161,9 @@ impl Kernel {
     /// more than the default 48 KiB per block). Validation has already checked `bytes` against
     /// the device's opt-in maximum.
     pub(crate) fn ensure_dynamic_shared(&self, bytes: u32) -> Result<()> {
+        let KernelBackend::Cuda { func, ctx } = &self.backend else {
+            return Ok(());
+        };
         if bytes <= self.dynamic_shared_limit.load(Ordering::Acquire) {
             return Ok(());
         }
@@ -136,10 +181,9 @@ impl Kernel {
                 "dynamic shared memory of {bytes} bytes does not fit the driver's i32"
             ),
         })?;
-        self.ctx
-            .bind_to_thread()
+        ctx.bind_to_thread()
             .and_then(|()| {
-                self.func.set_attribute(
+                func.set_attribute(
                     CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                     value,
                 )
@@ -155,8 +199,8 @@ impl Kernel {
 pub struct Module {
     name: String,
     kernels: Vec<Kernel>,
-    /// Not dropped when stale (see [`Kernel`]).
-    inner: ManuallyDrop<Arc<CudaModule>>,
+    /// Not dropped when stale (see [`Kernel`]); `None` on the simulator.
+    inner: ManuallyDrop<Option<Arc<CudaModule>>>,
     epoch: Epoch,
     panic_record: bool,
 }
@@ -205,9 +249,9 @@ impl Module {
         self.kernels.iter()
     }
 
-    /// The underlying cudarc module.
-    pub fn cuda_module(&self) -> &Arc<CudaModule> {
-        &self.inner
+    /// The underlying cudarc module; `None` on the simulator.
+    pub fn cuda_module(&self) -> Option<&Arc<CudaModule>> {
+        self.inner.as_ref()
     }
 }
 
@@ -347,7 +391,33 @@ impl Gpu {
     /// `module_name` only labels errors and [`Module::name`]. A name that is not an entry point
     /// gives [`Error::KernelNotFound`]; PTX the driver rejects gives [`Error::InvalidPtx`] with
     /// the JIT compiler's log.
+    ///
+    /// On the simulator, which runs the kernels' Rust code rather than PTX, a module loaded
+    /// this way has no simulator entries: launching its kernels gives
+    /// [`Error::NoSimulatorEntry`]. Use [`Gpu::load_module`] (generated launchers do).
     pub fn load_ptx(&self, module_name: &str, ptx: &str, kernel_names: &[&str]) -> Result<Module> {
+        self.load_module(module_name, ptx, kernel_names, &[])
+    }
+
+    /// Loads a module that can run on every backend: the PTX text for a GPU (as
+    /// [`Gpu::load_ptx`]) and, for the CPU simulator, each kernel's simulator entry
+    /// (`__gpu_sim_entry_<kernel>`, generated by `#[kernel]` next to the kernel), by kernel
+    /// name. Generated launchers call this; entries are ignored on a GPU.
+    ///
+    /// On the simulator the PTX is read only for the kernels' parameter sizes (launches are
+    /// checked against them as on a GPU). A name that the PTX does not define as an entry point
+    /// gives [`Error::KernelNotFound`] on both backends (unless the text defines no entry point
+    /// at all, which the simulator accepts).
+    pub fn load_module(
+        &self,
+        module_name: &str,
+        ptx: &str,
+        kernel_names: &[&str],
+        sim_entries: &[(&str, SimEntry)],
+    ) -> Result<Module> {
+        if self.is_simulator() {
+            return self.load_sim_module(module_name, ptx, kernel_names, sim_entries);
+        }
         // Text from `include_bytes!`-style sources may carry a terminating NUL; any other NUL
         // would silently truncate the module, so it is an error.
         let text = ptx.trim_end_matches('\0');
@@ -361,7 +431,9 @@ impl Gpu {
         let what = || format!("loading PTX module `{module_name}`");
         self.check(what)?;
         check_ptx_target(module_name, text, self.properties().compute_capability)?;
-        let ctx = self.cuda_context();
+        let Some(ctx) = self.cuda_context() else {
+            unreachable!("the simulator returned above");
+        };
         let inner = match ctx.load_module(Ptx::from_src(text)) {
             Ok(m) => m,
             Err(e) if e.0 == sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => {
@@ -403,10 +475,13 @@ impl Gpu {
             self.epoch()
                 .driver(|| format!("binding device {} to this thread", self.ordinal())),
         )?;
+        let Some(default_stream) = self.default_stream().cuda_stream() else {
+            unreachable!("a CUDA device has a CUDA default stream");
+        };
         let panic_record =
             self.epoch()
                 .state()
-                .attach_record(ctx, &inner, self.default_stream().cuda_stream())
+                .attach_record(ctx, &inner, default_stream)
                 .map_err(self.epoch().driver(|| {
                     format!("setting up the panic record of PTX module `{module_name}`")
                 }))?;
@@ -436,19 +511,88 @@ impl Gpu {
                 module: module_name.to_string(),
                 param_sizes: param_sizes.remove(name).flatten(),
                 device: self.properties_arc().clone(),
-                ctx: ctx.clone(),
+                device_key: self.device_key(),
                 dynamic_shared_limit: AtomicU32::new(attributes.max_dynamic_shared_bytes),
                 attributes,
-                func: ManuallyDrop::new(func),
+                backend: KernelBackend::Cuda {
+                    func: ManuallyDrop::new(func),
+                    ctx: ctx.clone(),
+                },
                 epoch: self.epoch().clone(),
             });
         }
         Ok(Module {
             name: module_name.to_string(),
             kernels,
-            inner: ManuallyDrop::new(inner),
+            inner: ManuallyDrop::new(Some(inner)),
             epoch: self.epoch().clone(),
             panic_record,
+        })
+    }
+
+    /// [`Gpu::load_module`] on the simulator: kernels with their entries and the PTX's
+    /// parameter sizes, nominal attributes.
+    fn load_sim_module(
+        &self,
+        module_name: &str,
+        ptx: &str,
+        kernel_names: &[&str],
+        sim_entries: &[(&str, SimEntry)],
+    ) -> Result<Module> {
+        self.check(|| format!("loading module `{module_name}` on the CPU simulator"))?;
+        let text = ptx.trim_end_matches('\0');
+        let entry_names = ptx::entry_names(text);
+        let mut param_sizes = ptx::all_entry_param_sizes(text);
+        let ptx_version = ptx_header(text)
+            .0
+            .and_then(|v| {
+                let (major, minor) = v.split_once('.')?;
+                Some(major.parse::<u32>().ok()? * 10 + minor.parse::<u32>().ok()?)
+            })
+            .unwrap_or(0);
+        let device = self.properties();
+        let mut kernels = Vec::with_capacity(kernel_names.len());
+        for &name in kernel_names {
+            if !entry_names.is_empty() && !entry_names.iter().any(|e| e == name) {
+                return Err(Error::KernelNotFound {
+                    module: module_name.to_string(),
+                    kernel: name.to_string(),
+                    available: entry_names,
+                });
+            }
+            let entry = sim_entries
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|&(_, e)| e);
+            let attributes = KernelAttributes {
+                max_threads_per_block: device.max_threads_per_block,
+                static_shared_bytes: 0,
+                const_bytes: 0,
+                local_bytes_per_thread: 0,
+                registers_per_thread: 0,
+                ptx_version,
+                binary_version: 0,
+                max_dynamic_shared_bytes: device.shared_memory_limit_per_block(),
+            };
+            kernels.push(Kernel {
+                name: name.to_string(),
+                module: module_name.to_string(),
+                param_sizes: param_sizes.remove(name).flatten(),
+                device: self.properties_arc().clone(),
+                device_key: self.device_key(),
+                dynamic_shared_limit: AtomicU32::new(attributes.max_dynamic_shared_bytes),
+                attributes,
+                backend: KernelBackend::Sim { entry },
+                epoch: self.epoch().clone(),
+            });
+        }
+        Ok(Module {
+            name: module_name.to_string(),
+            kernels,
+            inner: ManuallyDrop::new(None),
+            epoch: self.epoch().clone(),
+            // The simulator reports every panic with its location and message.
+            panic_record: true,
         })
     }
 

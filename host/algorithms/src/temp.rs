@@ -24,7 +24,7 @@ impl TempCache {
         make: impl FnOnce() -> Result<V>,
         f: impl FnOnce(&mut V) -> Result<R>,
     ) -> Result<R> {
-        let key = (stream.cuda_stream().cu_stream() as usize, TypeId::of::<V>());
+        let key = (stream.id(), TypeId::of::<V>());
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
         let entry = match entries.entry(key) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),

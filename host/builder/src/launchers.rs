@@ -69,6 +69,24 @@ pub fn generate(manifest: &Manifest, ptx_path: &Path) -> Result<String> {
             names.join(", ")
         ),
     );
+    let sim_entries: Vec<String> = manifest
+        .kernels
+        .iter()
+        .filter_map(|k| {
+            let module = k.rust_module.as_ref()?;
+            Some(format!(
+                "\n        ({:?}, ::{module}::__gpu_sim_entry_{} as ::gpu_host::SimEntry),",
+                k.name, k.name
+            ))
+        })
+        .collect();
+    wl(
+        w,
+        format!(
+            "    /// The CPU simulator's entry point of every `#[kernel]`, by kernel name.\n    pub const SIM_ENTRIES: &[(&str, ::gpu_host::SimEntry)] = &[{}\n    ];",
+            sim_entries.concat()
+        ),
+    );
     wl(w, "");
     wl(
         w,
@@ -82,7 +100,7 @@ pub fn generate(manifest: &Manifest, ptx_path: &Path) -> Result<String> {
     wl(w, "    impl Module {");
     wl(
         w,
-        "        /// Loads the embedded PTX on `gpu` (the driver JIT-compiles it for the device).",
+        "        /// Loads the embedded PTX on `gpu` (the driver JIT-compiles it for the device), or\n        /// the kernels' simulator entries when `gpu` is the CPU simulator.",
     );
     wl(
         w,
@@ -90,7 +108,9 @@ pub fn generate(manifest: &Manifest, ptx_path: &Path) -> Result<String> {
     );
     wl(
         w,
-        format!("            let inner = gpu.load_ptx({crate_name:?}, PTX, KERNELS)?;"),
+        format!(
+            "            let inner = gpu.load_module({crate_name:?}, PTX, KERNELS, SIM_ENTRIES)?;"
+        ),
     );
     wl(w, "            Ok(Self { inner })\n        }");
     wl(w, "");
@@ -331,6 +351,20 @@ mod tests {
         assert!(
             !code.contains("pub fn handwritten"),
             "entries without #[kernel] get no typed launcher"
+        );
+        assert!(
+            code.contains(
+                "(\"scale\", ::demo::ops::__gpu_sim_entry_scale as ::gpu_host::SimEntry),"
+            ),
+            "{code}"
+        );
+        assert!(
+            !code.contains("__gpu_sim_entry_handwritten"),
+            "entries without #[kernel] have no simulator entry"
+        );
+        assert!(
+            code.contains("gpu.load_module(\"demo\", PTX, KERNELS, SIM_ENTRIES)"),
+            "{code}"
         );
     }
 }

@@ -139,7 +139,9 @@ pub fn run(
     let image = match input {
         Some(path) => read_png(path)?,
         None => {
-            let generated = test_image(1920, 1080);
+            // The CPU simulator gets a smaller picture, to finish in seconds.
+            let (width, height) = crate::report::size_for(gpu, (1920, 1080), (640, 360));
+            let generated = test_image(width, height);
             let path = output.with_file_name("rgb_input.png");
             write_png(
                 &path,

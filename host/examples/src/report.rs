@@ -4,13 +4,21 @@ use std::process::ExitCode;
 
 use gpu_host::{Error, Gpu};
 
-/// Opens the first GPU, or explains why there is none.
+/// Opens the device `GPU_BACKEND` asks for (the first GPU by default, the CPU simulator with
+/// `GPU_BACKEND=sim`) and says which one ran, or explains why there is none.
 pub fn open_gpu() -> Result<Gpu, ExitCode> {
-    match Gpu::first() {
+    match Gpu::from_env() {
+        Ok(gpu) if gpu.is_simulator() => {
+            println!(
+                "backend: CPU simulator ({} worker threads; sizes reduced for the simulator)",
+                gpu.properties().multiprocessor_count
+            );
+            Ok(gpu)
+        }
         Ok(gpu) => {
             let p = gpu.properties();
             println!(
-                "GPU: {} (sm_{}{}, {} SMs)",
+                "backend: GPU {} (sm_{}{}, {} SMs)",
                 p.name, p.compute_capability.0, p.compute_capability.1, p.multiprocessor_count
             );
             Ok(gpu)
@@ -18,7 +26,8 @@ pub fn open_gpu() -> Result<Gpu, ExitCode> {
         Err(err @ (Error::NoDriver { .. } | Error::NoDevice)) => {
             eprintln!("no GPU to run on: {err}");
             eprintln!(
-                "The examples need an NVIDIA GPU and its driver (libcuda). The kernels still build: cargo xtask build-kernels"
+                "The examples need an NVIDIA GPU and its driver (libcuda), or the CPU simulator: \
+                 GPU_BACKEND=sim. The kernels still build: cargo xtask build-kernels"
             );
             Err(ExitCode::from(2))
         }
@@ -26,6 +35,16 @@ pub fn open_gpu() -> Result<Gpu, ExitCode> {
             eprintln!("error: {err}");
             Err(ExitCode::FAILURE)
         }
+    }
+}
+
+/// `gpu_size` on a GPU, `sim_size` on the CPU simulator (which runs kernels thousands of times
+/// slower, so the examples pick sizes that finish in seconds there).
+pub fn size_for<T>(gpu: &Gpu, gpu_size: T, sim_size: T) -> T {
+    if gpu.is_simulator() {
+        sim_size
+    } else {
+        gpu_size
     }
 }
 

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use seed_examples::check::gb_per_s;
 use seed_examples::matmul::{self, Variant};
-use seed_examples::report::{exit, fail, line, open_gpu};
+use seed_examples::report::{exit, fail, line, open_gpu, size_for};
 use seed_examples::{SeedKernels, image, reduce, vector};
 use seed_kernels::matmul::MatDims;
 
@@ -22,7 +22,7 @@ fn main() -> ExitCode {
 fn run(gpu: &gpu_host::Gpu) -> gpu_host::Result<bool> {
     let kernels = SeedKernels::load(gpu)?;
     let mut all = true;
-    let n = 1 << 24;
+    let n = size_for(gpu, 1 << 24, 1 << 18);
     for r in vector::run(gpu, &kernels, n)? {
         all &= line(
             r.name,
@@ -47,10 +47,11 @@ fn run(gpu: &gpu_host::Gpu) -> gpu_host::Result<bool> {
     );
     all &= line("rgb_to_gray", cmp.passed(), detail);
 
+    let side = size_for(gpu, 1024, 256);
     let dims = MatDims {
-        m: 1024,
-        n: 1024,
-        k: 1024,
+        m: side,
+        n: side,
+        k: side,
     };
     for variant in [Variant::Naive, Variant::Tiled] {
         let (cmp, ms) = matmul::run(gpu, &kernels, variant, dims)?;
@@ -58,18 +59,19 @@ fn run(gpu: &gpu_host::Gpu) -> gpu_host::Result<bool> {
             variant.name(),
             cmp.passed(),
             format!(
-                "1024^3: {cmp} | {ms:.3} ms, {:.2} TFLOP/s",
+                "{side}^3: {cmp} | {ms:.3} ms, {:.2} TFLOP/s",
                 matmul::tflops(dims, ms)
             ),
         );
     }
 
-    let (cmp, ms, values) = reduce::run(gpu, &kernels, 10_000, 4_096)?;
+    let (segments, mean_len) = size_for(gpu, (10_000, 4_096), (1_000, 1_024));
+    let (cmp, ms, values) = reduce::run(gpu, &kernels, segments, mean_len)?;
     all &= line(
         "segmented_sum",
         cmp.passed(),
         format!(
-            "10000 segments, {values} values: {cmp} | {ms:.3} ms, {:.0} GB/s",
+            "{segments} segments, {values} values: {cmp} | {ms:.3} ms, {:.0} GB/s",
             gb_per_s(values * 4, ms)
         ),
     );

@@ -3,25 +3,26 @@ use std::process::ExitCode;
 
 use seed_examples::SeedKernels;
 use seed_examples::matmul::{self, Variant};
-use seed_examples::report::{exit, fail, line, open_gpu};
+use seed_examples::report::{exit, fail, line, open_gpu, size_for};
 use seed_kernels::matmul::MatDims;
 
 fn main() -> ExitCode {
+    let gpu = match open_gpu() {
+        Ok(gpu) => gpu,
+        Err(code) => return code,
+    };
     let dims: Vec<u32> = std::env::args()
         .skip(1)
         .filter_map(|s| s.parse().ok())
         .collect();
+    let side = size_for(&gpu, 1024, 256);
     let dims = match dims[..] {
         [m, n, k] => MatDims { m, n, k },
         _ => MatDims {
-            m: 1024,
-            n: 1024,
-            k: 1024,
+            m: side,
+            n: side,
+            k: side,
         },
-    };
-    let gpu = match open_gpu() {
-        Ok(gpu) => gpu,
-        Err(code) => return code,
     };
     let kernels = match SeedKernels::load(&gpu) {
         Ok(k) => k,

@@ -1,5 +1,6 @@
 //! `cargo run --release -p seed-examples --bin rgb_to_gray [INPUT.png] [OUTPUT.png]`.
-//! Without an input, a 1920x1080 test picture is generated (and saved beside the output).
+//! Without an input, a 1920x1080 test picture (640x360 on the CPU simulator) is generated
+//! (and saved beside the output).
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -1,21 +1,21 @@
 //! `cargo run --release -p seed-examples --bin segmented_reduce [SEGMENTS MEAN_LEN]`.
 use std::process::ExitCode;
 
-use seed_examples::report::{exit, fail, line, open_gpu};
+use seed_examples::report::{exit, fail, line, open_gpu, size_for};
 use seed_examples::{SeedKernels, reduce};
 
 fn main() -> ExitCode {
+    let gpu = match open_gpu() {
+        Ok(gpu) => gpu,
+        Err(code) => return code,
+    };
     let args: Vec<usize> = std::env::args()
         .skip(1)
         .filter_map(|s| s.parse().ok())
         .collect();
     let (segments, mean_len) = match args[..] {
         [s, l] => (s, l),
-        _ => (10_000, 4_096),
-    };
-    let gpu = match open_gpu() {
-        Ok(gpu) => gpu,
-        Err(code) => return code,
+        _ => size_for(&gpu, (10_000, 4_096), (1_000, 1_024)),
     };
     match SeedKernels::load(&gpu).and_then(|k| reduce::run(&gpu, &k, segments, mean_len)) {
         Ok((cmp, ms, values)) => {

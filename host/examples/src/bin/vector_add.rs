@@ -1,18 +1,18 @@
 //! `cargo run --release -p seed-examples --bin vector_add [N]`: vector add and saxpy.
 use std::process::ExitCode;
 
-use seed_examples::report::{exit, fail, line, open_gpu};
+use seed_examples::report::{exit, fail, line, open_gpu, size_for};
 use seed_examples::{SeedKernels, vector};
 
 fn main() -> ExitCode {
-    let n = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1 << 24);
     let gpu = match open_gpu() {
         Ok(gpu) => gpu,
         Err(code) => return code,
     };
+    let n = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| size_for(&gpu, 1 << 24, 1 << 18));
     let result = SeedKernels::load(&gpu).and_then(|k| vector::run(&gpu, &k, n));
     match result {
         Ok(runs) => {
