@@ -404,7 +404,11 @@ impl Gpu {
     /// ([`Gpu::simulator`]); `GPU_BACKEND=cuda`, empty or unset gives the first GPU
     /// ([`Gpu::first`], with its errors when there is none). Any other value is an error.
     pub fn from_env() -> Result<Gpu> {
-        let value = std::env::var(BACKEND_ENV).unwrap_or_default();
+        Gpu::from_backend_name(&std::env::var(BACKEND_ENV).unwrap_or_default())
+    }
+
+    /// [`Gpu::from_env`] for a given `GPU_BACKEND` value.
+    pub(crate) fn from_backend_name(value: &str) -> Result<Gpu> {
         match value.trim().to_ascii_lowercase().as_str() {
             "sim" | "simulator" | "cpu" => Gpu::simulator(),
             "" | "cuda" | "gpu" => Gpu::first(),

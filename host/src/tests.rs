@@ -329,3 +329,297 @@ fn no_driver_is_an_error_not_a_panic() {
     assert!(matches!(Gpu::first(), Err(Error::NoDriver { .. })));
     assert!(matches!(Gpu::count(), Err(Error::NoDriver { .. })));
 }
+
+/// Kernels for the simulator tests, compiled for the host by `#[kernel]` like any kernel crate.
+mod sim_kernels {
+    use gpu::prelude::*;
+
+    #[kernel]
+    pub fn saxpy(alpha: f32, x: &[f32], y: &[f32], mut out: DisjointSlice<f32>) {
+        for i in thread::grid_stride(out.len()) {
+            out.set(i, alpha * x[i.get()] + y[i.get()]);
+        }
+    }
+
+    /// The thread with global index `trigger` panics; every other writes 1.
+    #[kernel]
+    pub fn panic_at(trigger: u32, mut out: DisjointSlice<u32>) {
+        let i = thread::global_index();
+        if i.get() == trigger as usize {
+            panic!("planted panic at {}", i.get());
+        }
+        out.set(i, 1);
+    }
+
+    /// Only even threads reach the barrier: a deadlock on a GPU, a report on the simulator.
+    #[kernel]
+    pub fn diverge(mut out: DisjointSlice<u32>) {
+        let i = thread::global_index();
+        if thread::local_index().is_multiple_of(2) {
+            sync::sync_threads();
+        }
+        out.set(i, 1);
+    }
+}
+
+/// PTX headers of the test kernels, so launches are checked against them as on a GPU.
+const SIM_PTX: &str = "
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry saxpy(.param .f32 p0, .param .u64 p1, .param .u64 p2, .param .u64 p3,
+    .param .u64 p4, .param .u64 p5, .param .u64 p6)
+{
+}
+.visible .entry panic_at(.param .u32 p0, .param .u64 p1, .param .u64 p2)
+{
+}
+.visible .entry diverge(.param .u64 p0, .param .u64 p1)
+{
+}
+";
+
+const SIM_KERNELS: &[&str] = &["saxpy", "panic_at", "diverge"];
+
+const SIM_ENTRIES: &[(&str, SimEntry)] = &[
+    ("saxpy", sim_kernels::__gpu_sim_entry_saxpy as SimEntry),
+    (
+        "panic_at",
+        sim_kernels::__gpu_sim_entry_panic_at as SimEntry,
+    ),
+    ("diverge", sim_kernels::__gpu_sim_entry_diverge as SimEntry),
+];
+
+fn sim_module(gpu: &Gpu) -> Module {
+    gpu.load_module("sim_test", SIM_PTX, SIM_KERNELS, SIM_ENTRIES)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn saxpy_on(
+    gpu: &Gpu,
+    module: &Module,
+    cfg: LaunchConfig,
+    x: &DeviceBuffer<f32>,
+    y: &DeviceBuffer<f32>,
+    out: &mut DeviceBuffer<f32>,
+) -> Result<()> {
+    let kernel = module.kernel("saxpy")?;
+    let mut launch = kernel.prepare(gpu.default_stream(), cfg)?;
+    launch
+        .value("alpha", &2.0f32)
+        .input("x", x)
+        .input("y", y)
+        .output("out", out);
+    // SAFETY: saxpy(alpha: f32, x: &[f32], y: &[f32], out: DisjointSlice<f32>).
+    unsafe { launch.launch() }
+}
+
+#[test]
+fn simulator_runs_saxpy_with_typed_buffers() {
+    let gpu = Gpu::simulator().unwrap();
+    assert!(gpu.is_simulator());
+    assert!(gpu.cuda_context().is_none());
+    assert!(gpu.default_stream().cuda_stream().is_none());
+    let module = sim_module(&gpu);
+    assert!(module.cuda_module().is_none());
+    let n = 10_000;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let y: Vec<f32> = (0..n).map(|i| (n - i) as f32 * 0.5).collect();
+    let (dx, dy) = (gpu.to_device(&x).unwrap(), gpu.to_device(&y).unwrap());
+    let mut out = gpu.alloc_zeroed::<f32>(n).unwrap();
+    assert_eq!(out.device_ptr() % SIM_ALIGN as u64, 0);
+    assert!(out.as_cuda_slice().is_none());
+    // A grid smaller than the data: the kernel's grid-stride loop covers the rest.
+    let cfg = LaunchConfig::new(7, 128);
+    let ((), ms) = gpu
+        .default_stream()
+        .time(|_| saxpy_on(&gpu, &module, cfg, &dx, &dy, &mut out))
+        .unwrap();
+    assert!(ms >= 0.0);
+    let expected: Vec<f32> = x.iter().zip(&y).map(|(x, y)| 2.0 * x + y).collect();
+    assert_eq!(out.to_vec().unwrap(), expected);
+    // Copies between buffers and back.
+    let mut copy = gpu.alloc_zeroed::<f32>(n).unwrap();
+    copy.copy_from_device(&out).unwrap();
+    copy.copy_from_host(&y).unwrap();
+    assert_eq!(copy.to_vec().unwrap(), y);
+    gpu.synchronize().unwrap();
+    let stream = gpu.new_stream().unwrap();
+    assert!(!stream.same_as(gpu.default_stream()));
+    assert_ne!(stream.id(), gpu.default_stream().id());
+    let empty = stream.alloc_zeroed::<f32>(0).unwrap();
+    assert_eq!(empty.device_ptr(), 0);
+    // An empty launch does nothing.
+    let mut none = gpu.alloc_zeroed::<f32>(0).unwrap();
+    saxpy_on(
+        &gpu,
+        &module,
+        LaunchConfig::for_elements(0, 256),
+        &empty,
+        &empty,
+        &mut none,
+    )
+    .unwrap();
+}
+
+#[test]
+fn simulator_validates_launches_like_a_gpu() {
+    let gpu = Gpu::simulator().unwrap();
+    let p = gpu.properties();
+    assert_eq!(p.name, "CPU simulator");
+    assert_eq!((p.max_threads_per_block, p.warp_size), (1024, 32));
+    assert_eq!(p.shared_memory_limit_per_block(), 227 * 1024);
+    assert!(p.multiprocessor_count >= 1);
+    let module = sim_module(&gpu);
+    let x = gpu.to_device(&[1.0f32; 64]).unwrap();
+    let mut out = gpu.alloc_zeroed::<f32>(64).unwrap();
+    let bad = [
+        (
+            LaunchConfig::new(1, (64, 32)),
+            "above the device's limit of 1024 threads per block",
+        ),
+        (LaunchConfig::new(1, (1, 1, 65)), "block dimension z is 65"),
+        (LaunchConfig::new(1, 0), "block dimension x is 0"),
+        (
+            LaunchConfig::new((1, 70_000), 32),
+            "grid dimension y is 70000 blocks",
+        ),
+        (
+            LaunchConfig::new(1, 32).with_shared_mem(228 * 1024),
+            "above the device's limit of 232448 bytes per block",
+        ),
+    ];
+    for (cfg, want) in bad {
+        let err = saxpy_on(&gpu, &module, cfg, &x, &x, &mut out).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, Error::LaunchConfig { .. }), "{text}");
+        assert!(text.contains("saxpy") && text.contains(want), "{text}");
+    }
+    // Wrong arguments are caught by the PTX signature, before anything runs.
+    let kernel = module.kernel("saxpy").unwrap();
+    let mut launch = kernel
+        .prepare(gpu.default_stream(), LaunchConfig::new(1, 32))
+        .unwrap();
+    launch.input("x", &x).output("out", &mut out);
+    // SAFETY: refused before launching (too few parameters).
+    let err = unsafe { launch.launch() }.unwrap_err();
+    assert!(matches!(err, Error::Argument { .. }), "{err}");
+    assert!(
+        out.to_vec().unwrap().iter().all(|&v| v == 0.0),
+        "nothing ran"
+    );
+}
+
+#[test]
+fn simulated_kernel_panic_is_a_kernel_panic_error() {
+    let gpu = Gpu::simulator().unwrap();
+    let module = sim_module(&gpu);
+    let mut out = gpu.alloc_zeroed::<u32>(256).unwrap();
+    let launch = |out: &mut DeviceBuffer<u32>, trigger: u32| -> Result<()> {
+        let kernel = module.kernel("panic_at")?;
+        let mut l = kernel.prepare(gpu.default_stream(), LaunchConfig::new((2, 1, 1), 128))?;
+        l.value("trigger", &trigger).output("out", out);
+        // SAFETY: panic_at(trigger: u32, out: DisjointSlice<u32>).
+        unsafe { l.launch() }
+    };
+    let err = launch(&mut out, 130).unwrap_err();
+    let text = err.to_string();
+    let panic = err.kernel_panic().unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(panic.kernel, "`panic_at`");
+    assert_eq!(panic.block, (1, 0, 0), "{text}");
+    assert_eq!(panic.thread, (2, 0, 0), "{text}");
+    assert_eq!((panic.grid_dim, panic.block_dim), ((2, 1, 1), (128, 1, 1)));
+    assert!(
+        panic.file.as_deref().unwrap_or("").ends_with("tests.rs"),
+        "{text}"
+    );
+    assert!(panic.line > 0 && panic.column > 0, "{text}");
+    assert_eq!(panic.message.as_deref(), Some("planted panic at 130"));
+    assert!(text.contains("kernel `panic_at` panicked at"), "{text}");
+    assert!(text.contains("CPU simulator"), "{text}");
+    assert!(!err.needs_recovery());
+    // The simulator stays usable: no recovery needed, the next launch runs.
+    launch(&mut out, u32::MAX).unwrap();
+    assert!(out.to_vec().unwrap().iter().all(|&v| v == 1));
+    let mut gpu2 = gpu.clone();
+    assert!(gpu2.recover().unwrap().is_none());
+}
+
+#[test]
+fn simulated_deadlock_is_a_divergence_error() {
+    let gpu = Gpu::simulator().unwrap();
+    let module = sim_module(&gpu);
+    let mut out = gpu.alloc_zeroed::<u32>(64).unwrap();
+    let kernel = module.kernel("diverge").unwrap();
+    let mut l = kernel
+        .prepare(gpu.default_stream(), LaunchConfig::new(1, 64))
+        .unwrap();
+    l.output("out", &mut out);
+    // SAFETY: diverge(out: DisjointSlice<u32>).
+    let err = unsafe { l.launch() }.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(err, Error::KernelDivergence { ref kernel, .. } if kernel == "diverge"),
+        "{text}"
+    );
+    assert!(text.contains("`diverge`"), "{text}");
+}
+
+#[test]
+fn raw_ptx_modules_have_no_simulator_entry() {
+    let gpu = Gpu::simulator().unwrap();
+    let module = gpu.load_ptx("raw", SIM_PTX, &["saxpy"]).unwrap();
+    let x = gpu.to_device(&[1.0f32; 4]).unwrap();
+    let mut out = gpu.alloc_zeroed::<f32>(4).unwrap();
+    let err = saxpy_on(&gpu, &module, LaunchConfig::new(1, 4), &x, &x, &mut out).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, Error::NoSimulatorEntry { .. }), "{text}");
+    assert!(
+        text.contains("`saxpy`") && text.contains("load_module"),
+        "{text}"
+    );
+    let err = gpu.load_ptx("raw", SIM_PTX, &["nope"]).unwrap_err();
+    assert!(matches!(err, Error::KernelNotFound { .. }), "{err}");
+}
+
+#[test]
+fn simulator_nominal_queries() {
+    let gpu = Gpu::simulator().unwrap();
+    let module = sim_module(&gpu);
+    let kernel = module.kernel("saxpy").unwrap();
+    assert!(kernel.is_simulator() && kernel.cuda_function().is_none());
+    assert_eq!(kernel.attributes().registers_per_thread, 0);
+    assert_eq!(kernel.attributes().ptx_version, 70);
+    assert_eq!(kernel.param_sizes(), Some(&[4, 8, 8, 8, 8, 8, 8][..]));
+    let occ = kernel.occupancy(256, 0).unwrap();
+    assert_eq!(occ.active_blocks_per_sm, 1);
+    assert!(kernel.suggested_block_size().unwrap().block_size > 0);
+    kernel.validate(LaunchConfig::new(1, 256), &gpu).unwrap();
+    match gpu.memory_info() {
+        Ok((free, total)) => assert!(free <= total && total > 0),
+        Err(e) => assert!(matches!(e, Error::Unsupported { .. }), "{e}"),
+    }
+    let event = gpu.default_stream().record_event().unwrap();
+    assert!(event.is_complete().unwrap() && event.cuda_event().is_none());
+    gpu.default_stream().wait_event(&event).unwrap();
+}
+
+#[test]
+fn backend_names() {
+    assert!(Gpu::from_backend_name("sim").unwrap().is_simulator());
+    assert!(Gpu::from_backend_name(" SIM ").unwrap().is_simulator());
+    let err = Gpu::from_backend_name("tpu").unwrap_err();
+    assert!(matches!(err, Error::InvalidBackend { .. }), "{err}");
+    assert!(err.to_string().contains("GPU_BACKEND"), "{err}");
+    // `cuda` (and the default) open the first GPU, with its usual errors when there is none.
+    match Gpu::from_backend_name("cuda") {
+        Ok(gpu) => assert!(!gpu.is_simulator()),
+        Err(e) => assert!(
+            matches!(
+                e,
+                Error::NoDriver { .. } | Error::NoDevice | Error::Driver { .. }
+            ),
+            "{e}"
+        ),
+    }
+}
