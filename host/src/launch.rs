@@ -836,7 +836,8 @@ pub struct BlockSizeSuggestion {
 
 impl Kernel {
     /// Occupancy of this kernel at `block_size` threads and `dynamic_shared` bytes of dynamic
-    /// shared memory per block (cuOccupancyMaxActiveBlocksPerMultiprocessor).
+    /// shared memory per block (cuOccupancyMaxActiveBlocksPerMultiprocessor). Nominal on the
+    /// simulator: one block per worker thread (its "SM") at a time.
     pub fn occupancy(&self, block_size: u32, dynamic_shared: usize) -> Result<Occupancy> {
         let ctx = || {
             format!(
@@ -874,7 +875,8 @@ impl Kernel {
     }
 
     /// The block size with the highest occupancy when the kernel uses no dynamic shared memory
-    /// (cuOccupancyMaxPotentialBlockSize).
+    /// (cuOccupancyMaxPotentialBlockSize). Nominal on the simulator: 256 threads, one block per
+    /// worker thread.
     pub fn suggested_block_size(&self) -> Result<BlockSizeSuggestion> {
         self.suggested_block_size_with_shared(0)
     }

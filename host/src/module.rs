@@ -16,6 +16,10 @@ use crate::fault::Epoch;
 use crate::ptx;
 
 /// What the driver reports about one compiled kernel (function attributes).
+///
+/// On the CPU simulator the values are nominal: the device's thread and shared memory limits,
+/// 0 registers, 0 static shared memory (the simulator enforces the 48 KiB static limit itself),
+/// and the PTX ISA version of the module's header.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct KernelAttributes {
     /// Most threads per block this kernel can be launched with; below the device's limit when
