@@ -2,9 +2,39 @@
 
 use gpu_host::{Error, Gpu};
 
-/// The first GPU, or `None` after printing a visible `SKIPPED` line saying why (no driver, no
-/// device). Any other error fails the test: a broken GPU must not look like a missing one.
+/// The device a GPU test runs on: the first GPU; or the CPU simulator when there is no GPU, or
+/// when `GPU_BACKEND=sim`. With `GPU_BACKEND=cuda` a missing GPU is a visible `SKIPPED` line
+/// (`None`) instead. Any other error fails the test: a broken GPU must not look like a missing
+/// one.
 pub fn gpu_or_skip(test: &str) -> Option<Gpu> {
+    let backend = std::env::var("GPU_BACKEND").unwrap_or_default();
+    if backend == "sim" {
+        return Some(simulator());
+    }
+    match Gpu::first() {
+        Ok(gpu) => Some(gpu),
+        Err(err @ (Error::NoDriver { .. } | Error::NoDevice)) if backend == "cuda" => {
+            skipped(test, &format!("needs a GPU ({err})"));
+            None
+        }
+        Err(Error::NoDriver { .. } | Error::NoDevice) => {
+            static NOTE: std::sync::Once = std::sync::Once::new();
+            NOTE.call_once(|| {
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "NOTE: no GPU here: the GPU tests of this binary run on the CPU simulator"
+                );
+            });
+            Some(simulator())
+        }
+        Err(err) => panic!("{test}: opening the GPU failed: {err}"),
+    }
+}
+
+/// A real GPU for the tests that need hardware (sticky faults and recovery, the sanitizer,
+/// timing), or `None` after a visible `SKIPPED` line.
+pub fn cuda_gpu_or_skip(test: &str) -> Option<Gpu> {
     match Gpu::first() {
         Ok(gpu) => Some(gpu),
         Err(err @ (Error::NoDriver { .. } | Error::NoDevice)) => {
@@ -13,6 +43,23 @@ pub fn gpu_or_skip(test: &str) -> Option<Gpu> {
         }
         Err(err) => panic!("{test}: opening the GPU failed: {err}"),
     }
+}
+
+fn simulator() -> Gpu {
+    Gpu::simulator().expect("the CPU simulator always opens")
+}
+
+/// Largest input the tests give the simulator: it runs kernels thousands of times slower than
+/// a GPU, and every edge case (empty, partial tiles, 2^k ± 1, several tiles) fits below it.
+pub const SIMULATOR_MAX_ELEMENTS: usize = 70_000;
+
+/// `sizes`, without those above [`SIMULATOR_MAX_ELEMENTS`] when `gpu` is the simulator.
+pub fn sizes_for(gpu: &Gpu, sizes: &[usize]) -> Vec<usize> {
+    sizes
+        .iter()
+        .copied()
+        .filter(|&n| !gpu.is_simulator() || n <= SIMULATOR_MAX_ELEMENTS)
+        .collect()
 }
 
 /// Typed launchers for the `device-selftest` kernel crate.

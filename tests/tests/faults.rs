@@ -15,14 +15,14 @@ use std::time::Instant;
 
 use gpu_host::cudarc::driver::sys::CUresult;
 use gpu_host::{DeviceBuffer, Error, Gpu, LaunchConfig};
+use gpu_tests::cuda_gpu_or_skip;
 use gpu_tests::faults::fault_kernels::{Module, PTX};
-use gpu_tests::gpu_or_skip;
 
 static DEVICE: Mutex<()> = Mutex::new(());
 
 fn device(test: &str) -> Option<(MutexGuard<'static, ()>, Gpu)> {
     let guard = DEVICE.lock().unwrap_or_else(|e| e.into_inner());
-    let mut gpu = gpu_or_skip(test)?;
+    let mut gpu = cuda_gpu_or_skip(test)?;
     // A previous test that failed half-way may have left the device poisoned.
     if gpu.synchronize().is_err() {
         gpu.recover().expect("recovering a device left poisoned");

@@ -1,7 +1,7 @@
-//! Every seed example on a real GPU, checked against its CPU reference. Each test prints
-//! SKIPPED when there is no GPU.
+//! Every seed example, checked against its CPU reference: on the GPU, or on the CPU simulator
+//! where there is none (`GPU_BACKEND=sim|cuda` chooses; see `gpu_tests::gpu_or_skip`).
 
-use gpu_tests::gpu_or_skip;
+use gpu_tests::{gpu_or_skip, sizes_for};
 use seed_examples::check::compare;
 use seed_examples::matmul::{self, Variant};
 use seed_examples::{SeedKernels, image, reduce, vector};
@@ -28,7 +28,7 @@ fn vector_add_matches_cpu() {
         return;
     };
     let kernels = SeedKernels::load(&gpu).unwrap();
-    for &n in SIZES {
+    for n in sizes_for(&gpu, SIZES) {
         let (a, b) = (
             seed_examples::random_f32(n, 10),
             seed_examples::random_f32(n, 11),
@@ -45,7 +45,7 @@ fn saxpy_matches_cpu() {
         return;
     };
     let kernels = SeedKernels::load(&gpu).unwrap();
-    for &n in SIZES {
+    for n in sizes_for(&gpu, SIZES) {
         let (x, y) = (
             seed_examples::random_f32(n, 12),
             seed_examples::random_f32(n, 13),
@@ -62,7 +62,11 @@ fn rgb_to_gray_matches_cpu_exactly() {
         return;
     };
     let kernels = SeedKernels::load(&gpu).unwrap();
+    let sim = gpu.is_simulator();
     for (w, h) in [(1, 1), (3, 5), (64, 64), (641, 479), (1920, 1080)] {
+        if sim && w * h > 70_000 {
+            continue;
+        }
         let img = image::test_image(w, h);
         let (got, _) = image::rgb_to_gray(&gpu, &kernels, &img).unwrap();
         assert_eq!(got, image::rgb_to_gray_cpu(&img.pixels), "{w}x{h}");
@@ -89,6 +93,9 @@ fn matmul_naive_and_tiled_match_cpu() {
         (255, 129, 300),
         (512, 512, 512),
     ] {
+        if gpu.is_simulator() && m * n * k > 20_000_000 {
+            continue;
+        }
         for variant in [Variant::Naive, Variant::Tiled] {
             let (cmp, _) = matmul::run(&gpu, &kernels, variant, MatDims { m, n, k }).unwrap();
             assert!(cmp.passed(), "{variant:?} {m}x{n}x{k}: {cmp}");
@@ -110,6 +117,9 @@ fn segmented_sum_matches_cpu() {
         (1000, 5000),
         (20_000, 64),
     ] {
+        if gpu.is_simulator() && segments * mean_len.max(1) > 200_000 {
+            continue;
+        }
         let (cmp, _, _) = reduce::run(&gpu, &kernels, segments, mean_len).unwrap();
         assert!(cmp.passed(), "{segments} segments of ~{mean_len}: {cmp}");
     }

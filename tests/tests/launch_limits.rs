@@ -2,7 +2,7 @@
 //! kernel and the limit, and launch nothing.
 
 use gpu_host::{Error, LaunchConfig};
-use gpu_tests::gpu_or_skip;
+use gpu_tests::{cuda_gpu_or_skip, gpu_or_skip};
 use seed_examples::SeedKernels;
 
 #[test]
@@ -65,7 +65,7 @@ fn over_limit_launches_are_rejected_and_nothing_runs() {
 
 #[test]
 fn occupancy_and_attributes_are_reported() {
-    let Some(gpu) = gpu_or_skip("occupancy_and_attributes_are_reported") else {
+    let Some(gpu) = cuda_gpu_or_skip("occupancy_and_attributes_are_reported") else {
         return;
     };
     let kernels = SeedKernels::load(&gpu).unwrap();

@@ -12,23 +12,23 @@ use gpu::sim::{self, Fault, Launch, SimOptions};
 /// parameter, each to that parameter's bytes.
 #[derive(Default)]
 struct Params {
-    storage: Vec<Box<[u64; 2]>>,
+    storage: Vec<[u64; 2]>,
 }
 
 impl Params {
     fn slice<T>(mut self, data: &[T]) -> Self {
-        self.storage.push(Box::new([data.as_ptr() as u64, 0]));
-        self.storage.push(Box::new([data.len() as u64, 0]));
+        self.storage.push([data.as_ptr() as u64, 0]);
+        self.storage.push([data.len() as u64, 0]);
         self
     }
     fn out<T>(mut self, data: &mut [T]) -> Self {
-        self.storage.push(Box::new([data.as_mut_ptr() as u64, 0]));
-        self.storage.push(Box::new([data.len() as u64, 0]));
+        self.storage.push([data.as_mut_ptr() as u64, 0]);
+        self.storage.push([data.len() as u64, 0]);
         self
     }
     fn value<T: Copy>(mut self, v: T) -> Self {
         assert!(size_of::<T>() <= 16);
-        let mut b = Box::new([0u64; 2]);
+        let mut b = [0u64; 2];
         // SAFETY: `b` has 16 bytes; `T` fits.
         unsafe { (b.as_mut_ptr() as *mut T).write_unaligned(v) };
         self.storage.push(b);
@@ -195,7 +195,7 @@ pub fn split_warp_shuffles(mut out: DisjointSlice<u32>) {
     } else {
         warp::shfl_up_sync(0xffff_0000, v, 2, 32)
     };
-    let ballot = warp::ballot_sync(u32::MAX, lane % 3 == 0);
+    let ballot = warp::ballot_sync(u32::MAX, lane.is_multiple_of(3));
     let same = warp::match_any_sync(u32::MAX, lane / 8);
     let i = thread::global_index();
     out.set(i, r ^ (ballot.count_ones() << 20) ^ (same << 8));
@@ -427,7 +427,8 @@ fn a_barrier_skipped_by_some_threads_is_reported_not_hung() {
 #[kernel]
 pub fn two_barriers(mut out: DisjointSlice<u32>) {
     let i = thread::global_index();
-    if thread::local_index() % 2 == 0 {
+    #[allow(clippy::if_same_then_else)] // two different barrier call sites, on purpose
+    if thread::local_index().is_multiple_of(2) {
         sync::sync_threads();
     } else {
         sync::sync_threads();
