@@ -5,7 +5,7 @@
 use gpu_algorithms::{Algorithms, ReduceBuiltin, ScanBuiltin};
 use gpu_host::gpu::ops::{Identity, Max, Min, ReduceOp, Sum};
 use gpu_host::{DeviceCopy, Error, Gpu};
-use gpu_tests::gpu_or_skip;
+use gpu_tests::{gpu_or_skip, len_ok};
 use half::{bf16, f16};
 
 const SIZES: &[usize] = &[
@@ -122,7 +122,7 @@ fn check_reduce<T: TestValue + ReduceBuiltin<O>, O: ReduceOp<T> + Identity<T>>(
     what: &str,
 ) {
     let stream = gpu.default_stream();
-    for (k, &n) in SIZES.iter().enumerate() {
+    for (k, &n) in SIZES.iter().enumerate().filter(|(_, n)| len_ok(**n)) {
         let host: Vec<T> = random_vec(n, 100 + k as u64);
         let input = gpu.to_device(&host).unwrap();
         let init = op.identity();
@@ -186,7 +186,7 @@ fn check_scan<T: TestValue + ScanBuiltin<O>, O: ReduceOp<T> + Identity<T>>(
     what: &str,
 ) {
     let stream = gpu.default_stream();
-    for (k, &n) in SIZES.iter().enumerate() {
+    for (k, &n) in SIZES.iter().enumerate().filter(|(_, n)| len_ok(**n)) {
         let host: Vec<T> = random_vec(n, 200 + k as u64);
         let input = gpu.to_device(&host).unwrap();
         let mut out = gpu.alloc_zeroed::<T>(n).unwrap();
@@ -301,7 +301,7 @@ fn select_and_partition_match_cpu() {
         (CompareOp::Less, 2.0),     // selects everything
         (CompareOp::NotEqual, 0.5), // almost everything
     ];
-    for (k, &n) in SIZES.iter().enumerate() {
+    for (k, &n) in SIZES.iter().enumerate().filter(|(_, n)| len_ok(**n)) {
         let host: Vec<f32> = random_vec(n, 300 + k as u64);
         let input = gpu.to_device(&host).unwrap();
         let mut selected = gpu.alloc_zeroed::<f32>(n).unwrap();
@@ -379,7 +379,7 @@ fn histogram_even_matches_cpu() {
     };
     let algos = Algorithms::load(&gpu).unwrap();
     let stream = gpu.default_stream();
-    for (k, &n) in SIZES.iter().enumerate() {
+    for (k, &n) in SIZES.iter().enumerate().filter(|(_, n)| len_ok(**n)) {
         let host: Vec<f32> = random_vec(n, 400 + k as u64);
         let input = gpu.to_device(&host).unwrap();
         // Few bins, many bins (global-atomic path beyond shared memory), a range that cuts
@@ -485,7 +485,10 @@ fn convert_rounds_like_half() {
     };
     let algos = Algorithms::load(&gpu).unwrap();
     let stream = gpu.default_stream();
-    for &n in &[0usize, 1, 4095, 4097, 1 << 20] {
+    for n in [0usize, 1, 4095, 4097, 1 << 20]
+        .into_iter()
+        .filter(|&n| len_ok(n))
+    {
         let host: Vec<f32> = random_vec::<f32>(n, 600)
             .iter()
             .map(|x| x * 1000.0)
@@ -619,7 +622,10 @@ mod collectives {
         let m = Module::load(&gpu).unwrap();
         let s = gpu.default_stream();
         let mut temp = ScanTemp::new();
-        for &n in &[1usize, 2047, 2048, 2049, 100_000, 1 << 21] {
+        for n in [1usize, 2047, 2048, 2049, 100_000, 1 << 21]
+            .into_iter()
+            .filter(|&n| len_ok(n))
+        {
             let host = maps(n, n as u64);
             let input = gpu.to_device(&host).unwrap();
             let mut output = gpu.alloc_zeroed::<Affine>(n).unwrap();

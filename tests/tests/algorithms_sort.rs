@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 
 use gpu_algorithms::{Algorithms, SortKey, SortPairs, SortTemp};
 use gpu_host::{Error, Gpu};
-use gpu_tests::gpu_or_skip;
+use gpu_tests::{cap_len, gpu_or_skip, len_ok};
 
 /// Deterministic pseudo-random numbers (xorshift64*), so failures reproduce.
 struct Rng(u64);
@@ -174,7 +174,7 @@ const SIZES: &[usize] = &[0, 1, 31, 4095, 4096, 4097, (1 << 16) + 1, 1 << 20];
 #[test]
 fn sort_u32_sizes_and_distributions() {
     with_gpu("sort_u32_sizes_and_distributions", |gpu, algos| {
-        for &n in SIZES {
+        for &n in SIZES.iter().filter(|n| len_ok(**n)) {
             for dist in [
                 Dist::Random,
                 Dist::AllEqual,
@@ -186,11 +186,11 @@ fn sort_u32_sizes_and_distributions() {
                 sort_and_check(gpu, algos, &format!("u32 n={n} {dist:?}"), &k);
             }
         }
-        let n = 1 << 24;
+        let n = cap_len(1 << 24);
         sort_and_check(
             gpu,
             algos,
-            "u32 n=2^24 random",
+            &format!("u32 n={n} random"),
             &keys::<u32>(n, Dist::Random, 5),
         );
     });
@@ -199,7 +199,10 @@ fn sort_u32_sizes_and_distributions() {
 #[test]
 fn sort_signed_and_wide_keys() {
     with_gpu("sort_signed_and_wide_keys", |gpu, algos| {
-        for &n in &[1usize, 4097, (1 << 16) + 1, (1 << 20) + 5] {
+        for n in [1usize, 4097, (1 << 16) + 1, (1 << 20) + 5]
+            .into_iter()
+            .filter(|&n| len_ok(n))
+        {
             for dist in [Dist::Random, Dist::Reversed, Dist::FewDistinct] {
                 let what = |t: &str| format!("{t} n={n} {dist:?}");
                 sort_and_check(gpu, algos, &what("i32"), &keys::<i32>(n, dist, 11));
@@ -234,7 +237,10 @@ fn sort_floats_with_negatives_zeros_infinities_and_nans() {
                 -f64::NAN,
                 -1.0,
             ];
-            for &n in &[1usize, 31, 4097, (1 << 16) + 1, 1 << 20] {
+            for n in [1usize, 31, 4097, (1 << 16) + 1, 1 << 20]
+                .into_iter()
+                .filter(|&n| len_ok(n))
+            {
                 for dist in [
                     Dist::Random,
                     Dist::Specials,
@@ -266,7 +272,7 @@ fn sort_pairs_with_u64_values_and_partial_bit_ranges() {
         "sort_pairs_with_u64_values_and_partial_bit_ranges",
         |gpu, algos| {
             let stream = gpu.default_stream();
-            let n = (1 << 20) + 77;
+            let n = cap_len((1 << 20) + 77);
             let host_keys: Vec<u32> = keys::<u32>(n, Dist::Random, 31)
                 .into_iter()
                 .map(|k| k & 0xf_ffff)
@@ -325,8 +331,9 @@ fn sort_reuses_its_state_across_sizes() {
     with_gpu("sort_reuses_its_state_across_sizes", |gpu, algos| {
         // The cached state (histogram, tickets, look-back words, epochs) must be clean after
         // every sort, whatever the size order.
-        for (round, &n) in [1usize << 20, 4097, 1, 3 << 18, 1 << 20, 100]
-            .iter()
+        for (round, n) in [1usize << 20, 4097, 1, 3 << 18, 1 << 20, 100]
+            .into_iter()
+            .map(cap_len)
             .enumerate()
         {
             let k = keys::<u32>(n, Dist::Random, round as u64 + 40);
