@@ -257,10 +257,10 @@ impl Gpu {
     ///
     /// # When the driver keeps the fault for the whole process
     /// Some drivers refuse every new context after a fault, whatever is released or reset
-    /// first: measured on an H200 with driver 580.159 (CUDA 13.0), `cuDevicePrimaryCtxRetain`
-    /// after the reset, and even `cuCtxCreate` of a brand-new context, fail with the fault's own
-    /// code (`CUDA_ERROR_ILLEGAL_ADDRESS`, `CUDA_ERROR_LAUNCH_FAILED`); the probe is
-    /// `tests/src/bin/recovery_probe.rs`. Then this returns [`Error::ProcessPoisoned`]
+    /// first: measured with driver 580.159 (CUDA 13.0) on H200 and H100,
+    /// `cuDevicePrimaryCtxRetain` after the reset, and even `cuCtxCreate` of a brand-new context,
+    /// fail with the fault's own code (`CUDA_ERROR_ILLEGAL_ADDRESS`, `CUDA_ERROR_LAUNCH_FAILED`);
+    /// the probe is `tests/src/bin/recovery_probe.rs`. Then this returns [`Error::ProcessPoisoned`]
     /// ([`Error::needs_restart`]), and so does every later use of the device in this process,
     /// including [`Gpu::new`]. Only a new process can use the GPU again: run work that may
     /// fault in a child process with [`crate::isolate`], so that the fault ends the child and

@@ -122,7 +122,8 @@ pub enum Error {
     },
     /// After a kernel fault, the CUDA driver refuses every new context on the device for the
     /// rest of this process, so [`crate::Gpu::recover`] cannot bring the device back (seen with
-    /// driver 580 on H200: even a brand-new non-primary context fails with the fault's code).
+    /// driver 580 on H200 and H100: even a brand-new non-primary context fails with the fault's
+    /// code).
     /// The process must be restarted; to survive faults, run the work that may fault in a
     /// child process with [`crate::isolate`].
     ProcessPoisoned {

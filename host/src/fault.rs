@@ -18,10 +18,10 @@
 //!   match the record. Every later call on the poisoned device returns the same error.
 //! - **Explicit recovery, where the driver allows it.** [`Gpu::recover`](crate::Gpu::recover)
 //!   resets the primary context and gives the `Gpu` a fresh one; later work runs normally.
-//!   Current drivers (measured: 580.159 on H200) keep the fault for the whole *process*: no
-//!   context can be created again, not even a new non-primary one. `recover` then returns
-//!   [`Error::ProcessPoisoned`](crate::Error::ProcessPoisoned), as does every later use of the
-//!   device in the process; run work that may fault in a child process
+//!   Current drivers (measured: 580.159 on H200 and H100) keep the fault for the whole
+//!   *process*: no context can be created again, not even a new non-primary one. `recover`
+//!   then returns [`Error::ProcessPoisoned`](crate::Error::ProcessPoisoned), as does every later
+//!   use of the device in the process; run work that may fault in a child process
 //!   ([`crate::isolate`]) so that only the child is lost.
 //! - **No use of dead handles.** Every buffer, module, kernel, stream and event remembers the
 //!   device *generation* it was made in. After a recovery, using an old one returns
