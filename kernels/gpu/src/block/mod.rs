@@ -47,8 +47,8 @@ pub use radix::{
 };
 pub use reduce::{reduce, reduce_partial};
 pub use scan::{
-    exclusive_scan, exclusive_scan_items, exclusive_scan_with_prefix, inclusive_scan,
-    inclusive_scan_items, inclusive_scan_with_prefix,
+    exclusive_scan, exclusive_scan_and_prefix, exclusive_scan_items, exclusive_scan_with_prefix,
+    inclusive_scan, inclusive_scan_items, inclusive_scan_with_prefix,
 };
 
 use crate::DeviceCopy;
