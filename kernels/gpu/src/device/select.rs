@@ -25,8 +25,9 @@ pub const SELECT_BLOCK: u32 = 256;
 /// places (coalesced stores; types whose tile exceeds the 20 KiB buffer scatter straight from
 /// registers). Input is read once; output written once.
 ///
-/// Panics (the launch fails) if `selected` (or a non-empty `rejected`) is shorter than the
-/// input, `num_selected` is empty, or the status storage is too short.
+/// Panics (the launch fails) if the block has more than [`SELECT_BLOCK`] threads, `selected` (or
+/// a non-empty `rejected`) is shorter than the input, `num_selected` is empty, or the status
+/// storage is too short.
 #[inline(always)]
 pub fn select<T: DeviceCopy, P: Predicate<T>, const N: usize>(
     input: &[T],
