@@ -307,11 +307,25 @@ impl Gpu {
         if ordinal >= count {
             return Err(Error::InvalidOrdinal { ordinal, count });
         }
-        let ctx = CudaContext::new(ordinal).map_err(Error::driver_with(|| {
-            format!("creating the primary context of device {ordinal}")
-        }))?;
+        let state = fault::device_state(ordinal);
+        let what = || format!("opening device {ordinal}");
+        if let Some(e) = state.fatal_error(what) {
+            return Err(e);
+        }
+        let ctx = CudaContext::new(ordinal).map_err(|source| {
+            if fault::is_sticky(source.0) {
+                // Only a kernel fault earlier in this process makes context creation fail
+                // with a sticky code: the driver keeps it for the whole process.
+                state.mark_fatal(source, None, what())
+            } else {
+                Error::Driver {
+                    context: format!("creating the primary context of device {ordinal}"),
+                    source,
+                }
+            }
+        })?;
         let properties = Arc::new(DeviceProperties::read(&ctx)?);
-        let epoch = fault::device_state(ordinal).epoch();
+        let epoch = state.epoch();
         let stream = Stream::from_cuda(ctx.default_stream(), epoch.clone());
         Ok(Gpu {
             backend: Backend::Cuda(ctx),
@@ -321,17 +335,30 @@ impl Gpu {
         })
     }
 
-    /// Resets the device after a kernel panic or fault, so that later work runs.
+    /// Resets the device after a kernel panic or fault, so that later work runs, where the
+    /// driver allows it.
     ///
     /// A panicking or faulting kernel leaves CUDA's context in a sticky error state in which
     /// every call fails ([`Error::needs_recovery`]). This resets the device's primary context
     /// (`cuDevicePrimaryCtxReset`) and gives this handle a fresh one. Returns the error that
     /// caused the reset, if one was pending (a [`Error::KernelPanic`] or [`Error::KernelFault`]).
     ///
-    /// What it costs: everything made on this device before is gone. Buffers, modules, kernels,
-    /// streams and events from before, and other clones of this `Gpu`, return [`Error::Stale`]
-    /// when used, and dropping them is harmless (their dead driver handles are leaked, never
-    /// freed twice). Load modules and allocate buffers again from this handle.
+    /// # When the driver keeps the fault for the whole process
+    /// Some drivers refuse every new context after a fault, whatever is released or reset
+    /// first: measured with driver 580.159 (CUDA 13.0) on H200 and H100,
+    /// `cuDevicePrimaryCtxRetain` after the reset, and even `cuCtxCreate` of a brand-new context,
+    /// fail with the fault's own code (`CUDA_ERROR_ILLEGAL_ADDRESS`, `CUDA_ERROR_LAUNCH_FAILED`);
+    /// the probe is `tests/src/bin/recovery_probe.rs`. Then this returns [`Error::ProcessPoisoned`]
+    /// ([`Error::needs_restart`]), and so does every later use of the device in this process,
+    /// including [`Gpu::new`]. Only a new process can use the GPU again: run work that may
+    /// fault in a child process with [`crate::isolate`], so that the fault ends the child and
+    /// the parent reports it and goes on.
+    ///
+    /// # What a successful recovery costs
+    /// Everything made on this device before is gone. Buffers, modules, kernels, streams and
+    /// events from before, and other clones of this `Gpu`, return [`Error::Stale`] when used,
+    /// and dropping them is harmless (their dead driver handles are leaked, never freed twice).
+    /// Load modules and allocate buffers again from this handle.
     ///
     /// Calling it on a healthy device resets it all the same. Other threads must not use the
     /// device during the call, and handles taken out through the cudarc escape hatches
@@ -346,13 +373,29 @@ impl Gpu {
         };
         let ordinal = self.ordinal();
         let state = self.epoch.state().clone();
+        let what = || format!("recovering device {ordinal} (Gpu::recover)");
+        if let Some(e) = state.fatal_error(what) {
+            return Err(e);
+        }
         let fault = state.reset(old_ctx).map_err(|source| Error::Driver {
             context: format!("resetting device {ordinal} (cuDevicePrimaryCtxReset)"),
             source,
         })?;
-        let ctx = CudaContext::new(ordinal).map_err(Error::driver_with(|| {
-            format!("creating the primary context of device {ordinal} after a reset")
-        }))?;
+        let ctx = match CudaContext::new(ordinal) {
+            Ok(ctx) => ctx,
+            Err(source) if fault::is_sticky(source.0) => {
+                let report = fault.as_ref().map(|f| f.summary());
+                return Err(state.mark_fatal(source, report, what()));
+            }
+            Err(source) => {
+                return Err(Error::Driver {
+                    context: format!(
+                        "creating the primary context of device {ordinal} after a reset"
+                    ),
+                    source,
+                });
+            }
+        };
         let epoch = state.epoch();
         self.stream = Stream::from_cuda(ctx.default_stream(), epoch.clone());
         self.backend = Backend::Cuda(ctx);

@@ -158,6 +158,30 @@ pub enum Error {
         /// The sticky driver error.
         source: DriverError,
     },
+    /// After a kernel fault, the CUDA driver refuses every new context on the device for the
+    /// rest of this process, so [`crate::Gpu::recover`] cannot bring the device back (seen with
+    /// driver 580 on H200 and H100: even a brand-new non-primary context fails with the fault's
+    /// code).
+    /// The process must be restarted; to survive faults, run the work that may fault in a
+    /// child process with [`crate::isolate`].
+    ProcessPoisoned {
+        /// The operation that failed.
+        context: String,
+        /// The device ordinal.
+        device: usize,
+        /// The kernel fault that poisoned the process, as first reported (`None` when this
+        /// crate did not see it, e.g. other code in the process faulted).
+        fault: Option<String>,
+        /// The sticky driver error every new context is refused with.
+        source: DriverError,
+    },
+    /// A child process for [`crate::isolate`] could not be started.
+    Isolation {
+        /// The job's name.
+        job: String,
+        /// Why.
+        message: String,
+    },
     /// An object (buffer, module, kernel, stream, event, `Gpu` clone) made before
     /// [`crate::Gpu::recover`] reset the device: its driver handles no longer exist.
     Stale {
@@ -211,6 +235,12 @@ impl Error {
                 ..
             } | Error::KernelFault { .. }
         )
+    }
+
+    /// Whether the device cannot be used again in this process ([`Error::ProcessPoisoned`]):
+    /// only a new process can use it.
+    pub fn needs_restart(&self) -> bool {
+        matches!(self, Error::ProcessPoisoned { .. })
     }
 
     /// The device's panic report, when this error is a kernel panic.
@@ -328,7 +358,8 @@ impl fmt::Display for Error {
                 f,
                 "{panic} (reported while {context}, as {}). The CUDA context is now unusable: \
                  call Gpu::recover() to reset the device, then reload modules and reallocate \
-                 buffers",
+                 buffers (where the driver keeps the fault for the whole process, recover \
+                 says so and the process must restart; see gpu_host::isolate)",
                 DriverErrorDisplay(source)
             ),
             Error::KernelPanic {
@@ -364,9 +395,35 @@ impl fmt::Display for Error {
                  dangling or misaligned pointer access, or an illegal instruction. Run it under \
                  `cargo xtask sanitize` (memcheck) to find the access. The CUDA context is now \
                  unusable: call Gpu::recover() to reset the device, then reload modules and \
-                 reallocate buffers",
+                 reallocate buffers (where the driver keeps the fault for the whole process, \
+                 recover says so and the process must restart; see gpu_host::isolate)",
                 DriverErrorDisplay(source)
             ),
+            Error::ProcessPoisoned {
+                context,
+                device,
+                fault,
+                source,
+            } => {
+                write!(
+                    f,
+                    "{context}: CUDA device {device} cannot be used again in this process"
+                )?;
+                if let Some(fault) = fault {
+                    write!(f, " after the kernel fault [{fault}]")?;
+                }
+                write!(
+                    f,
+                    ": the CUDA driver keeps the fault sticky for the whole process and refuses \
+                     every new context with {}, even after resetting the device. Restart the \
+                     process; to survive kernel faults, run the GPU work that may fault in a \
+                     child process (gpu_host::isolate)",
+                    DriverErrorDisplay(source)
+                )
+            }
+            Error::Isolation { job, message } => {
+                write!(f, "running job `{job}` in a child process: {message}")
+            }
             Error::Stale { what } => write!(
                 f,
                 "{what}: it was created before Gpu::recover() reset the device, and its driver \
@@ -402,7 +459,8 @@ impl std::error::Error for Error {
                 source: Some(source),
                 ..
             }
-            | Error::KernelFault { source, .. } => Some(source),
+            | Error::KernelFault { source, .. }
+            | Error::ProcessPoisoned { source, .. } => Some(source),
             Error::Io { source, .. } => Some(source),
             _ => None,
         }

@@ -37,6 +37,7 @@ mod buffer;
 mod device;
 mod error;
 pub mod fault;
+pub mod isolate;
 mod launch;
 mod module;
 pub mod profile;

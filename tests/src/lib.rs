@@ -53,13 +53,34 @@ fn simulator() -> Gpu {
 /// a GPU, and every edge case (empty, partial tiles, 2^k ± 1, several tiles) fits below it.
 pub const SIMULATOR_MAX_ELEMENTS: usize = 70_000;
 
-/// `sizes`, without those above [`SIMULATOR_MAX_ELEMENTS`] when `gpu` is the simulator.
+/// `sizes`, without those above [`SIMULATOR_MAX_ELEMENTS`] when `gpu` is the simulator, and
+/// without those above [`max_len`].
 pub fn sizes_for(gpu: &Gpu, sizes: &[usize]) -> Vec<usize> {
     sizes
         .iter()
         .copied()
-        .filter(|&n| !gpu.is_simulator() || n <= SIMULATOR_MAX_ELEMENTS)
+        .filter(|&n| len_ok(n) && (!gpu.is_simulator() || n <= SIMULATOR_MAX_ELEMENTS))
         .collect()
+}
+
+/// The longest input a GPU test should use: `GPU_TEST_MAX_LEN` when set, otherwise unlimited.
+/// `cargo xtask sanitize` sets it, because compute-sanitizer slows kernels down by 10 to 1000
+/// times; the small sizes still cover every edge case (empty, partial tiles, many tiles).
+pub fn max_len() -> usize {
+    std::env::var("GPU_TEST_MAX_LEN")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(usize::MAX)
+}
+
+/// Whether a test should run input length `n` (see [`max_len`]).
+pub fn len_ok(n: usize) -> bool {
+    n <= max_len()
+}
+
+/// `n`, or [`max_len`] when that is smaller: for tests built around one large size.
+pub fn cap_len(n: usize) -> usize {
+    n.min(max_len())
 }
 
 /// Typed launchers for the `device-selftest` kernel crate.

@@ -365,6 +365,56 @@ fn select_and_partition_match_cpu() {
     let want: Vec<i64> = ints.iter().copied().filter(|&x| x == 7).collect();
     let k = count.to_vec().unwrap()[0] as usize;
     assert_eq!(&selected.to_vec().unwrap()[..k], &want[..]);
+    // Partitions of 8-byte and 2-byte values: the other tile shapes of the shared-memory
+    // compaction.
+    let mut rejected = gpu.alloc_zeroed::<i64>(ints.len()).unwrap();
+    algos
+        .partition(
+            stream,
+            &input,
+            CompareOp::Less,
+            0,
+            &mut selected,
+            &mut rejected,
+            &mut count,
+        )
+        .unwrap();
+    let k = count.to_vec().unwrap()[0] as usize;
+    let (want_sel, want_rej): (Vec<i64>, Vec<i64>) = ints.iter().partition(|&&x| x < 0);
+    assert_eq!(
+        &selected.to_vec().unwrap()[..k],
+        &want_sel[..],
+        "i64 partition"
+    );
+    assert_eq!(&rejected.to_vec().unwrap()[..ints.len() - k], &want_rej[..]);
+    let halves: Vec<f16> = random_vec(70_001, 7);
+    let input = gpu.to_device(&halves).unwrap();
+    let mut selected = gpu.alloc_zeroed::<f16>(halves.len()).unwrap();
+    let mut rejected = gpu.alloc_zeroed::<f16>(halves.len()).unwrap();
+    let t = f16::from_f32(0.3);
+    algos
+        .partition(
+            stream,
+            &input,
+            CompareOp::Greater,
+            t,
+            &mut selected,
+            &mut rejected,
+            &mut count,
+        )
+        .unwrap();
+    let k = count.to_vec().unwrap()[0] as usize;
+    let (want_sel, want_rej): (Vec<f16>, Vec<f16>) = halves.iter().partition(|&&x| x > t);
+    assert_eq!(
+        &selected.to_vec().unwrap()[..k],
+        &want_sel[..],
+        "f16 partition"
+    );
+    assert_eq!(
+        &rejected.to_vec().unwrap()[..halves.len() - k],
+        &want_rej[..]
+    );
+    let input = gpu.to_device(&ints).unwrap();
     let mut short = gpu.alloc_zeroed::<i64>(10).unwrap();
     let err = algos
         .select_if(stream, &input, CompareOp::Equal, 7, &mut short, &mut count)

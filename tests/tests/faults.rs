@@ -1,19 +1,27 @@
-//! Device faults become host errors, and the host recovers (issue 7).
+//! Device faults become host errors, and the host survives them (issue 7).
 //!
 //! Tests named `fault_*` inject a fault (a panic, a failed assert, an out-of-bounds index, an
 //! illegal address), check the host's error names the kernel, source line, message, block and
-//! thread, then call `Gpu::recover` and check that stale objects are refused and that new work
-//! runs. Tests named `clean_*` must also be clean under compute-sanitizer (`cargo xtask sanitize
+//! thread, then call `Gpu::recover`. Each runs in a child process (`gpu_host::isolate`): the
+//! parent test starts the test binary again for just that test, checks that the child passed,
+//! and then checks that its own GPU context, opened before the child faulted, still runs work.
+//! In the child, `Gpu::recover` either brings the device back (old objects are then refused as
+//! stale and new work runs), or, where the driver keeps the fault sticky for the whole process
+//! (driver 580 on H200: no new context can be created), returns `Error::ProcessPoisoned`, which
+//! every later use of the device in that process returns too.
+//!
+//! Tests named `clean_*` must also be clean under compute-sanitizer (`cargo xtask sanitize
 //! faults` runs them with the filter `clean_`). `planted_*` tests are ignored by default: they
 //! carry deliberate bugs that only the sanitizer sees (`cargo xtask sanitize selftest`).
 //!
-//! Every test takes the same lock: a fault poisons the whole device, so no other test of this
-//! binary may run at the same time. Each prints SKIPPED without a GPU.
+//! Every test takes the same lock, so that GPU work of this binary never overlaps. Each prints
+//! SKIPPED without a GPU.
 
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use gpu_host::cudarc::driver::sys::CUresult;
+use gpu_host::isolate::{self, Isolated};
 use gpu_host::{DeviceBuffer, Error, Gpu, LaunchConfig};
 use gpu_tests::cuda_gpu_or_skip;
 use gpu_tests::faults::fault_kernels::{Module, PTX};
@@ -22,12 +30,51 @@ static DEVICE: Mutex<()> = Mutex::new(());
 
 fn device(test: &str) -> Option<(MutexGuard<'static, ()>, Gpu)> {
     let guard = DEVICE.lock().unwrap_or_else(|e| e.into_inner());
-    let mut gpu = cuda_gpu_or_skip(test)?;
-    // A previous test that failed half-way may have left the device poisoned.
-    if gpu.synchronize().is_err() {
-        gpu.recover().expect("recovering a device left poisoned");
-    }
+    let gpu = cuda_gpu_or_skip(test)?;
     Some((guard, gpu))
+}
+
+/// For a `fault_*` test: in the child process started for `test`, the device to inject the
+/// fault on (`Some`); in the parent, runs the child, checks it passed and that the parent's own
+/// device still works, and returns `None`.
+fn fault_test(test: &str) -> Option<(MutexGuard<'static, ()>, Gpu)> {
+    if isolate::is_job(test) {
+        return device(test);
+    }
+    let (_guard, gpu) = device(test)?;
+    let module = Module::load(&gpu).unwrap();
+    let report = Isolated::test(test)
+        .run()
+        .unwrap_or_else(|e| panic!("{test}: {e}"));
+    // (libtest may print `test NAME ... ` before the child's first line.)
+    for line in report
+        .stdout
+        .lines()
+        .filter_map(|l| l.find("FAULT").map(|i| &l[i..]))
+    {
+        println!("{line}");
+    }
+    assert!(
+        report.success(),
+        "{test} failed in its child process: {}\n--- child stdout ---\n{}\n--- child stderr ---\n{}",
+        report.failure(),
+        report.stdout,
+        report.stderr
+    );
+    assert!(
+        report.stdout.contains("FAULT injected"),
+        "the child did not run the test: {}",
+        report.stdout
+    );
+    // The fault ended only the child: the parent's context, opened before, still runs work.
+    let mut out = gpu.alloc_zeroed::<u32>(128).unwrap();
+    module
+        .fill(gpu.default_stream(), grid(), 77, &mut out)
+        .unwrap();
+    let got = out.to_vec().unwrap();
+    assert!(got.iter().enumerate().all(|(i, &v)| v == 77 + i as u32));
+    println!("FAULT parent: child process exited, parent's GPU work still runs");
+    None
 }
 
 const SOURCE: &str = include_str!("../../kernels/faults/src/lib.rs");
@@ -52,12 +99,48 @@ fn grid() -> LaunchConfig {
     LaunchConfig::new(4, 32)
 }
 
-/// Checks that later work fails with the same fault, recovers, checks old objects are stale and
-/// new work runs; returns the error `recover` handed back.
-fn recover_and_check(gpu: &mut Gpu, old: DeviceBuffer<u32>, module: Module) -> Error {
+/// Checks that later work fails with the same fault, then recovers. Where the driver allows
+/// it: checks old objects are stale and new work runs, and returns the error `recover` handed
+/// back (`Ok`). Where the driver keeps the fault for the whole process: checks that `recover`,
+/// every later use of the device and opening it again all say so, and returns that error
+/// (`Err`).
+fn recover_and_check(
+    gpu: &mut Gpu,
+    old: DeviceBuffer<u32>,
+    module: Module,
+) -> Result<Error, Error> {
     let again = gpu.alloc_zeroed::<u32>(8).unwrap_err();
     assert!(again.needs_recovery(), "later calls fail too: {again}");
-    let pending = gpu.recover().expect("recover").expect("a pending fault");
+    let pending = match gpu.recover() {
+        Ok(pending) => pending.expect("a pending fault"),
+        Err(e) if e.needs_restart() => {
+            println!("FAULT recovery refused by the driver (process must restart): {e}");
+            assert!(matches!(e, Error::ProcessPoisoned { .. }), "{e}");
+            let text = e.to_string();
+            assert!(
+                text.contains("isolate") && text.contains("Restart"),
+                "{text}"
+            );
+            // Every later use says the same, old objects, new ones, and opening the device.
+            let mut old = old;
+            for err in [
+                module
+                    .fill(gpu.default_stream(), grid(), 1, &mut old)
+                    .unwrap_err(),
+                old.to_vec().unwrap_err(),
+                gpu.alloc_zeroed::<u32>(8).unwrap_err(),
+                gpu.synchronize().unwrap_err(),
+                Gpu::first().unwrap_err(),
+                gpu.recover().unwrap_err(),
+            ] {
+                assert!(err.needs_restart(), "{err}");
+            }
+            drop(old);
+            drop(module);
+            return Err(e);
+        }
+        Err(e) => panic!("recover: {e}"),
+    };
     // Old objects: refused, not used.
     let stale = old.to_vec().unwrap_err();
     assert!(matches!(stale, Error::Stale { .. }), "{stale}");
@@ -79,13 +162,13 @@ fn recover_and_check(gpu: &mut Gpu, old: DeviceBuffer<u32>, module: Module) -> E
         .unwrap();
     let got = out.to_vec().unwrap();
     assert!(got.iter().enumerate().all(|(i, &v)| v == 1000 + i as u32));
-    println!("FAULT recovered: later work ran");
-    pending
+    println!("FAULT recovered in-process: later work ran");
+    Ok(pending)
 }
 
 #[test]
 fn fault_panic_reports_location_message_and_thread() {
-    let Some((_g, mut gpu)) = device("fault_panic_reports_location_message_and_thread") else {
+    let Some((_g, mut gpu)) = fault_test("fault_panic_reports_location_message_and_thread") else {
         return;
     };
     let module = Module::load(&gpu).unwrap();
@@ -111,13 +194,15 @@ fn fault_panic_reports_location_message_and_thread() {
     assert_eq!((p.grid_dim, p.block_dim), ((4, 1, 1), (32, 1, 1)));
     let text = err.to_string();
     assert!(text.contains("Gpu::recover"), "{text}");
-    let pending = recover_and_check(&mut gpu, out, module);
-    assert_eq!(pending.kernel_panic(), Some(p));
+    match recover_and_check(&mut gpu, out, module) {
+        Ok(pending) => assert_eq!(pending.kernel_panic(), Some(p)),
+        Err(poisoned) => assert!(poisoned.to_string().contains("planted panic"), "{poisoned}"),
+    }
 }
 
 #[test]
 fn fault_assert_reports_formatted_message() {
-    let Some((_g, mut gpu)) = device("fault_assert_reports_formatted_message") else {
+    let Some((_g, mut gpu)) = fault_test("fault_assert_reports_formatted_message") else {
         return;
     };
     let module = Module::load(&gpu).unwrap();
@@ -138,12 +223,12 @@ fn fault_assert_reports_formatted_message() {
         Some("thread 37 hit the planted assertion")
     );
     assert_eq!((p.block, p.thread), ((1, 0, 0), (5, 0, 0)));
-    recover_and_check(&mut gpu, out, module);
+    let _ = recover_and_check(&mut gpu, out, module);
 }
 
 #[test]
 fn fault_index_out_of_bounds_in_every_thread() {
-    let Some((_g, mut gpu)) = device("fault_index_out_of_bounds_in_every_thread") else {
+    let Some((_g, mut gpu)) = fault_test("fault_index_out_of_bounds_in_every_thread") else {
         return;
     };
     let module = Module::load(&gpu).unwrap();
@@ -174,12 +259,12 @@ fn fault_index_out_of_bounds_in_every_thread() {
         )
     );
     drop(input);
-    recover_and_check(&mut gpu, out, module);
+    let _ = recover_and_check(&mut gpu, out, module);
 }
 
 #[test]
 fn fault_illegal_address_is_a_kernel_fault() {
-    let Some((_g, mut gpu)) = device("fault_illegal_address_is_a_kernel_fault") else {
+    let Some((_g, mut gpu)) = fault_test("fault_illegal_address_is_a_kernel_fault") else {
         return;
     };
     let module = Module::load(&gpu).unwrap();
@@ -199,12 +284,12 @@ fn fault_illegal_address_is_a_kernel_fault() {
         other => panic!("expected a KernelFault, got {other}"),
     }
     assert!(err.to_string().contains("sanitize"), "{err}");
-    recover_and_check(&mut gpu, out, module);
+    let _ = recover_and_check(&mut gpu, out, module);
 }
 
 #[test]
 fn fault_two_streams_name_the_matching_launch() {
-    let Some((_g, mut gpu)) = device("fault_two_streams_name_the_matching_launch") else {
+    let Some((_g, mut gpu)) = fault_test("fault_two_streams_name_the_matching_launch") else {
         return;
     };
     let module = Module::load(&gpu).unwrap();
@@ -224,7 +309,7 @@ fn fault_two_streams_name_the_matching_launch() {
         .unwrap_or_else(|| panic!("not a panic: {err}"));
     assert_eq!(p.kernel, "`panic_at`", "matched by launch shape");
     drop((a, s1, s2));
-    recover_and_check(&mut gpu, b, module);
+    let _ = recover_and_check(&mut gpu, b, module);
 }
 
 #[test]

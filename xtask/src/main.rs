@@ -59,8 +59,9 @@ commands:
   sanitize [--tool memcheck,racecheck,synccheck,initcheck] TARGET... [-- ARGS]
         Run examples or GPU test binaries under compute-sanitizer (all four tools unless
         --tool). TARGET: an example, a test binary (faults, device_selftest, gpu_examples,
-        launch_limits, gpu), `all`, or `selftest` (planted bugs that must be caught). Uses
-        binaries from .gpu/ (gpu-bundle) or target/release; builds nothing.
+        launch_limits, gpu, algorithms, algorithms_sort), `all`, or `selftest` (planted bugs
+        that must be caught). Uses binaries next to the xtask executable, in .gpu/ (gpu-bundle)
+        or target/release; builds nothing.
   help  Show this message.
 ";
 

@@ -25,16 +25,63 @@ const EXAMPLES: [(&str, &[&str]); 4] = [
     ("rgb_to_gray", &[]),
 ];
 
-/// GPU test binaries and the libtest arguments that keep them sanitizer-friendly: one thread,
-/// and for `faults` only the `clean_` tests (the `fault_` ones crash kernels on purpose), with
-/// small fuzz/soak sizes.
-const TESTS: [(&str, &[&str]); 5] = [
-    ("gpu_examples", &["--test-threads=1"]),
-    ("device_selftest", &["--test-threads=1"]),
-    ("launch_limits", &["--test-threads=1"]),
-    ("gpu", &["--test-threads=1"]),
-    ("faults", &["--test-threads=1", "clean_"]),
+/// A GPU test binary to run under the sanitizer.
+struct TestBin {
+    name: &'static str,
+    /// libtest arguments: one thread (the tools serialize kernels anyway), and filters.
+    args: &'static [&'static str],
+    /// Its tests call the driver with bad input on purpose (allocations larger than the device,
+    /// PTX that does not assemble, kernels that do not exist) and check the clear error that
+    /// comes back. memcheck would count those deliberate failures as API errors, so it runs
+    /// with `--report-api-errors no` for these binaries; device memory errors (out-of-bounds or
+    /// misaligned accesses, leaks of device allocations) are reported as for every other target.
+    deliberate_api_errors: bool,
+}
+
+/// GPU test binaries, with small fuzz/soak/input sizes (see [`run`]). `faults` runs only its
+/// `clean_` tests (the `fault_` ones crash kernels on purpose; `selftest` runs the planted bugs).
+const TESTS: [TestBin; 7] = [
+    TestBin {
+        name: "gpu_examples",
+        args: &["--test-threads=1"],
+        deliberate_api_errors: false,
+    },
+    TestBin {
+        name: "device_selftest",
+        args: &["--test-threads=1"],
+        deliberate_api_errors: false,
+    },
+    TestBin {
+        name: "launch_limits",
+        args: &["--test-threads=1"],
+        deliberate_api_errors: false,
+    },
+    TestBin {
+        name: "gpu",
+        args: &["--test-threads=1"],
+        deliberate_api_errors: true,
+    },
+    TestBin {
+        name: "faults",
+        args: &["--test-threads=1", "clean_"],
+        deliberate_api_errors: true,
+    },
+    TestBin {
+        name: "algorithms",
+        args: &["--test-threads=1"],
+        deliberate_api_errors: false,
+    },
+    TestBin {
+        name: "algorithms_sort",
+        args: &["--test-threads=1"],
+        deliberate_api_errors: false,
+    },
 ];
+
+/// The input-length cap (`GPU_TEST_MAX_LEN`) for the tests under a sanitizer: keeps 2^16 + 1
+/// (several tiles of every algorithm) and drops the 2^20..2^24 sizes, which take minutes each
+/// under racecheck.
+const SANITIZE_MAX_LEN: &str = "70000";
 
 /// Runs `cargo xtask sanitize ARGS` from the workspace root (the current directory: on a GPU
 /// machine without cargo there is no manifest to ask).
@@ -68,7 +115,8 @@ pub fn sanitize(args: &[String]) -> Result<()> {
     if targets.is_empty() {
         return Err(Error::msg(
             "name what to check: an example (vector_add, matmul, segmented_reduce, rgb_to_gray), \
-             a GPU test binary (faults, device_selftest, gpu_examples, launch_limits, gpu), \
+             a GPU test binary (faults, device_selftest, gpu_examples, launch_limits, gpu, \
+             algorithms, algorithms_sort), \
              `all` for every one of them, or `selftest` for the planted bugs",
         ));
     }
@@ -89,33 +137,33 @@ pub fn sanitize(args: &[String]) -> Result<()> {
                     ("planted_shared_race", "racecheck"),
                 ] {
                     let args = ["--ignored", "--exact", test, "--test-threads=1"];
-                    runs.push(run(&sanitizer, tool, &bin, &args, test, true)?);
+                    runs.push(run(&sanitizer, tool, &bin, &args, test, true, false)?);
                 }
             }
             "all" => {
                 for (name, args) in EXAMPLES {
                     let bin = find_example(root, name)?;
                     for tool in &tools {
-                        runs.push(run(&sanitizer, tool, &bin, args, name, false)?);
+                        runs.push(run(&sanitizer, tool, &bin, args, name, false, false)?);
                     }
                 }
-                for (name, args) in TESTS {
-                    let bin = find_test(root, name)?;
+                for t in &TESTS {
+                    let bin = find_test(root, t.name)?;
                     for tool in &tools {
-                        runs.push(run(&sanitizer, tool, &bin, args, name, false)?);
+                        let api = t.deliberate_api_errors;
+                        runs.push(run(&sanitizer, tool, &bin, t.args, t.name, false, api)?);
                     }
                 }
             }
             name => {
-                let (bin, default_args) =
+                let (bin, default_args, api) =
                     if let Some((_, a)) = EXAMPLES.iter().find(|(n, _)| *n == name) {
-                        (find_example(root, name)?, *a)
+                        (find_example(root, name)?, *a, false)
                     } else {
-                        let a = TESTS
-                            .iter()
-                            .find(|(n, _)| *n == name)
-                            .map_or(&["--test-threads=1"][..], |(_, a)| *a);
-                        (find_test(root, name)?, a)
+                        let t = TESTS.iter().find(|t| t.name == name);
+                        let a = t.map_or(&["--test-threads=1"][..], |t| t.args);
+                        let api = t.is_some_and(|t| t.deliberate_api_errors);
+                        (find_test(root, name)?, a, api)
                     };
                 let args: Vec<&str> = if extra.is_empty() {
                     default_args.to_vec()
@@ -123,7 +171,7 @@ pub fn sanitize(args: &[String]) -> Result<()> {
                     extra.iter().map(String::as_str).collect()
                 };
                 for tool in &tools {
-                    runs.push(run(&sanitizer, tool, &bin, &args, name, false)?);
+                    runs.push(run(&sanitizer, tool, &bin, &args, name, false, api)?);
                 }
             }
         }
@@ -164,6 +212,7 @@ fn run(
     args: &[&str],
     target: &str,
     expect_errors: bool,
+    deliberate_api_errors: bool,
 ) -> Result<Run> {
     let started = Instant::now();
     let mut cmd = Command::new(sanitizer);
@@ -171,8 +220,14 @@ fn run(
     if tool == "racecheck" {
         cmd.args(["--racecheck-report", "hazard"]);
     }
-    // Small sizes for the fuzz and soak tests, which run thousands of launches.
-    cmd.env("FUZZ_ITERS", "300").env("SOAK_ITERS", "50");
+    if tool == "memcheck" && deliberate_api_errors {
+        cmd.args(["--report-api-errors", "no"]);
+    }
+    // Small sizes for the fuzz and soak tests, which run thousands of launches, and for the
+    // inputs of the algorithm tests.
+    cmd.env("FUZZ_ITERS", "300")
+        .env("SOAK_ITERS", "50")
+        .env("GPU_TEST_MAX_LEN", SANITIZE_MAX_LEN);
     let output = cmd
         .arg(bin)
         .args(args)

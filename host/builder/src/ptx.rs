@@ -35,6 +35,9 @@ struct Signature {
     name: String,
     module: String,
     params: Vec<ParamInfo>,
+    /// `#[kernel(launch_bounds(threads, min_blocks))]`.
+    #[serde(default)]
+    launch_bounds: Option<(u32, u32)>,
 }
 
 /// The module text with `#[kernel]` signature records removed (they are build metadata, not
@@ -128,7 +131,52 @@ pub fn parse(ptx: &str) -> Result<(String, PtxModule)> {
     if module.version.is_empty() {
         return Err(Error::msg("not a PTX module: no `.version` line"));
     }
+    let cleaned = add_launch_bounds(&cleaned, &module)?;
     Ok((cleaned, module))
+}
+
+/// Writes `.maxntid T, 1, 1` and `.minnctapersm B` after the parameter list of each entry whose
+/// `#[kernel]` record has launch bounds (ptxas then limits registers so that `B` blocks of `T`
+/// threads fit on an SM, and the driver refuses larger blocks).
+fn add_launch_bounds(ptx: &str, module: &PtxModule) -> Result<String> {
+    let bounded: BTreeMap<&str, (u32, u32)> = module
+        .signatures
+        .values()
+        .filter_map(|s| s.launch_bounds.map(|b| (s.name.as_str(), b)))
+        .collect();
+    if bounded.is_empty() {
+        return Ok(ptx.to_string());
+    }
+    let mut out = String::with_capacity(ptx.len() + 64 * bounded.len());
+    let mut pending: Option<(u32, u32)> = None;
+    let mut placed = 0;
+    for line in ptx.lines() {
+        let code = strip_comment(line).trim();
+        if pending.is_none()
+            && let Some((name, true)) = function_header(code)
+            && let Some(&b) = bounded.get(name.as_str())
+        {
+            pending = Some(b);
+        }
+        out.push_str(line);
+        out.push('\n');
+        if let Some((threads, blocks)) = pending
+            && code.contains(')')
+        {
+            out.push_str(&format!(
+                ".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n"
+            ));
+            pending = None;
+            placed += 1;
+        }
+    }
+    if placed != bounded.len() {
+        return Err(Error::msg(format!(
+            "launch bounds: {} kernel(s) with bounds, {placed} entry header(s) found",
+            bounded.len()
+        )));
+    }
+    Ok(out)
 }
 
 impl PtxModule {
@@ -407,6 +455,30 @@ mod tests {
         );
         assert!(k.uses_dynamic_shared);
         assert_eq!(manifest.ptx_version, "7.0");
+    }
+
+    #[test]
+    fn launch_bounds_follow_the_parameter_list() {
+        let json = r#"{"name":"k","module":"demo","params":[{"name":"x","kind":"slice","ty":"f32"},{"name":"p","kind":"value","ty":"Params"}],"launch_bounds":[256,4]}"#;
+        let ptx = sample()
+            .lines()
+            .map(|l| {
+                if l.contains(SIGNATURE_PREFIX) {
+                    record(json)
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let (cleaned, _) = parse(&ptx).unwrap();
+        assert!(
+            cleaned.contains("k_param_2[12]\n)\n.maxntid 256, 1, 1\n.minnctapersm 4\n{"),
+            "{cleaned}"
+        );
+        assert_eq!(cleaned.matches(".maxntid").count(), 1, "not on `helper`");
+        let (plain, _) = parse(&sample()).unwrap();
+        assert!(!plain.contains(".maxntid"));
     }
 
     #[test]

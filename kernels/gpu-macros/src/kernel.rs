@@ -21,9 +21,7 @@ const SCALARS: &[&str] = &[
 ];
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
-    if !attr.is_empty() {
-        return Err(Error::new_spanned(attr, "#[kernel] takes no arguments"));
-    }
+    let launch_bounds = parse_attr(attr)?;
     let func: ItemFn = syn::parse2(item)?;
     let sig = &func.sig;
     if !sig.generics.params.is_empty() {
@@ -113,7 +111,11 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     // The record is JSON; `module_path!()` is spliced in by `concat!` so the host can name the
     // parameter type aliases below by their full path.
     let sig_head = format!("{{\"name\":\"{}\",\"module\":\"", name);
-    let sig_tail = format!("\",\"params\":[{}]}}", manifest_params.join(","));
+    let bounds = match launch_bounds {
+        Some((threads, blocks)) => format!(",\"launch_bounds\":[{threads},{blocks}]"),
+        None => String::new(),
+    };
+    let sig_tail = format!("\",\"params\":[{}]{bounds}}}", manifest_params.join(","));
     let sig_static = format_ident!("__gpu_kernel_signature_{}", name);
     let types_mod = format_ident!("__gpu_kernel_types_{}", name);
     let alias_items = aliases
@@ -203,6 +205,44 @@ fn sim_read(name: &Ident, ty: &TokenStream) -> TokenStream {
         };
         __gpu_index += 1;
     }
+}
+
+/// `#[kernel]` or `#[kernel(launch_bounds(THREADS, MIN_BLOCKS))]`: at most `THREADS` threads per
+/// block, and registers limited so that `MIN_BLOCKS` such blocks fit on one SM (PTX `.maxntid`
+/// and `.minnctapersm`, CUDA's `__launch_bounds__`).
+fn parse_attr(attr: TokenStream) -> syn::Result<Option<(u32, u32)>> {
+    if attr.is_empty() {
+        return Ok(None);
+    }
+    let usage =
+        "expected #[kernel] or #[kernel(launch_bounds(THREADS, MIN_BLOCKS))] with integer literals";
+    let call: syn::ExprCall =
+        syn::parse2(attr.clone()).map_err(|_| Error::new_spanned(&attr, usage))?;
+    let is_bounds = matches!(&*call.func, syn::Expr::Path(p) if p.path.is_ident("launch_bounds"));
+    if !is_bounds || call.args.len() != 2 {
+        return Err(Error::new_spanned(&attr, usage));
+    }
+    let mut values = [0u32; 2];
+    for (value, arg) in values.iter_mut().zip(&call.args) {
+        let syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(int),
+            ..
+        }) = arg
+        else {
+            return Err(Error::new_spanned(arg, usage));
+        };
+        *value = int.base10_parse()?;
+        if *value == 0 {
+            return Err(Error::new_spanned(arg, "launch bounds must be at least 1"));
+        }
+    }
+    if values[0] > 1024 {
+        return Err(Error::new_spanned(
+            &call.args[0],
+            "a block has at most 1024 threads",
+        ));
+    }
+    Ok(Some((values[0], values[1])))
 }
 
 fn classify(ty: &Type) -> syn::Result<Param> {

@@ -41,14 +41,14 @@ pub use load::{
 };
 pub(crate) use radix::unroll;
 pub use radix::{
-    RADIX_BITS, RADIX_DIGITS, RadixBits, RadixKey, RadixRank, radix_digit, radix_rank,
-    radix_rank_scratch_len, radix_sort, radix_sort_pairs, radix_sort_scratch_len,
-    warp_striped_index,
+    RADIX_BITS, RADIX_DIGITS, RadixBits, RadixKey, RadixRank, WarpRanks, radix_digit, radix_rank,
+    radix_rank_scratch_len, radix_rank_zeroed, radix_sort, radix_sort_pairs,
+    radix_sort_scratch_len, warp_striped_index,
 };
 pub use reduce::{reduce, reduce_partial};
 pub use scan::{
-    exclusive_scan, exclusive_scan_items, exclusive_scan_with_prefix, inclusive_scan,
-    inclusive_scan_items, inclusive_scan_with_prefix,
+    exclusive_scan, exclusive_scan_and_prefix, exclusive_scan_items, exclusive_scan_with_prefix,
+    inclusive_scan, inclusive_scan_items, inclusive_scan_with_prefix,
 };
 
 use crate::DeviceCopy;

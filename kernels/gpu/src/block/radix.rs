@@ -158,18 +158,70 @@ fn rank_scratch_too_small() -> ! {
 #[inline(always)]
 #[track_caller]
 pub fn radix_rank<const N: usize>(digits: [u32; N], counters: SharedSlice<u32>) -> RadixRank<N> {
+    counters.block_fill(0);
+    sync_threads();
+    let warp_ranks = radix_rank_zeroed(digits, counters, |_| {});
+    let mut ranks = [0u32; N];
+    unroll!(N, |i| {
+        ranks[i] = warp_ranks.rank(i, digits[i], counters);
+    });
+    sync_threads();
+    RadixRank {
+        ranks,
+        digit_count: warp_ranks.digit_count,
+        digit_start: warp_ranks.digit_start,
+    }
+}
+
+/// What [`radix_rank_zeroed`] leaves: each item's rank among its warp's items of the same
+/// digit, and the per-digit totals; the tile ranks come from [`WarpRanks::rank`].
+#[derive(Clone, Copy)]
+pub struct WarpRanks<const N: usize> {
+    /// Item `i`'s position among this warp's items with the same digit.
+    pub within: [u32; N],
+    /// In thread `t < 256`: how many items of the tile have digit `t`.
+    pub digit_count: u32,
+    /// In thread `t < 256`: how many items of the tile have a digit below `t`.
+    pub digit_start: u32,
+}
+
+impl<const N: usize> WarpRanks<N> {
+    /// The tile rank of this thread's item `i`, whose digit is `digit`: where this warp's items
+    /// of `digit` start in the sorted tile (left in `counters` by [`radix_rank_zeroed`]) plus
+    /// its rank among them. Valid until `counters` is next written.
+    #[inline(always)]
+    pub fn rank(&self, i: usize, digit: u32, counters: SharedSlice<u32>) -> u32 {
+        let slot = (local_index() / WARP_SIZE) as usize * RADIX_DIGITS
+            + (digit as usize & (RADIX_DIGITS - 1));
+        // SAFETY: radix_rank_zeroed checked counters.len() ≥ warps · 256 > slot.
+        self.within[i] + unsafe { counters.read_unchecked(slot) }
+    }
+}
+
+/// The ranking of [`radix_rank`] in steps, for callers that want to keep fewer values live or
+/// to act on the digit counts early: `counters` must be **zero** (and a barrier passed since it
+/// was zeroed). Every thread calls `on_counts(count)` as soon as the tile's digit counts are
+/// known (before the digit scan; `count` is digit `t`'s count in thread `t < 256`, 0 above), so
+/// a device-wide sort can publish them while the block is still ranking. Ends with a barrier;
+/// `counters` then holds each (warp, digit)'s start in the sorted tile, which
+/// [`WarpRanks::rank`] adds.
+#[inline(always)]
+#[track_caller]
+pub fn radix_rank_zeroed<const N: usize>(
+    digits: [u32; N],
+    counters: SharedSlice<u32>,
+    on_counts: impl FnOnce(u32),
+) -> WarpRanks<N> {
     let (warp_id, _, warps) = warp_layout();
     let threads = warps as usize * WARP_SIZE as usize;
     if threads < RADIX_DIGITS || counters.len() < radix_rank_scratch_len(threads) {
         rank_scratch_too_small();
     }
-    counters.block_fill(0);
-    sync_threads();
 
     // Per item: the lanes with the same digit; the lowest of them bumps the warp's counter.
     let own = warp_id as usize * RADIX_DIGITS;
     let below_mask = warp::lane_mask_lt();
-    let mut ranks = [0u32; N];
+    let mut within = [0u32; N];
     unroll!(N, |i| {
         let slot = own + (digits[i] as usize & (RADIX_DIGITS - 1));
         let peers = warp::match_any(digits[i] & (RADIX_DIGITS as u32 - 1));
@@ -182,7 +234,7 @@ pub fn radix_rank<const N: usize>(digits: [u32; N], counters: SharedSlice<u32>) 
             unsafe { counters.write_unchecked(slot, before + popc(peers)) };
         }
         sync_warp_all();
-        ranks[i] = before + below;
+        within[i] = before + below;
     });
     sync_threads();
 
@@ -196,6 +248,7 @@ pub fn radix_rank<const N: usize>(digits: [u32; N], counters: SharedSlice<u32>) 
             count += unsafe { counters.read_unchecked(w * RADIX_DIGITS + t) };
         }
     }
+    on_counts(count);
     let (start, _) = super::exclusive_scan(count, Sum, 0u32);
     if t < RADIX_DIGITS {
         let mut run = start;
@@ -210,14 +263,8 @@ pub fn radix_rank<const N: usize>(digits: [u32; N], counters: SharedSlice<u32>) 
         }
     }
     sync_threads();
-    unroll!(N, |i| {
-        let slot = own + (digits[i] as usize & (RADIX_DIGITS - 1));
-        // SAFETY: in bounds as above.
-        ranks[i] += unsafe { counters.read_unchecked(slot) };
-    });
-    sync_threads();
-    RadixRank {
-        ranks,
+    WarpRanks {
+        within,
         digit_count: count,
         digit_start: start,
     }

@@ -199,3 +199,27 @@ pub fn exclusive_scan_with_prefix<T: DeviceCopy, O: ReduceOp<T>, const N: usize>
     sync_threads();
     items
 }
+
+/// [`exclusive_scan_with_prefix`] with its parts kept apart: returns the block-local exclusive
+/// scan seeded with `init` (item `j` = `init` ⊕ every earlier item of the block), the block
+/// aggregate, and the block prefix `p` = `prefix_of(aggregate)` (lane 0 of warp 0's answer), all
+/// in every thread. A tile of a stream compaction needs both: local ranks place items inside the
+/// tile's shared-memory buffer, the prefix places the tile's run in the output.
+#[inline(always)]
+pub fn exclusive_scan_and_prefix<T: DeviceCopy, O: ReduceOp<T>, const N: usize>(
+    mut items: [T; N],
+    op: O,
+    init: T,
+    prefix_of: impl FnOnce(T) -> T,
+) -> ([T; N], T, T) {
+    let total = thread_inclusive(&mut items, op);
+    let scan = scan_thread_totals(total, op);
+    let prefix = block_prefix(scan.aggregate, prefix_of);
+    let before = match scan.before {
+        Some(b) => op.combine(init, b),
+        None => init,
+    };
+    apply_exclusive(&mut items, op, before);
+    sync_threads();
+    (items, scan.aggregate, prefix)
+}

@@ -123,10 +123,16 @@ fn padded(j: usize, k: usize) -> usize {
     j + j / k
 }
 
+/// Chunks of the tile-transposition buffer (1024 for a 16 KiB tile, plus padding).
+const TRANSPOSE_CHUNKS: usize = 1280;
+
+/// Bytes of the tile-transposition buffer, which [`super::select`] reuses to compact a tile.
+pub(crate) const TRANSPOSE_BYTES: usize = 16 * TRANSPOSE_CHUNKS;
+
 /// The tile-transposition buffer: 1024 chunks of 16 bytes (a 16 KiB tile) plus padding.
 #[inline(always)]
-fn transpose_scratch() -> crate::shared::SharedSlice<[u32; 4]> {
-    crate::shared_array!([u32; 4], 1280).as_slice()
+pub(crate) fn transpose_scratch() -> crate::shared::SharedSlice<[u32; 4]> {
+    crate::shared_array!([u32; 4], TRANSPOSE_CHUNKS).as_slice()
 }
 
 /// Blocked load of a full tile with coalesced DRAM access: each warp instruction reads 512

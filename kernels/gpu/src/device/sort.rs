@@ -60,16 +60,18 @@ pub const fn histogram_items<K>() -> usize {
 }
 
 /// Dynamic shared memory of a pass kernel for keys `K` (bytes): rank counters, digit offsets,
-/// the tile ticket, and one tile of the wider of key and value (`value_bytes` 0 for keys only).
+/// the tile ticket, then two tile-sized regions: the *stage* (the tile's keys in input order;
+/// for pairs, later the values in sorted order, so as wide as the wider of key and value) and
+/// the *exchange* (the keys in sorted order). `value_bytes` is 0 for keys only.
 pub const fn sort_shared_bytes<K>(value_bytes: usize) -> usize {
     let key_bytes = size_of::<K>();
-    let widest = if key_bytes > value_bytes {
+    let stage = if key_bytes > value_bytes {
         key_bytes
     } else {
         value_bytes
     };
     4 * (block::radix_rank_scratch_len(SORT_BLOCK as usize) + RADIX_DIGITS + 4)
-        + sort_tile::<K>() * widest
+        + sort_tile::<K>() * (stage + key_bytes)
 }
 
 const PARTIAL: u64 = 1;
@@ -172,8 +174,8 @@ pub fn radix_sort_histogram<K: RadixKey, const N: usize>(
     sync_threads();
 
     let d = local_index() as usize;
-    for p in 0..passes {
-        // SAFETY: p · 256 + d < 2048 = hist's length (d < SORT_BLOCK = 256).
+    for p in 0..passes.min(if d < RADIX_DIGITS { SORT_MAX_PASSES } else { 0 }) {
+        // SAFETY: p · 256 + d < 2048 = hist's length (d < 256).
         let c = unsafe { hist.read_unchecked(p * RADIX_DIGITS + d) };
         if c != 0 {
             // SAFETY: inside `counts` (checked length); other blocks add atomically too.
@@ -189,13 +191,20 @@ pub fn radix_sort_histogram<K: RadixKey, const N: usize>(
 }
 
 /// One pass of the sort: stably moves the first `len` of `keys_in` (and `values_in`, if given)
-/// to `keys_out` (and `values_out`) ordered by the digit at bit `shift` (`bits` wide, 1..=8) of the keys' radix
-/// images. `pass` indexes the histogram the histogram kernel built for this digit; `epoch`
-/// tags this pass's look-back words (see the module docs).
+/// to `keys_out` (and `values_out`) ordered by the digit at bit `shift` (`bits` wide, 1..=8) of
+/// the keys' radix images. `pass` indexes the histogram the histogram kernel built for this
+/// digit; `epoch` tags this pass's look-back words (see the module docs).
 ///
 /// Launch one block of [`SORT_BLOCK`] threads per tile of [`sort_tile`] keys, with
 /// [`sort_shared_bytes`] of dynamic shared memory. Panics (the launch fails) if the outputs are
 /// or inputs are shorter than `len`, `len` is 0, or the state is too short.
+///
+/// Few values stay live across the long waits (the loads, the look-back), so the kernel needs
+/// few registers and several blocks share an SM: the keys go to shared memory (the stage) as
+/// soon as they arrive, only their digits are ranked in registers, the digit counts are
+/// published as soon as they are known (inside the ranking), and the keys are moved into sorted
+/// order in shared memory (the exchange) *before* the look-back, so only the look-back's own
+/// state waits on other blocks.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
@@ -227,11 +236,15 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
     );
     let t = local_index() as usize;
 
-    // Shared memory: rank counters | digit offsets | tile ticket | one tile of keys or values.
+    // Shared memory: rank counters | digit offsets | tile ticket | stage | exchange.
     let smem = shared::dynamic::<u32>();
     let (counters, rest) = smem.split_at(block::radix_rank_scratch_len(SORT_BLOCK as usize));
     let (offsets, rest) = rest.split_at(RADIX_DIGITS);
-    let (ticket_slot, exchange) = rest.split_at(4);
+    let (ticket_slot, rest) = rest.split_at(4);
+    let value_bytes = if values.is_some() { size_of::<V>() } else { 0 };
+    let stage_words = tile_len * size_of::<K>().max(value_bytes) / 4;
+    let (stage, exchange) = rest.split_at(stage_words);
+    let (key_stage, key_tile) = (stage.cast::<K>(), exchange.cast::<K>());
 
     let ticket_counter = SORT_MAX_PASSES * RADIX_DIGITS + pass as usize;
     if t == 0 {
@@ -246,27 +259,15 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
             ticket_slot.write(0, ticket);
         }
     }
+    counters.block_fill(0); // radix_rank_zeroed wants zero counters and a barrier since
     sync_threads();
     let tile = ticket_slot.read(0) as usize;
     let start = tile * tile_len;
     let valid = (n - start).min(tile_len);
 
-    // Warp-striped load; positions past the end get the largest digit, so they rank last.
-    let max_digit = (1u32 << bits) - 1;
-    let mut keys: [K; N] = [keys_in[start]; N];
-    let mut digits = [max_digit; N];
-    unroll!(N, |i| {
-        let j = warp_striped_index::<N>(i);
-        if j < valid {
-            // SAFETY: start + j < start + valid ≤ n ≤ keys_in.len() (checked above).
-            keys[i] = unsafe { *keys_in.get_unchecked(start + j) };
-            digits[i] = radix_digit(keys[i], shift, bits);
-        }
-    });
-    let rank = block::radix_rank(digits, counters);
-
-    // Thread d: where digit d of this tile starts in the output.
+    // Thread d < 256 handles digit d in the look-back.
     let d = t;
+    let owns_digit = d < RADIX_DIGITS;
     let status_word = |tile: usize| tile * RADIX_DIGITS + d;
     let publish = |tile: usize, kind: u64, value: u32| {
         let word = (value as u64) << 32 | (epoch as u64) << 2 | kind;
@@ -279,70 +280,76 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
                 .write_volatile(word)
         };
     };
-    let exclusive = if tile == 0 {
+    // Tile 0: where each digit starts in the output, from this pass's histogram (block-uniform).
+    let mut base = 0;
+    if tile == 0 {
         let hist = counts
             .as_mut_ptr()
             .wrapping_add(pass as usize * RADIX_DIGITS + d);
-        // SAFETY: inside `counts`; written by the histogram kernel, which has finished.
-        let total = unsafe { hist.read_volatile() };
-        let (base, _) = block::exclusive_scan(total, Sum, 0u32);
-        publish(0, INCLUSIVE, base + rank.digit_count);
-        // SAFETY: only tile 0 reads this pass's histogram, and it has: clear it for the next
-        // sort.
-        unsafe { hist.write_volatile(0) };
-        base
-    } else {
-        publish(tile, PARTIAL, rank.digit_count);
-        // Walk back LOOKBACK_WINDOW tiles per round trip to L2 (independent loads in flight),
-        // folding PARTIAL counts until an INCLUSIVE one; re-read from the first unpublished one.
-        let mut sum = 0u32;
-        let mut next = tile; // the nearest tile not yet folded is next - 1
-        loop {
-            let mut words = [0u64; LOOKBACK_WINDOW];
-            unroll!(LOOKBACK_WINDOW, |i| {
-                // Tiles below 0 are never folded (tile 0 is INCLUSIVE): read tile 0 instead.
-                let pred = next.saturating_sub(1 + i);
-                // SAFETY: pred < tile < tiles: inside `status`; written by other blocks.
-                words[i] = unsafe { status.as_mut_ptr().add(status_word(pred)).read_volatile() };
-            });
-            let step = fold_window(words, epoch);
-            sum = sum.wrapping_add(step.sum);
-            if step.done {
-                break;
+        let mut total = 0;
+        if owns_digit {
+            // SAFETY: inside `counts`; written by the histogram kernel, which has finished.
+            // Only tile 0 reads this pass's histogram: clear it for the next sort.
+            unsafe {
+                total = hist.read_volatile();
+                hist.write_volatile(0);
             }
-            next -= step.folded;
         }
-        if tile + 1 < tiles {
-            publish(tile, INCLUSIVE, sum.wrapping_add(rank.digit_count));
-        }
-        sum
-    };
-    // SAFETY: d < 256 = offsets.len().
-    unsafe { offsets.write_unchecked(d, exclusive.wrapping_sub(rank.digit_start)) };
+        base = block::exclusive_scan(total, Sum, 0u32).0;
+    }
 
-    // Scatter: keys in digit order into shared memory, then out striped: consecutive threads
-    // write consecutive positions of one digit's run.
-    let key_tile = exchange.cast::<K>();
+    // Warp-striped load; positions past the end get the largest digit, so they rank last.
+    // The keys wait in the stage (each thread's own slots), only the digits stay in registers.
+    let max_digit = (1u32 << bits) - 1;
+    let mut digits = [max_digit; N];
+    {
+        let mut keys: [K; N] = [keys_in[start]; N];
+        unroll!(N, |i| {
+            let j = warp_striped_index::<N>(i);
+            if j < valid {
+                // SAFETY: start + j < start + valid ≤ n ≤ keys_in.len() (checked above).
+                keys[i] = unsafe { *keys_in.get_unchecked(start + j) };
+            }
+        });
+        unroll!(N, |i| {
+            let j = warp_striped_index::<N>(i);
+            if j < valid {
+                digits[i] = radix_digit(keys[i], shift, bits);
+            }
+            // SAFETY: j < tile_len ≤ key_stage.len().
+            unsafe { key_stage.write_unchecked(j, keys[i]) };
+        });
+    }
+    // The tile's digit counts are published as soon as they are known.
+    let ranks = block::radix_rank_zeroed(digits, counters, |count| {
+        if owns_digit {
+            if tile == 0 {
+                publish(0, INCLUSIVE, base.wrapping_add(count));
+            } else {
+                publish(tile, PARTIAL, count);
+            }
+        }
+    });
+    // Keys into sorted order in the exchange (each thread reads only its own stage slots).
+    let mut tile_rank = [0u32; N];
     unroll!(N, |i| {
-        // SAFETY: ranks are a permutation of 0..tile_len, within the exchange region.
-        unsafe { key_tile.write_unchecked(rank.ranks[i] as usize, keys[i]) };
+        let j = warp_striped_index::<N>(i);
+        // SAFETY: j < tile_len, written by this thread above.
+        let key = unsafe { key_stage.read_unchecked(j) };
+        // The digit again from the key: cheaper than keeping N digits live across the scan.
+        let digit = if j < valid {
+            radix_digit(key, shift, bits)
+        } else {
+            max_digit
+        };
+        tile_rank[i] = ranks.rank(i, digit, counters);
+        // SAFETY: ranks are a permutation of 0..tile_len.
+        unsafe { key_tile.write_unchecked(tile_rank[i] as usize, key) };
     });
-    sync_threads();
-    let mut dest = [0u32; N];
-    unroll!(N, |k| {
-        let j = t + k * SORT_BLOCK as usize;
-        if j < valid {
-            // SAFETY: j < tile_len; written before the barrier.
-            let key = unsafe { key_tile.read_unchecked(j) };
-            let digit = radix_digit(key, shift, bits) as usize;
-            // SAFETY: digit < 256.
-            dest[k] = unsafe { offsets.read_unchecked(digit) }.wrapping_add(j as u32);
-            write_out(keys_out, dest[k] as usize, key);
-        }
-    });
-
-    if let Some((values_in, values_out)) = values {
-        let mut vals: [V; N] = [values_in[start]; N];
+    // Pairs: the values are loaded now, so their latency overlaps the look-back.
+    // SAFETY: `V: DeviceCopy` is plain data, valid for any bit pattern (all zeros included).
+    let mut vals: [V; N] = [unsafe { core::mem::zeroed() }; N];
+    if let Some((values_in, _)) = values {
         unroll!(N, |i| {
             let j = warp_striped_index::<N>(i);
             if j < valid {
@@ -350,19 +357,79 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
                 vals[i] = unsafe { *values_in.get_unchecked(start + j) };
             }
         });
-        let value_tile = exchange.cast::<V>();
-        sync_threads(); // every key has left the exchange region
+    }
+
+    // Thread d: where digit d of this tile starts in the output.
+    if owns_digit {
+        let exclusive = if tile == 0 {
+            base
+        } else {
+            // Walk back LOOKBACK_WINDOW tiles per round trip to L2 (independent loads in
+            // flight), folding PARTIAL counts until an INCLUSIVE one; re-read from the first
+            // unpublished one.
+            let mut sum = 0u32;
+            let mut next = tile; // the nearest tile not yet folded is next - 1
+            loop {
+                let mut words = [0u64; LOOKBACK_WINDOW];
+                unroll!(LOOKBACK_WINDOW, |i| {
+                    // Tiles below 0 are never folded (tile 0 is INCLUSIVE): read tile 0 instead.
+                    let pred = next.saturating_sub(1 + i);
+                    // SAFETY: pred < tile < tiles: inside `status`; written by other blocks.
+                    words[i] =
+                        unsafe { status.as_mut_ptr().add(status_word(pred)).read_volatile() };
+                });
+                let step = fold_window(words, epoch);
+                sum = sum.wrapping_add(step.sum);
+                if step.done {
+                    break;
+                }
+                next -= step.folded;
+            }
+            if tile + 1 < tiles {
+                publish(tile, INCLUSIVE, sum.wrapping_add(ranks.digit_count));
+            }
+            sum
+        };
+        // SAFETY: d < 256 = offsets.len().
+        unsafe { offsets.write_unchecked(d, exclusive.wrapping_sub(ranks.digit_start)) };
+    }
+    sync_threads();
+
+    // Pairs: the values into sorted order in the stage (every key has left it: barrier above).
+    let value_tile = stage.cast::<V>();
+    if values.is_some() {
         unroll!(N, |i| {
-            // SAFETY: as for the keys.
-            unsafe { value_tile.write_unchecked(rank.ranks[i] as usize, vals[i]) };
+            // SAFETY: as for the keys; the stage holds a tile of V.
+            unsafe { value_tile.write_unchecked(tile_rank[i] as usize, vals[i]) };
         });
-        sync_threads();
+    }
+
+    // Out: consecutive threads write consecutive positions of one digit's run.
+    let destination = |j: usize| {
+        // SAFETY: j < tile_len; written before the barrier.
+        let key = unsafe { key_tile.read_unchecked(j) };
+        let digit = radix_digit(key, shift, bits) as usize;
+        // SAFETY: digit < 256.
+        let dest = unsafe { offsets.read_unchecked(digit) }.wrapping_add(j as u32);
+        (key, dest as usize)
+    };
+    unroll!(N, |k| {
+        let j = t + k * SORT_BLOCK as usize;
+        if j < valid {
+            let (key, dest) = destination(j);
+            write_out(keys_out, dest, key);
+        }
+    });
+
+    if let Some((_, values_out)) = values {
+        sync_threads(); // the values are in place
         unroll!(N, |k| {
             let j = t + k * SORT_BLOCK as usize;
             if j < valid {
-                // SAFETY: as for the keys.
+                let (_, dest) = destination(j);
+                // SAFETY: j < tile_len; written before the barrier.
                 let value = unsafe { value_tile.read_unchecked(j) };
-                write_out(values_out, dest[k] as usize, value);
+                write_out(values_out, dest, value);
             }
         });
     }
@@ -413,7 +480,7 @@ macro_rules! radix_sort_histogram_kernel {
 #[macro_export]
 macro_rules! radix_sort_keys_kernel {
     ($name:ident, $k:ident) => {
-        #[$crate::kernel]
+        #[$crate::kernel(launch_bounds(256, 4))]
         #[allow(clippy::too_many_arguments)]
         pub fn $name(
             keys_in: &[$k],
@@ -439,7 +506,7 @@ macro_rules! radix_sort_keys_kernel {
 #[macro_export]
 macro_rules! radix_sort_pairs_kernel {
     ($name:ident, $k:ident, $v:ident) => {
-        #[$crate::kernel]
+        #[$crate::kernel(launch_bounds(256, 3))]
         #[allow(clippy::too_many_arguments)]
         pub fn $name(
             keys_in: &[$k],
