@@ -3,7 +3,8 @@
 //! A kernel crate is an ordinary `#![no_std]` crate that depends on `gpu`; `cargo xtask
 //! build-kernels` compiles it to one PTX module with rustc's `nvptx64-nvidia-cuda` target.
 //! The same crate also compiles for the host, so host code can share its parameter types; on
-//! the host, device intrinsics panic with a message saying they need a GPU.
+//! the host, device intrinsics run on the CPU simulator (`sim` feature, which `gpu-host` turns
+//! on), or panic with a message saying they need a GPU.
 //!
 //! ```ignore
 //! #![no_std]
@@ -32,6 +33,8 @@
 //! - [`time`]: clocks, the global timer, `nanosleep`.
 //! - [`print`]: device-side `printf!`.
 //! - [`asm`]: how to write your own inline PTX, with small examples.
+//! - `sim` (host builds with the `sim` feature): the CPU simulator that runs these kernels with
+//!   CUDA semantics, for CI and debugging.
 //!
 //! # Requirements
 //! The library targets sm_70 and newer (it uses `shfl.sync`, `fence`, scoped atomics,
