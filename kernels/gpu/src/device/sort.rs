@@ -60,15 +60,17 @@ pub const fn histogram_items<K>() -> usize {
 }
 
 /// Dynamic shared memory of a pass kernel for keys `K` (bytes): rank counters, digit offsets,
-/// the tile ticket, then two tile-sized regions: the *stage* (the tile's keys in input order;
-/// for pairs, later the values in sorted order, so as wide as the wider of key and value) and
-/// the *exchange* (the keys in sorted order). `value_bytes` is 0 for keys only.
+/// the tile ticket, then for pairs a *stage* (the tile's keys in input order, later its values
+/// in sorted order: as wide as the wider of the two), and a tile of keys in sorted order.
+/// `value_bytes` is 0 for keys only.
 pub const fn sort_shared_bytes<K>(value_bytes: usize) -> usize {
     let key_bytes = size_of::<K>();
-    let stage = if key_bytes > value_bytes {
-        key_bytes
-    } else {
+    let stage = if value_bytes == 0 {
+        0
+    } else if value_bytes > key_bytes {
         value_bytes
+    } else {
+        key_bytes
     };
     4 * (block::radix_rank_scratch_len(SORT_BLOCK as usize) + RADIX_DIGITS + 4)
         + sort_tile::<K>() * (stage + key_bytes)
@@ -199,12 +201,13 @@ pub fn radix_sort_histogram<K: RadixKey, const N: usize>(
 /// [`sort_shared_bytes`] of dynamic shared memory. Panics (the launch fails) if the outputs are
 /// or inputs are shorter than `len`, `len` is 0, or the state is too short.
 ///
-/// Few values stay live across the long waits (the loads, the look-back), so the kernel needs
-/// few registers and several blocks share an SM: the keys go to shared memory (the stage) as
-/// soon as they arrive, only their digits are ranked in registers, the digit counts are
-/// published as soon as they are known (inside the ranking), and the keys are moved into sorted
-/// order in shared memory (the exchange) *before* the look-back, so only the look-back's own
-/// state waits on other blocks.
+/// Few values stay live across the long waits, so the kernel needs few registers and several
+/// blocks share an SM (launch bounds cap the registers): digits are recomputed from the keys
+/// where needed rather than kept, the digit counts are published as soon as they are known
+/// (inside the ranking), and the keys are moved into sorted order in shared memory *before*
+/// the look-back, so only the look-back's own state waits on other blocks. Shared-memory
+/// operations bound the pass (ncu on an H100: MIO short-scoreboard stalls are half of all), so
+/// each key makes only the trips it must: ranking, the exchange, the write-out.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
@@ -236,15 +239,22 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
     );
     let t = local_index() as usize;
 
-    // Shared memory: rank counters | digit offsets | tile ticket | stage | exchange.
+    // Shared memory: rank counters | digit offsets | tile ticket | stage (pairs) | keys.
     let smem = shared::dynamic::<u32>();
     let (counters, rest) = smem.split_at(block::radix_rank_scratch_len(SORT_BLOCK as usize));
     let (offsets, rest) = rest.split_at(RADIX_DIGITS);
     let (ticket_slot, rest) = rest.split_at(4);
     let value_bytes = if values.is_some() { size_of::<V>() } else { 0 };
-    let stage_words = tile_len * size_of::<K>().max(value_bytes) / 4;
-    let (stage, exchange) = rest.split_at(stage_words);
-    let (key_stage, key_tile) = (stage.cast::<K>(), exchange.cast::<K>());
+    // Pairs stage their keys in shared memory during the ranking (fewer registers: the values
+    // need some); keys alone stay in registers (fewer shared-memory operations).
+    let stage_keys = values.is_some();
+    let stage_bytes = if stage_keys {
+        size_of::<K>().max(value_bytes)
+    } else {
+        0
+    };
+    let (stage, key_region) = rest.split_at(tile_len * stage_bytes / 4);
+    let (key_stage, key_tile) = (stage.cast::<K>(), key_region.cast::<K>());
 
     let ticket_counter = SORT_MAX_PASSES * RADIX_DIGITS + pass as usize;
     if t == 0 {
@@ -299,10 +309,59 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
     }
 
     // Warp-striped load; positions past the end get the largest digit, so they rank last.
-    // The keys wait in the stage (each thread's own slots), only the digits stay in registers.
+    // The tile's digit counts are published as soon as they are known (inside the ranking).
     let max_digit = (1u32 << bits) - 1;
-    let mut digits = [max_digit; N];
-    {
+    let publish_counts = |count: u32| {
+        if owns_digit {
+            if tile == 0 {
+                publish(0, INCLUSIVE, base.wrapping_add(count));
+            } else {
+                publish(tile, PARTIAL, count);
+            }
+        }
+    };
+    let mut tile_rank = [0u32; N];
+    let ranks = if stage_keys {
+        // Pairs: the keys wait in the stage (each thread's own slots) while the digits are
+        // ranked, then move to sorted order in the exchange.
+        let mut digits = [max_digit; N];
+        {
+            let mut keys: [K; N] = [keys_in[start]; N];
+            unroll!(N, |i| {
+                let j = warp_striped_index::<N>(i);
+                if j < valid {
+                    // SAFETY: start + j < start + valid ≤ n ≤ keys_in.len() (checked above).
+                    keys[i] = unsafe { *keys_in.get_unchecked(start + j) };
+                }
+            });
+            unroll!(N, |i| {
+                let j = warp_striped_index::<N>(i);
+                if j < valid {
+                    digits[i] = radix_digit(keys[i], shift, bits);
+                }
+                // SAFETY: j < tile_len ≤ key_stage.len() (the stage holds a tile of keys).
+                unsafe { key_stage.write_unchecked(j, keys[i]) };
+            });
+        }
+        let ranks = block::radix_rank_zeroed(digits, counters, &publish_counts);
+        unroll!(N, |i| {
+            let j = warp_striped_index::<N>(i);
+            // SAFETY: j < tile_len, written by this thread above.
+            let key = unsafe { key_stage.read_unchecked(j) };
+            // The digit again from the key: cheaper than keeping N digits live.
+            let digit = if j < valid {
+                radix_digit(key, shift, bits)
+            } else {
+                max_digit
+            };
+            tile_rank[i] = ranks.rank(i, digit, counters);
+            // SAFETY: ranks are a permutation of 0..tile_len.
+            unsafe { key_tile.write_unchecked(tile_rank[i] as usize, key) };
+        });
+        ranks
+    } else {
+        // Keys only: the keys stay in registers (fewer shared-memory operations, which bound
+        // the pass); their digits are recomputed where needed rather than kept.
         let mut keys: [K; N] = [keys_in[start]; N];
         unroll!(N, |i| {
             let j = warp_striped_index::<N>(i);
@@ -311,41 +370,25 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
                 keys[i] = unsafe { *keys_in.get_unchecked(start + j) };
             }
         });
-        unroll!(N, |i| {
-            let j = warp_striped_index::<N>(i);
-            if j < valid {
-                digits[i] = radix_digit(keys[i], shift, bits);
-            }
-            // SAFETY: j < tile_len ≤ key_stage.len().
-            unsafe { key_stage.write_unchecked(j, keys[i]) };
-        });
-    }
-    // The tile's digit counts are published as soon as they are known.
-    let ranks = block::radix_rank_zeroed(digits, counters, |count| {
-        if owns_digit {
-            if tile == 0 {
-                publish(0, INCLUSIVE, base.wrapping_add(count));
+        let digit_of = |i: usize| {
+            if warp_striped_index::<N>(i) < valid {
+                radix_digit(keys[i], shift, bits)
             } else {
-                publish(tile, PARTIAL, count);
+                max_digit
             }
-        }
-    });
-    // Keys into sorted order in the exchange (each thread reads only its own stage slots).
-    let mut tile_rank = [0u32; N];
-    unroll!(N, |i| {
-        let j = warp_striped_index::<N>(i);
-        // SAFETY: j < tile_len, written by this thread above.
-        let key = unsafe { key_stage.read_unchecked(j) };
-        // The digit again from the key: cheaper than keeping N digits live across the scan.
-        let digit = if j < valid {
-            radix_digit(key, shift, bits)
-        } else {
-            max_digit
         };
-        tile_rank[i] = ranks.rank(i, digit, counters);
-        // SAFETY: ranks are a permutation of 0..tile_len.
-        unsafe { key_tile.write_unchecked(tile_rank[i] as usize, key) };
-    });
+        let mut digits = [0u32; N];
+        unroll!(N, |i| {
+            digits[i] = digit_of(i);
+        });
+        let ranks = block::radix_rank_zeroed(digits, counters, &publish_counts);
+        unroll!(N, |i| {
+            tile_rank[i] = ranks.rank(i, digit_of(i), counters);
+            // SAFETY: ranks are a permutation of 0..tile_len.
+            unsafe { key_tile.write_unchecked(tile_rank[i] as usize, keys[i]) };
+        });
+        ranks
+    };
     // Pairs: the values are loaded now, so their latency overlaps the look-back.
     // SAFETY: `V: DeviceCopy` is plain data, valid for any bit pattern (all zeros included).
     let mut vals: [V; N] = [unsafe { core::mem::zeroed() }; N];
