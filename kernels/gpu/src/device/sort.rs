@@ -343,7 +343,7 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
                 unsafe { key_stage.write_unchecked(j, keys[i]) };
             });
         }
-        let ranks = block::radix_rank_zeroed(digits, counters, &publish_counts);
+        let ranks = block::radix_rank_zeroed(digits, counters, publish_counts);
         unroll!(N, |i| {
             let j = warp_striped_index::<N>(i);
             // SAFETY: j < tile_len, written by this thread above.
@@ -381,7 +381,7 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
         unroll!(N, |i| {
             digits[i] = digit_of(i);
         });
-        let ranks = block::radix_rank_zeroed(digits, counters, &publish_counts);
+        let ranks = block::radix_rank_zeroed(digits, counters, publish_counts);
         unroll!(N, |i| {
             tile_rank[i] = ranks.rank(i, digit_of(i), counters);
             // SAFETY: ranks are a permutation of 0..tile_len.
