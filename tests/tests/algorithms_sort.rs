@@ -181,7 +181,22 @@ fn sort_sizes(gpu: &Gpu, sizes: &[usize]) -> Vec<usize> {
         .collect()
 }
 
-const SIZES: &[usize] = &[0, 1, 31, 4095, 4096, 4097, 15_000, (1 << 16) + 1, 1 << 20];
+/// Up to 8192 keys (`sort_single_tile`) sort in one block and one launch; more go through the
+/// onesweep passes.
+const SIZES: &[usize] = &[
+    0,
+    1,
+    31,
+    4095,
+    4096,
+    4097,
+    8191,
+    8192,
+    8193,
+    15_000,
+    (1 << 16) + 1,
+    1 << 20,
+];
 
 #[test]
 fn sort_u32_sizes_and_distributions() {
@@ -213,7 +228,7 @@ fn sort_u32_sizes_and_distributions() {
 #[test]
 fn sort_signed_and_wide_keys() {
     with_gpu("sort_signed_and_wide_keys", |gpu, algos| {
-        for n in sort_sizes(gpu, &[1usize, 4097, (1 << 16) + 1, (1 << 20) + 5]) {
+        for n in sort_sizes(gpu, &[1usize, 4097, 8192, (1 << 16) + 1, (1 << 20) + 5]) {
             for dist in [Dist::Random, Dist::Reversed, Dist::FewDistinct] {
                 let what = |t: &str| format!("{t} n={n} {dist:?}");
                 sort_and_check(gpu, algos, &what("i32"), &keys::<i32>(n, dist, 11));
@@ -248,7 +263,7 @@ fn sort_floats_with_negatives_zeros_infinities_and_nans() {
                 -f64::NAN,
                 -1.0,
             ];
-            for n in sort_sizes(gpu, &[1usize, 31, 4097, (1 << 16) + 1, 1 << 20]) {
+            for n in sort_sizes(gpu, &[1usize, 31, 4097, 8191, (1 << 16) + 1, 1 << 20]) {
                 for dist in [
                     Dist::Random,
                     Dist::Specials,
@@ -334,6 +349,74 @@ fn sort_pairs_with_u64_values_and_partial_bit_ranges() {
             let mut want: Vec<u32> = host_keys.clone();
             want.sort_by_key(|k| (k >> 8) & 0xff);
             assert_eq!(keys_out.to_vec().unwrap(), want, "bits 8..16");
+        },
+    );
+}
+
+/// The single-block path (inputs of one tile): partial bit ranges, and keys whose radix image
+/// is all ones (what the partial tile is padded with) must stay ahead of the padding.
+#[test]
+fn sort_single_block_bit_ranges_and_largest_keys() {
+    with_gpu(
+        "sort_single_block_bit_ranges_and_largest_keys",
+        |gpu, algos| {
+            let stream = gpu.default_stream();
+            for n in [1usize, 100, 4097, 8000] {
+                let host_keys: Vec<u32> = keys::<u32>(n, Dist::Random, n as u64 + 60)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, k)| if i % 5 == 0 { u32::MAX } else { k })
+                    .collect();
+                let keys_in = gpu.to_device(&host_keys).unwrap();
+                let values: Vec<u64> = (0..n as u64).map(|i| i << 20 | 0xabc).collect();
+                let values_in = gpu.to_device(&values).unwrap();
+                let mut keys_out = gpu.alloc_zeroed::<u32>(n).unwrap();
+                let mut values_out = gpu.alloc_zeroed::<u64>(n).unwrap();
+                let mut temp = SortTemp::<u32, u64>::new();
+                for bits in [0..32, 0..20, 8..16, 31..32] {
+                    algos
+                        .sort_pairs_with_temp(
+                            stream,
+                            &keys_in,
+                            &values_in,
+                            &mut keys_out,
+                            &mut values_out,
+                            bits.clone(),
+                            &mut temp,
+                        )
+                        .unwrap();
+                    let mask = ((1u64 << (bits.end - bits.start)) - 1) as u32;
+                    let mut order: Vec<usize> = (0..n).collect();
+                    order.sort_by_key(|&i| (host_keys[i] >> bits.start) & mask);
+                    let want_keys: Vec<u32> = order.iter().map(|&i| host_keys[i]).collect();
+                    let want_values: Vec<u64> = order.iter().map(|&i| values[i]).collect();
+                    assert_eq!(keys_out.to_vec().unwrap(), want_keys, "n={n} bits {bits:?}");
+                    assert_eq!(
+                        values_out.to_vec().unwrap(),
+                        want_values,
+                        "n={n} bits {bits:?}: values (stability)"
+                    );
+                }
+                // Floats: +NaN with every payload bit set has the all-ones image.
+                let nan = f32::from_bits(u32::MAX >> 1);
+                let floats: Vec<f32> = keys::<f32>(n, Dist::Random, n as u64 + 70)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, k)| if i % 7 == 3 { nan } else { k })
+                    .collect();
+                sort_and_check(
+                    gpu,
+                    algos,
+                    &format!("f32 n={n} with +NaN(all ones)"),
+                    &floats,
+                );
+                let wide: Vec<i64> = keys::<i64>(n, Dist::Random, n as u64 + 80)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, k)| if i % 3 == 1 { i64::MAX } else { k })
+                    .collect();
+                sort_and_check(gpu, algos, &format!("i64 n={n} with MAX"), &wide);
+            }
         },
     );
 }

@@ -23,7 +23,7 @@
 //! | [`Algorithms::select_if`], [`Algorithms::partition`] | one launch, look-back over counts ([`gpu::device::select`]) | `f32 f64 i32 u32 i64 u64 f16 bf16`, `x <op> threshold` |
 //! | [`Algorithms::histogram_even`] | one launch, shared-memory privatized ([`gpu::device::histogram_even`]) | samples `f32 f64 i32 u32 u8 u16` |
 //! | [`Algorithms::convert`] | one launch ([`gpu::device::transform`]) | `f32 ↔ f16`, `f32 ↔ bf16` |
-//! | [`Algorithms::sort_keys`], [`Algorithms::sort_pairs`] (+ `_with_temp`, bit ranges) | onesweep radix sort: a histogram, then one launch per 8 bits ([`gpu::device::radix_sort_pass`]) | keys `u32 i32 f32 u64 i64 f64` ([`SortKey`]) × values `u32 u64` ([`SortPairs`]) |
+//! | [`Algorithms::sort_keys`], [`Algorithms::sort_pairs`] (+ `_with_temp`, bit ranges) | onesweep radix sort: a histogram, then one launch per 8 bits ([`gpu::device::radix_sort_pass`]); inputs of up to 8192 keys in one launch of one block ([`gpu::device::radix_sort_single`]) | keys `u32 i32 f32 u64 i64 f64` ([`SortKey`]) × values `u32 u64` ([`SortPairs`]) |
 //!
 //! Which (type, operator) pairs exist is checked at compile time through the traits
 //! [`ReduceBuiltin`] and [`ScanBuiltin`]. For other types and operators, instantiate the kernel

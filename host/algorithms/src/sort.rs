@@ -1,10 +1,13 @@
 //! Device-wide radix sort of keys and of key-value pairs (onesweep: one histogram kernel, then
 //! one kernel per 8-bit digit; see [`gpu::device::radix_sort_pass`](gpu_host::gpu::device::radix_sort_pass)).
+//! Inputs of at most one block's tile ([`sort_single_tile`]) are sorted in one launch by one
+//! block instead ([`gpu::device::radix_sort_single`](gpu_host::gpu::device::radix_sort_single)).
 
 use std::ops::Range;
 
 use gpu_host::gpu::device::{
-    SORT_BLOCK, SORT_COUNTS_LEN, histogram_items, sort_shared_bytes, sort_tile,
+    SORT_BLOCK, SORT_COUNTS_LEN, SORT_SINGLE_BLOCK, histogram_items, sort_shared_bytes,
+    sort_single_shared_bytes, sort_single_tile, sort_tile,
 };
 use gpu_host::{DeviceBuffer, DeviceCopy, Error, LaunchConfig, Result, Stream};
 
@@ -22,33 +25,51 @@ pub trait SortKey: DeviceCopy + Send {
     const HISTOGRAM: &'static str;
     /// The keys-only pass kernel's name.
     const KEYS: &'static str;
+    /// The single-block keys-only sort kernel's name (inputs of one tile).
+    const SINGLE_KEYS: &'static str;
 }
 
 /// Value types `V` that can be sorted along with keys of type `Self`: `u32` and `u64`.
 pub trait SortPairs<V: DeviceCopy>: SortKey {
     /// The pairs pass kernel's name.
     const PAIRS: &'static str;
+    /// The single-block pairs sort kernel's name (inputs of one tile).
+    const SINGLE_PAIRS: &'static str;
 }
 
 macro_rules! keys {
-    ($($k:ident: $bits:literal $hist:literal $keys:literal, $p32:literal $p64:literal;)*) => { $(
+    ($($k:ident: $bits:literal $hist:literal $keys:literal, $p32:literal $p64:literal,
+        $skeys:literal $sp32:literal $sp64:literal;)*) => { $(
         impl SortKey for $k {
             const BITS: u32 = $bits;
             const HISTOGRAM: &'static str = $hist;
             const KEYS: &'static str = $keys;
+            const SINGLE_KEYS: &'static str = $skeys;
         }
-        impl SortPairs<u32> for $k { const PAIRS: &'static str = $p32; }
-        impl SortPairs<u64> for $k { const PAIRS: &'static str = $p64; }
+        impl SortPairs<u32> for $k {
+            const PAIRS: &'static str = $p32;
+            const SINGLE_PAIRS: &'static str = $sp32;
+        }
+        impl SortPairs<u64> for $k {
+            const PAIRS: &'static str = $p64;
+            const SINGLE_PAIRS: &'static str = $sp64;
+        }
     )* };
 }
 
 keys! {
-    u32: 32 "radix_sort_histogram_u32" "radix_sort_keys_u32", "radix_sort_pairs_u32_u32" "radix_sort_pairs_u32_u64";
-    i32: 32 "radix_sort_histogram_i32" "radix_sort_keys_i32", "radix_sort_pairs_i32_u32" "radix_sort_pairs_i32_u64";
-    f32: 32 "radix_sort_histogram_f32" "radix_sort_keys_f32", "radix_sort_pairs_f32_u32" "radix_sort_pairs_f32_u64";
-    u64: 64 "radix_sort_histogram_u64" "radix_sort_keys_u64", "radix_sort_pairs_u64_u32" "radix_sort_pairs_u64_u64";
-    i64: 64 "radix_sort_histogram_i64" "radix_sort_keys_i64", "radix_sort_pairs_i64_u32" "radix_sort_pairs_i64_u64";
-    f64: 64 "radix_sort_histogram_f64" "radix_sort_keys_f64", "radix_sort_pairs_f64_u32" "radix_sort_pairs_f64_u64";
+    u32: 32 "radix_sort_histogram_u32" "radix_sort_keys_u32", "radix_sort_pairs_u32_u32" "radix_sort_pairs_u32_u64",
+        "radix_sort_single_keys_u32" "radix_sort_single_pairs_u32_u32" "radix_sort_single_pairs_u32_u64";
+    i32: 32 "radix_sort_histogram_i32" "radix_sort_keys_i32", "radix_sort_pairs_i32_u32" "radix_sort_pairs_i32_u64",
+        "radix_sort_single_keys_i32" "radix_sort_single_pairs_i32_u32" "radix_sort_single_pairs_i32_u64";
+    f32: 32 "radix_sort_histogram_f32" "radix_sort_keys_f32", "radix_sort_pairs_f32_u32" "radix_sort_pairs_f32_u64",
+        "radix_sort_single_keys_f32" "radix_sort_single_pairs_f32_u32" "radix_sort_single_pairs_f32_u64";
+    u64: 64 "radix_sort_histogram_u64" "radix_sort_keys_u64", "radix_sort_pairs_u64_u32" "radix_sort_pairs_u64_u64",
+        "radix_sort_single_keys_u64" "radix_sort_single_pairs_u64_u32" "radix_sort_single_pairs_u64_u64";
+    i64: 64 "radix_sort_histogram_i64" "radix_sort_keys_i64", "radix_sort_pairs_i64_u32" "radix_sort_pairs_i64_u64",
+        "radix_sort_single_keys_i64" "radix_sort_single_pairs_i64_u32" "radix_sort_single_pairs_i64_u64";
+    f64: 64 "radix_sort_histogram_f64" "radix_sort_keys_f64", "radix_sort_pairs_f64_u32" "radix_sort_pairs_f64_u64",
+        "radix_sort_single_keys_f64" "radix_sort_single_pairs_f64_u32" "radix_sort_single_pairs_f64_u64";
 }
 
 /// Largest epoch the look-back words can hold (30 bits).
@@ -178,7 +199,8 @@ impl Algorithms {
         bits: Range<u32>,
         temp: &mut SortTemp<K, V>,
     ) -> Result<()> {
-        self.sort(stream, K::KEYS, keys_in, keys_out, None, bits, temp)
+        let kernels = (K::KEYS, K::SINGLE_KEYS);
+        self.sort(stream, kernels, keys_in, keys_out, None, bits, temp)
     }
 
     /// [`Algorithms::sort_pairs`] with caller-owned temporary storage and a bit range (see
@@ -209,14 +231,15 @@ impl Algorithms {
             });
         }
         let values = Some((values_in, values_out));
-        self.sort(stream, K::PAIRS, keys_in, keys_out, values, bits, temp)
+        let kernels = (K::PAIRS, K::SINGLE_PAIRS);
+        self.sort(stream, kernels, keys_in, keys_out, values, bits, temp)
     }
 
     #[allow(clippy::too_many_arguments)]
     fn sort<K: SortKey, V: DeviceCopy>(
         &self,
         stream: &Stream,
-        pass_kernel: &'static str,
+        (pass_kernel, single_kernel): (&'static str, &'static str),
         keys_in: &DeviceBuffer<K>,
         keys_out: &mut DeviceBuffer<K>,
         mut values: Option<(&DeviceBuffer<V>, &mut DeviceBuffer<V>)>,
@@ -253,6 +276,9 @@ impl Algorithms {
         }
         if n == 0 {
             return Ok(());
+        }
+        if n <= sort_single_tile::<K>() {
+            return self.sort_single(stream, single_kernel, keys_in, keys_out, values, bits);
         }
         let histogram = self.kernel(K::HISTOGRAM)?;
         let pass = self.kernel(pass_kernel)?;
@@ -357,5 +383,42 @@ impl Algorithms {
             temp.status = None;
         }
         result
+    }
+
+    /// One launch, one block: inputs of at most [`sort_single_tile`] keys (arguments checked by
+    /// [`Algorithms::sort`]). Needs no temporary storage.
+    fn sort_single<K: SortKey, V: DeviceCopy>(
+        &self,
+        stream: &Stream,
+        kernel: &'static str,
+        keys_in: &DeviceBuffer<K>,
+        keys_out: &mut DeviceBuffer<K>,
+        values: Option<(&DeviceBuffer<V>, &mut DeviceBuffer<V>)>,
+        bits: Range<u32>,
+    ) -> Result<()> {
+        let single = self.kernel(kernel)?;
+        let value_bytes = if values.is_some() { size_of::<V>() } else { 0 };
+        let cfg = LaunchConfig::new(1, SORT_SINGLE_BLOCK)
+            .with_shared_mem(sort_single_shared_bytes::<K>(value_bytes) as u32);
+        let len = keys_in.len() as u32;
+        let mut launch = single.prepare(stream, cfg)?;
+        launch
+            .input("keys_in", keys_in)
+            .output("keys_out", keys_out);
+        if let Some((values_in, values_out)) = values {
+            launch
+                .input("values_in", values_in)
+                .output("values_out", values_out);
+        }
+        launch
+            .value("len", &len)
+            .value("begin_bit", &bits.start)
+            .value("end_bit", &bits.end);
+        // SAFETY: `kernel` is `gpu::radix_sort_single_keys_kernel!(_, K)` (keys_in, keys_out,
+        // len, begin_bit, end_bit) or `gpu::radix_sort_single_pairs_kernel!(_, K, V)` (the same
+        // with values_in, values_out after keys_out); every buffer holds at least `len ≤
+        // sort_single_tile::<K>()` elements, and the launch is one block of SORT_SINGLE_BLOCK
+        // threads with the dynamic shared memory `sort_single_shared_bytes` asks for.
+        unsafe { launch.launch() }
     }
 }

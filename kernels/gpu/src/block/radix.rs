@@ -79,14 +79,18 @@ impl RadixBits for u64 {
 pub trait RadixKey: DeviceCopy {
     /// The unsigned image (`u32` or `u64`).
     type Bits: RadixBits;
+    /// The key whose image is all ones: no key sorts after it (padding for partial tiles,
+    /// which a stable sort keeps after equal real keys placed before it).
+    const MAX_IMAGE: Self;
     /// The order-preserving unsigned image of `self`.
     fn radix_bits(self) -> Self::Bits;
 }
 
 macro_rules! radix_keys {
-    ($($t:ty => $bits:ty, |$k:ident| $image:expr;)*) => { $(
+    ($($t:ty => $bits:ty, $max:expr, |$k:ident| $image:expr;)*) => { $(
         impl RadixKey for $t {
             type Bits = $bits;
+            const MAX_IMAGE: $t = $max;
             #[inline(always)]
             fn radix_bits(self) -> $bits {
                 let $k = self;
@@ -107,12 +111,13 @@ macro_rules! float_image {
 }
 
 radix_keys! {
-    u32 => u32, |k| k;
-    u64 => u64, |k| k;
-    i32 => u32, |k| (k as u32) ^ (1 << 31);
-    i64 => u64, |k| (k as u64) ^ (1 << 63);
-    f32 => u32, |k| float_image!(k.to_bits(), u32);
-    f64 => u64, |k| float_image!(k.to_bits(), u64);
+    u32 => u32, u32::MAX, |k| k;
+    u64 => u64, u64::MAX, |k| k;
+    i32 => u32, i32::MAX, |k| (k as u32) ^ (1 << 31);
+    i64 => u64, i64::MAX, |k| (k as u64) ^ (1 << 63);
+    // The positive NaN with all payload bits set.
+    f32 => u32, f32::from_bits(u32::MAX >> 1), |k| float_image!(k.to_bits(), u32);
+    f64 => u64, f64::from_bits(u64::MAX >> 1), |k| float_image!(k.to_bits(), u64);
 }
 
 /// The digit of `key` at bit `shift` with `bits` bits (`1..=8`).
@@ -445,5 +450,11 @@ mod tests {
         assert_eq!((-0.0f64).radix_bits(), 0.0f64.radix_bits());
         assert!((-1e-300f64).radix_bits() < 0.0f64.radix_bits());
         assert!(u64::MAX.radix_bits().digit(56, 0xff) == 0xff);
+        assert_eq!(u32::MAX_IMAGE.radix_bits(), u32::MAX);
+        assert_eq!(i32::MAX_IMAGE.radix_bits(), u32::MAX);
+        assert_eq!(f32::MAX_IMAGE.radix_bits(), u32::MAX);
+        assert_eq!(u64::MAX_IMAGE.radix_bits(), u64::MAX);
+        assert_eq!(i64::MAX_IMAGE.radix_bits(), u64::MAX);
+        assert_eq!(f64::MAX_IMAGE.radix_bits(), u64::MAX);
     }
 }

@@ -76,6 +76,94 @@ pub const fn sort_shared_bytes<K>(value_bytes: usize) -> usize {
         + sort_tile::<K>() * (stage + key_bytes)
 }
 
+/// Threads per block of the single-block sort ([`radix_sort_single`]).
+pub const SORT_SINGLE_BLOCK: u32 = 512;
+
+/// Keys per thread of the single-block sort: 16 (an 8192-key tile).
+pub const fn sort_single_items<K>() -> usize {
+    16
+}
+
+/// Most keys the single-block sort ([`radix_sort_single`]) takes for key type `K`.
+pub const fn sort_single_tile<K>() -> usize {
+    SORT_SINGLE_BLOCK as usize * sort_single_items::<K>()
+}
+
+/// Dynamic shared memory of the single-block sort for keys `K` (bytes; `value_bytes` is 0 for
+/// keys only): the block sort's scratch.
+pub const fn sort_single_shared_bytes<K>(value_bytes: usize) -> usize {
+    4 * block::radix_sort_scratch_len(
+        SORT_SINGLE_BLOCK as usize,
+        sort_single_items::<K>(),
+        size_of::<K>(),
+        value_bytes,
+    )
+}
+
+/// Sorts small inputs in **one launch** of one block: stably moves the first `len` of
+/// `keys_in` (and `values_in`) to `keys_out` (and `values_out`) ordered by bits
+/// `begin_bit..end_bit` of the keys' radix images, with the block-level
+/// [`block::radix_sort`] / [`block::radix_sort_pairs`] (one rank and exchange per 8 bits, all in
+/// shared memory). Small sorts are dominated by launch latency: the onesweep path needs a
+/// histogram launch and one launch per digit.
+///
+/// Launch one block of [`SORT_SINGLE_BLOCK`] threads with [`sort_single_shared_bytes`] of
+/// dynamic shared memory; `len` must be at most `SORT_SINGLE_BLOCK · N`. Positions past `len`
+/// are padded with [`RadixKey::MAX_IMAGE`] (all ones in every digit): they follow every real key
+/// (ties keep tile order, and the padding comes last) and are not stored. Panics (the launch
+/// fails) on a bad launch or buffers shorter than `len`.
+#[inline(always)]
+pub fn radix_sort_single<K: RadixKey, V: DeviceCopy, const N: usize>(
+    keys_in: &[K],
+    keys_out: &DisjointSlice<'_, K>,
+    values: Option<(&[V], &DisjointSlice<'_, V>)>,
+    len: u32,
+    begin_bit: u32,
+    end_bit: u32,
+) {
+    let n = len as usize;
+    assert!(
+        block_size() == SORT_SINGLE_BLOCK
+            && grid_dim_x() == 1
+            && n <= SORT_SINGLE_BLOCK as usize * N
+            && keys_in.len() >= n
+            && keys_out.len() >= n
+            && values.is_none_or(|(vi, vo)| vi.len() >= n && vo.len() >= n),
+        "radix sort (single block): bad launch (block size, grid, or lengths)"
+    );
+    let scratch = shared::dynamic::<u32>();
+    let keys: [K; N] = block::load_blocked_partial(&keys_in[..n], 0, K::MAX_IMAGE);
+    let first = local_index() as usize * N;
+    let store = |out: &DisjointSlice<'_, K>, keys: [K; N]| {
+        unroll!(N, |i| {
+            if first + i < n {
+                // SAFETY: first + i < n ≤ out.len(); thread t alone writes t·N .. t·N + N.
+                unsafe { out.as_mut_ptr().add(first + i).write(keys[i]) };
+            }
+        });
+    };
+    match values {
+        None => {
+            let keys = block::radix_sort(keys, begin_bit, end_bit, scratch);
+            store(keys_out, keys);
+        }
+        Some((values_in, values_out)) => {
+            // SAFETY: `V: DeviceCopy` is plain data, valid for any bit pattern; padding
+            // values are never stored.
+            let fill: V = unsafe { core::mem::zeroed() };
+            let vals: [V; N] = block::load_blocked_partial(&values_in[..n], 0, fill);
+            let (keys, vals) = block::radix_sort_pairs(keys, vals, begin_bit, end_bit, scratch);
+            store(keys_out, keys);
+            unroll!(N, |i| {
+                if first + i < n {
+                    // SAFETY: as for the keys: in bounds, one writer per element.
+                    unsafe { values_out.as_mut_ptr().add(first + i).write(vals[i]) };
+                }
+            });
+        }
+    }
+}
+
 const PARTIAL: u64 = 1;
 const INCLUSIVE: u64 = 2;
 
@@ -575,6 +663,61 @@ macro_rules! radix_sort_pairs_kernel {
                 bits,
                 pass,
                 epoch,
+            )
+        }
+    };
+}
+
+/// Instantiates the single-block sort ([`radix_sort_single`]) of keys `$k` as `$name`.
+/// Parameters: `keys_in: &[K]`, `keys_out: DisjointSlice<K>`, `len`, `begin_bit`, `end_bit`
+/// (all `u32`).
+#[macro_export]
+macro_rules! radix_sort_single_keys_kernel {
+    ($name:ident, $k:ident) => {
+        #[$crate::kernel(launch_bounds(512, 1))]
+        pub fn $name(
+            keys_in: &[$k],
+            keys_out: $crate::DisjointSlice<$k>,
+            len: u32,
+            begin_bit: u32,
+            end_bit: u32,
+        ) {
+            $crate::device::radix_sort_single::<
+                $k,
+                u32,
+                { $crate::device::sort_single_items::<$k>() },
+            >(keys_in, &keys_out, None, len, begin_bit, end_bit)
+        }
+    };
+}
+
+/// Instantiates the single-block sort of pairs (keys `$k`, values `$v`) as `$name`; like
+/// [`radix_sort_single_keys_kernel!`] with `values_in: &[V], values_out: DisjointSlice<V>` after
+/// `keys_out`.
+#[macro_export]
+macro_rules! radix_sort_single_pairs_kernel {
+    ($name:ident, $k:ident, $v:ident) => {
+        #[$crate::kernel(launch_bounds(512, 1))]
+        pub fn $name(
+            keys_in: &[$k],
+            keys_out: $crate::DisjointSlice<$k>,
+            values_in: &[$v],
+            values_out: $crate::DisjointSlice<$v>,
+            len: u32,
+            begin_bit: u32,
+            end_bit: u32,
+        ) {
+            $crate::device::radix_sort_single::<
+                $k,
+                $v,
+                { $crate::device::sort_single_items::<$k>() },
+            >(
+                keys_in,
+                &keys_out,
+                Some((values_in, &values_out)),
+                len,
+                begin_bit,
+                end_bit,
             )
         }
     };
