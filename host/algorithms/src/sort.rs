@@ -6,8 +6,8 @@
 use std::ops::Range;
 
 use gpu_host::gpu::device::{
-    SORT_BLOCK, SORT_COUNTS_LEN, SORT_SINGLE_BLOCK, histogram_items, sort_shared_bytes,
-    sort_single_shared_bytes, sort_single_tile, sort_tile,
+    SORT_BLOCK, SORT_COUNTS_LEN, histogram_items, sort_shared_bytes, sort_single_shared_bytes,
+    sort_single_threads, sort_single_tile, sort_tile,
 };
 use gpu_host::{DeviceBuffer, DeviceCopy, Error, LaunchConfig, Result, Stream};
 
@@ -398,9 +398,11 @@ impl Algorithms {
     ) -> Result<()> {
         let single = self.kernel(kernel)?;
         let value_bytes = if values.is_some() { size_of::<V>() } else { 0 };
-        let cfg = LaunchConfig::new(1, SORT_SINGLE_BLOCK)
-            .with_shared_mem(sort_single_shared_bytes::<K>(value_bytes) as u32);
-        let len = keys_in.len() as u32;
+        let n = keys_in.len();
+        let threads = sort_single_threads::<K>(n);
+        let cfg = LaunchConfig::new(1, threads)
+            .with_shared_mem(sort_single_shared_bytes::<K>(threads, value_bytes) as u32);
+        let len = n as u32;
         let mut launch = single.prepare(stream, cfg)?;
         launch
             .input("keys_in", keys_in)
@@ -417,8 +419,9 @@ impl Algorithms {
         // SAFETY: `kernel` is `gpu::radix_sort_single_keys_kernel!(_, K)` (keys_in, keys_out,
         // len, begin_bit, end_bit) or `gpu::radix_sort_single_pairs_kernel!(_, K, V)` (the same
         // with values_in, values_out after keys_out); every buffer holds at least `len ≤
-        // sort_single_tile::<K>()` elements, and the launch is one block of SORT_SINGLE_BLOCK
-        // threads with the dynamic shared memory `sort_single_shared_bytes` asks for.
+        // sort_single_tile::<K>()` elements, and the launch is one block of
+        // `sort_single_threads(n)` threads (covering `n` at 16 keys each) with the dynamic
+        // shared memory `sort_single_shared_bytes` asks for.
         unsafe { launch.launch() }
     }
 }

@@ -33,7 +33,7 @@ pub use select::{SELECT_BLOCK, select};
 pub use sort::{
     SORT_BLOCK, SORT_COUNTS_LEN, SORT_MAX_PASSES, SORT_SINGLE_BLOCK, histogram_items,
     radix_sort_histogram, radix_sort_pass, radix_sort_single, sort_items, sort_shared_bytes,
-    sort_single_items, sort_single_shared_bytes, sort_single_tile, sort_tile,
+    sort_single_items, sort_single_shared_bytes, sort_single_threads, sort_single_tile, sort_tile,
 };
 pub use transform::{TRANSFORM_BLOCK, transform, transform_items, transform2};
 

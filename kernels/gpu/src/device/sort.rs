@@ -76,10 +76,10 @@ pub const fn sort_shared_bytes<K>(value_bytes: usize) -> usize {
         + sort_tile::<K>() * (stage + key_bytes)
 }
 
-/// Threads per block of the single-block sort ([`radix_sort_single`]).
+/// Most threads per block of the single-block sort ([`radix_sort_single`]).
 pub const SORT_SINGLE_BLOCK: u32 = 512;
 
-/// Keys per thread of the single-block sort: 16 (an 8192-key tile).
+/// Keys per thread of the single-block sort: 16 (an 8192-key tile at most).
 pub const fn sort_single_items<K>() -> usize {
     16
 }
@@ -89,11 +89,21 @@ pub const fn sort_single_tile<K>() -> usize {
     SORT_SINGLE_BLOCK as usize * sort_single_items::<K>()
 }
 
-/// Dynamic shared memory of the single-block sort for keys `K` (bytes; `value_bytes` is 0 for
-/// keys only): the block sort's scratch.
-pub const fn sort_single_shared_bytes<K>(value_bytes: usize) -> usize {
+/// Threads of the single-block sort of `n ≤ sort_single_tile::<K>()` keys: 256 (a 4096-key
+/// tile) or 512. The smaller block ranks fewer padding keys and scans fewer warp counters.
+pub const fn sort_single_threads<K>(n: usize) -> u32 {
+    if n <= (SORT_SINGLE_BLOCK as usize / 2) * sort_single_items::<K>() {
+        SORT_SINGLE_BLOCK / 2
+    } else {
+        SORT_SINGLE_BLOCK
+    }
+}
+
+/// Dynamic shared memory of the single-block sort for keys `K` with `threads` threads (bytes;
+/// `value_bytes` is 0 for keys only): the block sort's scratch.
+pub const fn sort_single_shared_bytes<K>(threads: u32, value_bytes: usize) -> usize {
     4 * block::radix_sort_scratch_len(
-        SORT_SINGLE_BLOCK as usize,
+        threads as usize,
         sort_single_items::<K>(),
         size_of::<K>(),
         value_bytes,
@@ -107,8 +117,9 @@ pub const fn sort_single_shared_bytes<K>(value_bytes: usize) -> usize {
 /// shared memory). Small sorts are dominated by launch latency: the onesweep path needs a
 /// histogram launch and one launch per digit.
 ///
-/// Launch one block of [`SORT_SINGLE_BLOCK`] threads with [`sort_single_shared_bytes`] of
-/// dynamic shared memory; `len` must be at most `SORT_SINGLE_BLOCK · N`. Positions past `len`
+/// Launch one block of [`sort_single_threads`] threads (256 or 512; any multiple of 32 from
+/// 256 to [`SORT_SINGLE_BLOCK`] works) with [`sort_single_shared_bytes`] of dynamic shared
+/// memory; `len` must be at most threads · `N`. Positions past `len`
 /// are padded with [`RadixKey::MAX_IMAGE`] (all ones in every digit): they follow every real key
 /// (ties keep tile order, and the padding comes last) and are not stored. Panics (the launch
 /// fails) on a bad launch or buffers shorter than `len`.
@@ -123,9 +134,10 @@ pub fn radix_sort_single<K: RadixKey, V: DeviceCopy, const N: usize>(
 ) {
     let n = len as usize;
     assert!(
-        block_size() == SORT_SINGLE_BLOCK
+        (256..=SORT_SINGLE_BLOCK).contains(&block_size())
+            && block_size().is_multiple_of(32)
             && grid_dim_x() == 1
-            && n <= SORT_SINGLE_BLOCK as usize * N
+            && n <= block_size() as usize * N
             && keys_in.len() >= n
             && keys_out.len() >= n
             && values.is_none_or(|(vi, vo)| vi.len() >= n && vo.len() >= n),
