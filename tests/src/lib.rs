@@ -7,17 +7,10 @@ use gpu_host::{Error, Gpu};
 /// (`None`) instead. Any other error fails the test: a broken GPU must not look like a missing
 /// one.
 pub fn gpu_or_skip(test: &str) -> Option<Gpu> {
-    let backend = std::env::var("GPU_BACKEND").unwrap_or_default();
-    if backend == "sim" {
-        return Some(simulator());
-    }
-    match Gpu::first() {
-        Ok(gpu) => Some(gpu),
-        Err(err @ (Error::NoDriver { .. } | Error::NoDevice)) if backend == "cuda" => {
-            skipped(test, &format!("needs a GPU ({err})"));
-            None
-        }
-        Err(Error::NoDriver { .. } | Error::NoDevice) => {
+    match std::env::var("GPU_BACKEND").as_deref() {
+        Ok("sim") => Some(simulator()),
+        Ok("cuda") => cuda_gpu_or_skip(test),
+        _ => Some(first_gpu(test).unwrap_or_else(|_| {
             static NOTE: std::sync::Once = std::sync::Once::new();
             NOTE.call_once(|| {
                 use std::io::Write;
@@ -26,21 +19,25 @@ pub fn gpu_or_skip(test: &str) -> Option<Gpu> {
                     "NOTE: no GPU here: the GPU tests of this binary run on the CPU simulator"
                 );
             });
-            Some(simulator())
-        }
-        Err(err) => panic!("{test}: opening the GPU failed: {err}"),
+            simulator()
+        })),
     }
 }
 
 /// A real GPU for the tests that need hardware (sticky faults and recovery, the sanitizer,
 /// timing), or `None` after a visible `SKIPPED` line.
 pub fn cuda_gpu_or_skip(test: &str) -> Option<Gpu> {
+    first_gpu(test)
+        .map_err(|missing| skipped(test, &format!("needs a GPU ({missing})")))
+        .ok()
+}
+
+/// The first GPU, or the error saying there is none (no driver, no device). Any other error
+/// panics: a broken GPU must not look like a missing one.
+fn first_gpu(test: &str) -> Result<Gpu, Error> {
     match Gpu::first() {
-        Ok(gpu) => Some(gpu),
-        Err(err @ (Error::NoDriver { .. } | Error::NoDevice)) => {
-            skipped(test, &format!("needs a GPU ({err})"));
-            None
-        }
+        Ok(gpu) => Ok(gpu),
+        Err(missing @ (Error::NoDriver { .. } | Error::NoDevice)) => Err(missing),
         Err(err) => panic!("{test}: opening the GPU failed: {err}"),
     }
 }

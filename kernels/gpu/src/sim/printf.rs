@@ -47,7 +47,7 @@ impl ArgReader {
     }
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Spec {
     left: bool,
     plus: bool,
@@ -246,7 +246,7 @@ fn float(spec: &Spec, conv: u8, v: f64) -> String {
         return signed(
             &Spec {
                 zero: false,
-                ..copy(spec)
+                ..spec.clone()
             },
             v.is_sign_negative() && !v.is_nan(),
             t,
@@ -298,18 +298,6 @@ fn strip_zeros(t: &str) -> String {
         mantissa
     };
     std::format!("{mantissa}{exp}")
-}
-
-fn copy(spec: &Spec) -> Spec {
-    Spec {
-        left: spec.left,
-        plus: spec.plus,
-        space: spec.space,
-        alt: spec.alt,
-        zero: spec.zero,
-        width: spec.width,
-        precision: spec.precision,
-    }
 }
 
 #[cfg(test)]
