@@ -47,12 +47,12 @@ fn every_kernel_crate_assembles_for_sm80_and_sm90() {
                 .unwrap_or_else(|e| panic!("{}: {e}", krate.package));
             let ptx = std::fs::read_to_string(&module.ptx_path).unwrap();
             assert!(
-                ptx.contains(&format!(".target {arch}")),
+                ptx.contains(&format!(".target {}", module.arch)),
                 "{}: wrong .target",
                 krate.crate_name
             );
-            let resources =
-                ptxas::assemble(&ptxas, &module.ptx_path, arch).unwrap_or_else(|e| panic!("{e}"));
+            let resources = ptxas::assemble(&ptxas, &module.ptx_path, module.arch)
+                .unwrap_or_else(|e| panic!("{e}"));
             for kernel in &module.manifest.kernels {
                 let r = resources.iter().find(|r| r.function == kernel.name);
                 let r = r.unwrap_or_else(|| {

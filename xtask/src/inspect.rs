@@ -167,10 +167,12 @@ pub fn ptx(args: &[String], help: &str) -> Result<()> {
     let arch = opts.arch()?;
     let plain = build_one(&ws, &krate, arch, CompileOptions::default())?;
     check_kernel(&plain, kernel)?;
+    // A crate with `[package.metadata.gpu] arch` is built for that architecture.
+    let arch = plain.arch;
 
     let resources = if opts.resources || !opts.raw {
         ptxas::find(&ws.root)
-            .map(|p| ptxas::assemble(&p, &plain.ptx_path, arch))
+            .map(|p| ptxas::assemble(&p, &plain.ptx_path, plain.arch))
             .transpose()?
     } else {
         None
@@ -219,19 +221,20 @@ pub fn report_resources(arches: &[Arch], crates: &[String]) -> Result<Vec<String
     let mut spilling = Vec::new();
     for &arch in arches {
         for module in crate::build(&ws, arch, crates)? {
-            let resources = ptxas::assemble(&ptxas, &module.ptx_path, arch)?;
+            let resources = ptxas::assemble(&ptxas, &module.ptx_path, module.arch)?;
             for r in resources.iter().filter(|r| r.is_entry) {
-                println!("    {}", resources_line(arch, r));
+                println!("    {}", resources_line(module.arch, r));
                 if r.spills() {
                     spilling.push(format!(
-                        "{}::{} ({arch})",
-                        module.krate.crate_name, r.function
+                        "{}::{} ({})",
+                        module.krate.crate_name, r.function, module.arch
                     ));
                 }
             }
             println!(
-                "  ptxas ok: {} ({arch})",
-                relative(&module.ptx_path, &ws.root).display()
+                "  ptxas ok: {} ({})",
+                relative(&module.ptx_path, &ws.root).display(),
+                module.arch
             );
         }
     }
@@ -279,8 +282,17 @@ pub fn sass(args: &[String], help: &str) -> Result<()> {
     }
     let module = build_one(&ws, &krate, arch, CompileOptions { line_tables: true })?;
     check_kernel(&module, kernel)?;
-    let cubin = module.ptx_path.with_extension(format!("{arch}.cubin"));
-    ptxas::assemble_to(&ptxas, &module.ptx_path, arch, &["-lineinfo"], &cubin)?;
+    let arch = module.arch;
+    let cubin = module
+        .ptx_path
+        .with_extension(format!("{}.cubin", module.arch));
+    ptxas::assemble_to(
+        &ptxas,
+        &module.ptx_path,
+        module.arch,
+        &["-lineinfo"],
+        &cubin,
+    )?;
     let (tool, output) = match &nvdisasm {
         Some(nvdisasm) => {
             let mut cmd = Command::new(nvdisasm);
@@ -401,7 +413,7 @@ pub fn ptx_diff(args: &[String], help: &str) -> Result<()> {
                 let ptx_copy = dir.join(format!("{name}.ptx"));
                 fs::copy(&module.ptx_path, &ptx_copy).map_err(|e| Error::io(&ptx_copy, e))?;
                 if let Some(ptxas) = &ptxas {
-                    let resources = ptxas::assemble(ptxas, &module.ptx_path, arch)?;
+                    let resources = ptxas::assemble(ptxas, &module.ptx_path, module.arch)?;
                     let json = serde_json::to_string_pretty(&resources)
                         .map_err(|e| Error::msg(e.to_string()))?;
                     let path = dir.join(format!("{name}.resources.json"));
@@ -463,7 +475,6 @@ fn compare_module(
     targets: &[(&str, Option<&str>)],
     opts: &Opts,
 ) -> Result<usize> {
-    let arch = module.arch;
     let name = &module.krate.crate_name;
     let old_path = dir.join(format!("{name}.ptx"));
     let old_ptx = fs::read_to_string(&old_path).map_err(|_| {
@@ -479,7 +490,7 @@ fn compare_module(
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default();
     let new_res = match ptxas {
-        Some(p) => ptxas::assemble(p, &module.ptx_path, arch)?,
+        Some(p) => ptxas::assemble(p, &module.ptx_path, module.arch)?,
         None => Vec::new(),
     };
     // Kernels: those named for this crate, else every entry of either build.

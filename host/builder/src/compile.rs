@@ -175,6 +175,7 @@ pub fn compile_with(
     options: CompileOptions,
 ) -> Result<BuiltModule> {
     let started = Instant::now();
+    let arch = krate.build_arch(arch)?;
     let kind = if options.line_tables {
         "kernels-lines"
     } else {
@@ -202,6 +203,7 @@ pub fn compile_with(
         format!("-Ctarget-cpu={arch}"),
         format!("-Clinker={}", sysroot.noop_linker().display()),
     ];
+    rustflags.extend(arch.cfgs().iter().map(|c| format!("--cfg={c}")));
     rustflags.extend(
         DEVICE_FEATURES
             .iter()

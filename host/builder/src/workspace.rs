@@ -5,6 +5,7 @@ use std::process::Command;
 
 use serde::Deserialize;
 
+use crate::arch::Arch;
 use crate::error::{Error, Result};
 use crate::toolchain;
 
@@ -16,9 +17,27 @@ pub struct KernelCrate {
     /// Library crate name, e.g. `seed_kernels`: names the PTX file and the host module.
     pub crate_name: String,
     pub manifest_path: PathBuf,
+    /// `[package.metadata.gpu] arch = "sm_90a"` in its `Cargo.toml`: the architecture the crate
+    /// must be built for, set by crates that use instructions only that architecture has (e.g.
+    /// `wgmma`). It replaces the architecture a build asks for.
+    pub required_arch: Option<String>,
 }
 
 impl KernelCrate {
+    /// The architecture this crate is built for when `requested` is asked for: its
+    /// `required_arch` if it has one.
+    pub fn build_arch(&self, requested: Arch) -> Result<Arch> {
+        match &self.required_arch {
+            None => Ok(requested),
+            Some(arch) => arch.parse().map_err(|e: Error| {
+                e.context(format!(
+                    "[package.metadata.gpu] arch in {}",
+                    self.manifest_path.display()
+                ))
+            }),
+        }
+    }
+
     pub fn dir(&self) -> &Path {
         self.manifest_path
             .parent()
@@ -47,6 +66,8 @@ struct Package {
     manifest_path: PathBuf,
     targets: Vec<Target>,
     dependencies: Vec<Dependency>,
+    #[serde(default)]
+    metadata: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -152,10 +173,17 @@ impl Workspace {
                 .iter()
                 .any(|k| k == "lib" || k == "rlib" || k == "cdylib")
         })?;
+        let required_arch = p
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get("gpu"))
+            .and_then(|g| g.get("arch"))
+            .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_string));
         Some(KernelCrate {
             package: p.name.clone(),
             crate_name: lib.name.replace('-', "_"),
             manifest_path: p.manifest_path.clone(),
+            required_arch,
         })
     }
 }

@@ -1,0 +1,47 @@
+//! Dense compute kernels, called from the host.
+//!
+//! ```ignore
+//! let gpu = gpu_host::Gpu::first()?;
+//! let dense = gpu_dense::Dense::load(&gpu)?;
+//! ```
+//!
+//! Two kernel modules are embedded: `dense_kernels` (PTX for sm_80, runs on every GPU since
+//! Ampere) and `hopper_kernels` (PTX for sm_90a: `wgmma`, TMA). The Hopper module is loaded only
+//! on compute capability 9.0 devices; the methods pick the fastest kernel the device has.
+
+use gpu_host::{Gpu, Result};
+
+pub use gpu_host::gpu;
+
+gpu_host::include_kernels!("dense_kernels");
+gpu_host::include_kernels!("hopper_kernels");
+
+/// The dense kernels, loaded on one GPU.
+pub struct Dense {
+    #[allow(dead_code)]
+    dense: dense_kernels::Module,
+    #[allow(dead_code)]
+    hopper: Option<hopper_kernels::Module>,
+}
+
+impl Dense {
+    /// Loads the kernels on `gpu` (the driver JIT-compiles the embedded PTX the first time).
+    /// The sm_90a module is loaded on compute capability 9.0 devices and on the simulator (where
+    /// its kernels report that they need a GPU).
+    pub fn load(gpu: &Gpu) -> Result<Dense> {
+        let hopper = if gpu.is_simulator() || gpu.properties().compute_capability == (9, 0) {
+            Some(hopper_kernels::Module::load(gpu)?)
+        } else {
+            None
+        };
+        Ok(Dense {
+            dense: dense_kernels::Module::load(gpu)?,
+            hopper,
+        })
+    }
+
+    /// Whether the sm_90a kernels (wgmma + TMA GEMM) are available on this device.
+    pub fn has_hopper(&self) -> bool {
+        self.hopper.is_some()
+    }
+}
