@@ -9,6 +9,8 @@
 //! Ampere) and `hopper_kernels` (PTX for sm_90a: `wgmma`, TMA). The Hopper module is loaded only
 //! on compute capability 9.0 devices; the methods pick the fastest kernel the device has.
 
+mod sgemm;
+
 use gpu_host::{Gpu, Result};
 
 pub use gpu_host::gpu;
