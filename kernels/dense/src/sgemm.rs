@@ -169,7 +169,7 @@ impl Tiles {
 ///
 /// Launch: blocks of [`SGEMM_THREADS`] threads along x, grid `(ceil(n / 128), ceil(m / 128))`.
 /// A wrong block shape or slices shorter than the shapes say trap (a host error).
-#[kernel(launch_bounds(256, 1))]
+#[kernel(launch_bounds(256, 2))]
 #[allow(clippy::too_many_arguments)]
 pub fn sgemm_f32(
     a: &[f32],
@@ -258,19 +258,17 @@ fn block_tile<const CHECKED: bool>(
         if next {
             pending = ctx.load::<CHECKED>(slab + 1);
         }
-        // This thread's first vector of the buffer; the k-steps add constants, which ptxas
-        // folds into the `LDS.128` offsets.
-        let a_base = buf * BK * AS_V4 + tr;
-        let b_base = buf * BK * BS_V4 + tc;
         unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
-            // SAFETY: `buf < 2`, `kk < 8`, `tr, tc < 16`: `a_base + kk·33 + 16 < 2·8·33` and
-            // `b_base + kk·32 + 16 < 2·8·32`, the arrays' lengths.
+            let arow = (buf * BK + kk) * AS_V4;
+            let brow = (buf * BK + kk) * BS_V4;
+            // SAFETY: `buf < 2`, `kk < 8`, `tr, tc < 16`: `arow + 16 + tr < 2·8·33` and
+            // `brow + 16 + tc < 2·8·32`, the arrays' lengths.
             let (a_lo, a_hi, b_lo, b_hi) = unsafe {
                 (
-                    tiles.a4.read_unchecked(a_base + kk * AS_V4),
-                    tiles.a4.read_unchecked(a_base + kk * AS_V4 + 16),
-                    tiles.b4.read_unchecked(b_base + kk * BS_V4),
-                    tiles.b4.read_unchecked(b_base + kk * BS_V4 + 16),
+                    tiles.a4.read_unchecked(arow + tr),
+                    tiles.a4.read_unchecked(arow + 16 + tr),
+                    tiles.b4.read_unchecked(brow + tc),
+                    tiles.b4.read_unchecked(brow + 16 + tc),
                 )
             };
             let av = [
