@@ -57,6 +57,19 @@ macro_rules! unroll {
     };
 }
 
+/// A compile-time scheduling fence: empty inline asm, which LLVM must assume reads and writes
+/// memory, so the shared-memory loads (pure, read-only asm) cannot move across it. It emits no
+/// instruction (ptxas schedules freely across it). NVPTX has no single-thread `fence`, so
+/// `core::sync::atomic::compiler_fence` does not compile there; on the host it is not needed.
+#[inline(always)]
+fn schedule_fence() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: an empty asm string: nothing executes, no register or memory is touched.
+    unsafe {
+        core::arch::asm!("", options(nostack, preserves_flags))
+    };
+}
+
 /// Four floats with 16-byte alignment, so that a read or write through a pointer to it is one
 /// vector access (`ld.global.v4.f32`, `st.global.v4.f32`).
 #[derive(Clone, Copy)]
@@ -258,17 +271,23 @@ fn block_tile<const CHECKED: bool>(
         if next {
             pending = ctx.load::<CHECKED>(slab + 1);
         }
+        // This thread's first vector of the buffer; the k-steps add constants, which ptxas
+        // folds into the `LDS.128` offsets.
+        let a_base = buf * BK * AS_V4 + tr;
+        let b_base = buf * BK * BS_V4 + tc;
         unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
-            let arow = (buf * BK + kk) * AS_V4;
-            let brow = (buf * BK + kk) * BS_V4;
-            // SAFETY: `buf < 2`, `kk < 8`, `tr, tc < 16`: `arow + 16 + tr < 2·8·33` and
-            // `brow + 16 + tc < 2·8·32`, the arrays' lengths.
+            // Keeps LLVM from hoisting every step's shared loads to the top of the slab (it
+            // did: 32 vectors live at once, spills under the 128-register cap). It emits
+            // nothing; ptxas still overlaps the next step's loads with this step's FMAs.
+            schedule_fence();
+            // SAFETY: `buf < 2`, `kk < 8`, `tr, tc < 16`: `a_base + kk·33 + 16 < 2·8·33` and
+            // `b_base + kk·32 + 16 < 2·8·32`, the arrays' lengths.
             let (a_lo, a_hi, b_lo, b_hi) = unsafe {
                 (
-                    tiles.a4.read_unchecked(arow + tr),
-                    tiles.a4.read_unchecked(arow + 16 + tr),
-                    tiles.b4.read_unchecked(brow + tc),
-                    tiles.b4.read_unchecked(brow + 16 + tc),
+                    tiles.a4.read_unchecked(a_base + kk * AS_V4),
+                    tiles.a4.read_unchecked(a_base + kk * AS_V4 + 16),
+                    tiles.b4.read_unchecked(b_base + kk * BS_V4),
+                    tiles.b4.read_unchecked(b_base + kk * BS_V4 + 16),
                 )
             };
             let av = [
