@@ -40,8 +40,16 @@ pub const SGEMM_THREADS: u32 = 256;
 const BM: usize = SGEMM_BM as usize;
 const BN: usize = SGEMM_BN as usize;
 const BK: usize = SGEMM_BK as usize;
-// The main loop unrolls 8 k-steps by hand.
-const _: () = assert!(BK == 8);
+const THREADS: usize = SGEMM_THREADS as usize;
+// The main loop unrolls up to 16 k-steps by hand; slabs split into quarter-slab parts.
+const _: () = assert!(BK == 8 || BK == 16);
+/// 16-byte vectors per row of the A tile (k direction).
+const A_KV: usize = BK / 4;
+/// Global-load parts per slab, one 16-byte vector per thread each: `BK / 8` of A (128 rows ×
+/// 8 k), then `BK / 8` of B (8 k × 128 columns).
+const PARTS: usize = BK / 4;
+/// Rows of A one part covers.
+const A_PART_ROWS: usize = THREADS / A_KV;
 /// Row stride of the transposed A tile, in 16-byte vectors (132 floats: see "Padding").
 const AS_V4: usize = BM / 4 + 1;
 /// Row stride of the B tile, in 16-byte vectors.
@@ -76,14 +84,6 @@ fn schedule_fence() {
 #[repr(C, align(16))]
 struct F4([f32; 4]);
 
-/// What one thread loads from global memory for one K-slab: 4 floats of A (one row, 4
-/// consecutive k) and 4 of B (one k, 4 consecutive columns).
-#[derive(Clone, Copy)]
-struct Slab {
-    a: [f32; 4],
-    b: [f32; 4],
-}
-
 /// The fixed per-thread and per-block quantities of one launch.
 #[derive(Clone, Copy)]
 struct Ctx<'a> {
@@ -95,8 +95,9 @@ struct Ctx<'a> {
     /// First row / column of C of this block.
     row0: usize,
     col0: usize,
-    /// This thread's load position: A row `a_row` (of the tile), k offset `a_k` (0 or 4);
-    /// B row `b_k` (0..8), column `b_col` (multiple of 4).
+    /// This thread's load position in part 0 of each operand: A row `a_row` (of the tile), k
+    /// offset `a_k` (multiple of 4); B row `b_k` (0..8), column `b_col` (multiple of 4). Later
+    /// parts are `A_PART_ROWS` rows / 8 k-rows further.
     a_row: usize,
     a_k: usize,
     b_k: usize,
@@ -104,43 +105,39 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Loads this thread's part of K-slab `slab`. `CHECKED`: element by element, zero outside
-    /// the matrices; otherwise two 16-byte loads (the caller proved them aligned and in bounds).
+    /// Loads this thread's vector of part `part` of K-slab `slab`: 4 consecutive k of one row of
+    /// A, or 4 consecutive columns of one k-row of B. `CHECKED`: element by element, zero
+    /// outside the matrices; otherwise one 16-byte load (the caller proved it aligned and in
+    /// bounds).
     #[inline(always)]
-    fn load<const CHECKED: bool>(&self, slab: usize) -> Slab {
+    fn load_part<const CHECKED: bool>(&self, slab: usize, part: usize) -> [f32; 4] {
         let k0 = slab * BK;
-        let (ar, ak) = (self.row0 + self.a_row, k0 + self.a_k);
-        let (bk, bc) = (k0 + self.b_k, self.col0 + self.b_col);
+        let is_a = part < PARTS / 2;
+        // (matrix, row, first column, rows, row length) of the run of 4.
+        let (src, row, col, rows, cols) = if is_a {
+            let row = self.row0 + self.a_row + part * A_PART_ROWS;
+            (self.a, row, k0 + self.a_k, self.m, self.k)
+        } else {
+            let krow = k0 + self.b_k + (part - PARTS / 2) * 8;
+            (self.b, krow, self.col0 + self.b_col, self.k, self.n)
+        };
         if CHECKED {
-            let mut s = Slab {
-                a: [0.0; 4],
-                b: [0.0; 4],
-            };
+            let mut v = [0.0; 4];
             unroll!(i in [0, 1, 2, 3] {
-                // SAFETY: `ar < m` and `ak + i < k` give `ar·k + ak + i < m·k <= a.len()`;
-                // likewise `bk·n + bc + i < k·n <= b.len()` (lengths checked at entry).
-                if ar < self.m && ak + i < self.k {
-                    s.a[i] = unsafe { *self.a.get_unchecked(ar * self.k + ak + i) };
-                }
-                if bk < self.k && bc + i < self.n {
-                    s.b[i] = unsafe { *self.b.get_unchecked(bk * self.n + bc + i) };
+                if row < rows && col + i < cols {
+                    // SAFETY: `row < rows` and `col + i < cols` give `row·cols + col + i <
+                    // rows·cols <= src.len()` (lengths checked at entry).
+                    v[i] = unsafe { *src.get_unchecked(row * cols + col + i) };
                 }
             });
-            s
+            v
         } else {
-            // SAFETY: the fast path runs only when the block's tile lies inside C and k is a
-            // multiple of 8 and n of 4 (see `sgemm_f32`): `ar < m`, `ak + 4 <= k` and
-            // `bk < k`, `bc + 4 <= n`, so both runs of 4 are inside the slices (whose lengths
-            // the kernel checked), and their offsets are multiples of 4 floats from a 16-byte
-            // aligned buffer start (device allocations are at least 256-byte aligned).
-            unsafe {
-                let pa = self.a.as_ptr().add(ar * self.k + ak).cast::<F4>();
-                let pb = self.b.as_ptr().add(bk * self.n + bc).cast::<F4>();
-                Slab {
-                    a: pa.read().0,
-                    b: pb.read().0,
-                }
-            }
+            // SAFETY: the fast path runs only when the block's tile lies inside C, k is a
+            // multiple of BK and n of 4 (see `sgemm_f32`): `row < rows` and `col + 4 <= cols`,
+            // so the run is inside the slice (length checked at entry), and its offset is a
+            // multiple of 4 floats from a 16-byte aligned buffer start (device allocations are
+            // at least 256-byte aligned).
+            unsafe { src.as_ptr().add(row * cols + col).cast::<F4>().read().0 }
         }
     }
 }
@@ -157,23 +154,28 @@ struct Tiles {
 }
 
 impl Tiles {
-    /// Stores a thread's slab into buffer `buf` (0 or 1): A transposed, B as is.
+    /// Stores a thread's vector of part `part` into buffer `buf` (0 or 1): A transposed, B as is.
     #[inline(always)]
-    fn store(&self, ctx: &Ctx, buf: usize, s: Slab) {
+    fn store_part(&self, ctx: &Ctx, buf: usize, part: usize, v: [f32; 4]) {
         let buf = buf & 1;
-        for i in 0..4 {
-            // SAFETY: `buf < 2`, `a_k + i < 8`, `a_row < 128`: the index is below
-            // 2·8·132 = a1.len().
+        if part < PARTS / 2 {
+            let row = ctx.a_row + part * A_PART_ROWS;
+            unroll!(i in [0, 1, 2, 3] {
+                // SAFETY: `buf < 2`, `a_k + i < BK`, `row < 128`: the index is below
+                // 2·BK·132 = a1.len().
+                unsafe {
+                    self.a1
+                        .write_unchecked((buf * BK + ctx.a_k + i) * (AS_V4 * 4) + row, v[i])
+                };
+            });
+        } else {
+            let krow = ctx.b_k + (part - PARTS / 2) * 8;
+            // SAFETY: `buf < 2`, `krow < BK`, `b_col / 4 < 32`: below 2·BK·32 = b4.len().
             unsafe {
-                self.a1
-                    .write_unchecked((buf * BK + ctx.a_k + i) * (AS_V4 * 4) + ctx.a_row, s.a[i])
+                self.b4
+                    .write_unchecked((buf * BK + krow) * BS_V4 + ctx.b_col / 4, v)
             };
         }
-        // SAFETY: `buf < 2`, `b_k < 8`, `b_col / 4 < 32`: below 2·8·32 = b4.len().
-        unsafe {
-            self.b4
-                .write_unchecked((buf * BK + ctx.b_k) * BS_V4 + ctx.b_col / 4, s.b)
-        };
     }
 }
 
@@ -219,8 +221,8 @@ pub fn sgemm_f32(
         k,
         row0,
         col0,
-        a_row: tid / 2,
-        a_k: (tid % 2) * 4,
+        a_row: tid / A_KV,
+        a_k: (tid % A_KV) * 4,
         b_k: tid / 32,
         b_col: (tid % 32) * 4,
     };
@@ -258,52 +260,64 @@ fn block_tile<const CHECKED: bool>(
     let mut acc = [[0.0f32; 8]; 8];
     let slabs = ctx.k.div_ceil(BK);
     if slabs > 0 {
-        tiles.store(ctx, 0, ctx.load::<CHECKED>(0));
+        unroll!(p in [0, 1, 2, 3] {
+            if p < PARTS {
+                tiles.store_part(ctx, 0, p, ctx.load_part::<CHECKED>(0, p));
+            }
+        });
     }
     sync::sync_threads();
     for slab in 0..slabs {
         let buf = slab & 1;
         let next = slab + 1 < slabs;
-        let mut pending = Slab {
-            a: [0.0; 4],
-            b: [0.0; 4],
-        };
-        if next {
-            pending = ctx.load::<CHECKED>(slab + 1);
-        }
+        // The next slab's global loads go in quarter-slab parts: part p is loaded at k-step
+        // 4p and stored to the other buffer (free since the last barrier) 4 k-steps later, so
+        // only one vector of prefetch is live at a time. The last slab reloads itself (in
+        // bounds, never stored): no predicated loads.
+        let fetch = if next { slab + 1 } else { slab };
+        let mut pending = [0.0f32; 4];
         // This thread's first vector of the buffer; the k-steps add constants, which ptxas
         // folds into the `LDS.128` offsets.
         let a_base = buf * BK * AS_V4 + tr;
         let b_base = buf * BK * BS_V4 + tc;
-        unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
-            // Keeps LLVM from hoisting every step's shared loads to the top of the slab (it
-            // did: 32 vectors live at once, spills under the 128-register cap). It emits
-            // nothing; ptxas still overlaps the next step's loads with this step's FMAs.
-            schedule_fence();
-            // SAFETY: `buf < 2`, `kk < 8`, `tr, tc < 16`: `a_base + kk·33 + 16 < 2·8·33` and
-            // `b_base + kk·32 + 16 < 2·8·32`, the arrays' lengths.
-            let (a_lo, a_hi, b_lo, b_hi) = unsafe {
-                (
-                    tiles.a4.read_unchecked(a_base + kk * AS_V4),
-                    tiles.a4.read_unchecked(a_base + kk * AS_V4 + 16),
-                    tiles.b4.read_unchecked(b_base + kk * BS_V4),
-                    tiles.b4.read_unchecked(b_base + kk * BS_V4 + 16),
-                )
-            };
-            let av = [
-                a_lo[0], a_lo[1], a_lo[2], a_lo[3], a_hi[0], a_hi[1], a_hi[2], a_hi[3],
-            ];
-            let bv = [
-                b_lo[0], b_lo[1], b_lo[2], b_lo[3], b_hi[0], b_hi[1], b_hi[2], b_hi[3],
-            ];
-            for i in 0..8 {
-                for j in 0..8 {
-                    acc[i][j] = fma(av[i], bv[j], acc[i][j]);
+        unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+            if kk < BK {
+                if kk % 4 == 0 {
+                    if kk > 0 && next {
+                        tiles.store_part(ctx, buf ^ 1, kk / 4 - 1, pending);
+                    }
+                    pending = ctx.load_part::<CHECKED>(fetch, kk / 4);
+                }
+                // Keeps LLVM from hoisting every step's shared loads to the top of the slab
+                // (it did: 32 vectors live at once, spills under the 128-register cap). It
+                // emits nothing; ptxas still overlaps the next step's loads with this step's
+                // FMAs.
+                schedule_fence();
+                // SAFETY: `buf < 2`, `kk < BK`, `tr, tc < 16`: `a_base + kk·33 + 16 <
+                // 2·BK·33` and `b_base + kk·32 + 16 < 2·BK·32`, the arrays' lengths.
+                let (a_lo, a_hi, b_lo, b_hi) = unsafe {
+                    (
+                        tiles.a4.read_unchecked(a_base + kk * AS_V4),
+                        tiles.a4.read_unchecked(a_base + kk * AS_V4 + 16),
+                        tiles.b4.read_unchecked(b_base + kk * BS_V4),
+                        tiles.b4.read_unchecked(b_base + kk * BS_V4 + 16),
+                    )
+                };
+                let av = [
+                    a_lo[0], a_lo[1], a_lo[2], a_lo[3], a_hi[0], a_hi[1], a_hi[2], a_hi[3],
+                ];
+                let bv = [
+                    b_lo[0], b_lo[1], b_lo[2], b_lo[3], b_hi[0], b_hi[1], b_hi[2], b_hi[3],
+                ];
+                for i in 0..8 {
+                    for j in 0..8 {
+                        acc[i][j] = fma(av[i], bv[j], acc[i][j]);
+                    }
                 }
             }
         });
         if next {
-            tiles.store(ctx, buf ^ 1, pending);
+            tiles.store_part(ctx, buf ^ 1, PARTS - 1, pending);
         }
         sync::sync_threads();
     }
