@@ -9,9 +9,11 @@
 //!   thread's 4 consecutive rows of A for one `k` are one 16-byte `ld.shared.v4`, like its 4
 //!   consecutive columns of B. Two buffers per operand: while the block multiplies from one, the
 //!   next K-slab is written into the other, so one barrier per K-slab suffices.
-//! - **Register prefetch.** The next slab's global loads (one 16-byte load of A and one of B
-//!   per thread) are issued before the multiply of the current slab and stored to shared memory
-//!   after it, hiding global latency behind 512 FMAs.
+//! - **Register prefetch in parts.** The next slab's global loads (one 16-byte vector of A and
+//!   one of B per thread) are issued during the multiply of the current slab, in parts: part
+//!   `p` is loaded at k-step `4p` and stored to the other shared buffer (free since the last
+//!   barrier) four k-steps later. Only 4 prefetch registers are live at a time; with both
+//!   vectors in flight for the whole slab the kernel spilled under the 128-register cap.
 //! - **8×8 outputs per thread as 2×2 sub-blocks of 4×4.** Thread `(r, c)` of a 16×16 grid owns
 //!   rows `4r..4r+4` and `64+4r..64+4r+4`, columns `4c..4c+4` and `64+4c..64+4c+4`: per `k` it
 //!   reads 4 `ld.shared.v4` and does 64 FMAs. A warp is 4 rows × 8 columns of threads, so its
@@ -21,7 +23,13 @@
 //! - **Edges.** A block whose tile lies inside C, with `k % 8 == 0` and `n % 4 == 0` (so every
 //!   16-byte load is aligned and in bounds), runs the unchecked fast path; other blocks run the
 //!   same code with bounds-checked scalar loads (zeros outside) and guarded stores. The choice
-//!   is uniform per block, so it is a single branch at the top.
+//!   is uniform per block, so it is a single branch at the top. (With `k % 8 != 0` or
+//!   `n % 4 != 0` every block takes the checked path.)
+//! - **Scheduling.** The k-steps are unrolled in the source (`unroll!`), so shared addresses
+//!   are a base register plus immediates; an empty-asm fence between k-steps stops LLVM from
+//!   hoisting all 32 shared loads of a slab to its top (which spilled); ptxas still overlaps
+//!   each step's loads with the previous step's FMAs. Inner loop on sm_90: 512 FFMA, 32
+//!   LDS.128, about 80 other instructions per slab; no local memory.
 //! - `launch_bounds(256, 2)`: at most 128 registers, two blocks (16 warps) per SM.
 
 use gpu::math::fma;
@@ -282,9 +290,10 @@ fn block_tile<const CHECKED: bool>(
         let b_base = buf * BK * BS_V4 + tc;
         unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
             if kk < BK {
-                if kk % 4 == 0 {
+                if kk.is_multiple_of(4) {
                     if kk > 0 && next {
-                        tiles.store_part(ctx, buf ^ 1, kk / 4 - 1, pending);
+                        // (`saturating_sub`: the kk = 0 copy of this line is dead code.)
+                        tiles.store_part(ctx, buf ^ 1, kk.saturating_sub(4) / 4, pending);
                     }
                     pending = ctx.load_part::<CHECKED>(fetch, kk / 4);
                 }
