@@ -13,6 +13,9 @@ use gpu_host::{Gpu, Result};
 
 pub use gpu_host::gpu;
 
+mod hopper_gemm;
+pub use hopper_gemm::{TensorMap, WgmmaElem};
+
 gpu_host::include_kernels!("dense_kernels");
 gpu_host::include_kernels!("hopper_kernels");
 
@@ -22,6 +25,8 @@ pub struct Dense {
     dense: dense_kernels::Module,
     #[allow(dead_code)]
     hopper: Option<hopper_kernels::Module>,
+    /// Device copies of the TMA descriptors `gemm_wgmma` used (see `hopper_gemm`).
+    wgmma_maps: hopper_gemm::MapCache,
 }
 
 impl Dense {
@@ -37,6 +42,7 @@ impl Dense {
         Ok(Dense {
             dense: dense_kernels::Module::load(gpu)?,
             hopper,
+            wgmma_maps: Default::default(),
         })
     }
 
