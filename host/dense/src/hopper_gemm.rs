@@ -7,8 +7,8 @@ use std::sync::Mutex;
 use gpu_host::cudarc::driver::sys;
 use gpu_host::{DeviceBuffer, Error, LaunchConfig, Result, Stream};
 use half::{bf16, f16};
-use hopper_kernels::gemm::{self, GemmDims};
-use hopper_kernels::gemm::{BK, BM, BN, SMEM_BYTES, THREADS};
+use ::hopper_kernels::gemm::{self, GemmDims};
+use ::hopper_kernels::gemm::{BK, BM, BN, SMEM_BYTES, THREADS};
 
 use crate::Dense;
 pub use gpu_host::gpu::hopper::tma::TensorMap;
@@ -22,7 +22,7 @@ pub trait WgmmaElem: gpu_host::gpu::DeviceCopy + sealed::Sealed {
     const TMA_TYPE: sys::CUtensorMapDataType;
     #[doc(hidden)]
     fn launch(
-        module: &hopper_kernels::Module,
+        module: &crate::hopper_kernels::Module,
         stream: &Stream,
         cfg: LaunchConfig,
         a: &DeviceBuffer<Self>,
@@ -44,7 +44,7 @@ impl WgmmaElem for bf16 {
     const TMA_TYPE: sys::CUtensorMapDataType =
         sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     fn launch(
-        module: &hopper_kernels::Module,
+        module: &crate::hopper_kernels::Module,
         stream: &Stream,
         cfg: LaunchConfig,
         a: &DeviceBuffer<Self>,
@@ -62,7 +62,7 @@ impl WgmmaElem for f16 {
     const TMA_TYPE: sys::CUtensorMapDataType =
         sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     fn launch(
-        module: &hopper_kernels::Module,
+        module: &crate::hopper_kernels::Module,
         stream: &Stream,
         cfg: LaunchConfig,
         a: &DeviceBuffer<Self>,
