@@ -4,11 +4,11 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use ::hopper_kernels::gemm::{self, GemmDims};
+use ::hopper_kernels::gemm::{BK, BM, BN, SMEM_BYTES, THREADS};
 use gpu_host::cudarc::driver::sys;
 use gpu_host::{DeviceBuffer, Error, LaunchConfig, Result, Stream};
 use half::{bf16, f16};
-use ::hopper_kernels::gemm::{self, GemmDims};
-use ::hopper_kernels::gemm::{BK, BM, BN, SMEM_BYTES, THREADS};
 
 use crate::Dense;
 pub use gpu_host::gpu::hopper::tma::TensorMap;
@@ -25,13 +25,19 @@ pub trait WgmmaElem: gpu_host::gpu::DeviceCopy + sealed::Sealed {
         module: &crate::hopper_kernels::Module,
         stream: &Stream,
         cfg: LaunchConfig,
-        a: &DeviceBuffer<Self>,
-        b: &DeviceBuffer<Self>,
-        maps: &DeviceBuffer<TensorMap>,
+        inputs: Inputs<'_, Self>,
         c: &mut DeviceBuffer<Self>,
         dims: GemmDims,
     ) -> Result<()>;
 }
+
+/// A, B and their tensor maps, as the kernel receives them.
+#[doc(hidden)]
+pub type Inputs<'a, T> = (
+    &'a DeviceBuffer<T>,
+    &'a DeviceBuffer<T>,
+    &'a DeviceBuffer<TensorMap>,
+);
 
 mod sealed {
     pub trait Sealed {}
@@ -47,12 +53,11 @@ impl WgmmaElem for bf16 {
         module: &crate::hopper_kernels::Module,
         stream: &Stream,
         cfg: LaunchConfig,
-        a: &DeviceBuffer<Self>,
-        b: &DeviceBuffer<Self>,
-        maps: &DeviceBuffer<TensorMap>,
+        inputs: Inputs<'_, Self>,
         c: &mut DeviceBuffer<Self>,
         dims: GemmDims,
     ) -> Result<()> {
+        let (a, b, maps) = inputs;
         module.gemm_bf16_wgmma(stream, cfg, a, b, maps, c, dims)
     }
 }
@@ -65,12 +70,11 @@ impl WgmmaElem for f16 {
         module: &crate::hopper_kernels::Module,
         stream: &Stream,
         cfg: LaunchConfig,
-        a: &DeviceBuffer<Self>,
-        b: &DeviceBuffer<Self>,
-        maps: &DeviceBuffer<TensorMap>,
+        inputs: Inputs<'_, Self>,
         c: &mut DeviceBuffer<Self>,
         dims: GemmDims,
     ) -> Result<()> {
+        let (a, b, maps) = inputs;
         module.gemm_f16_wgmma(stream, cfg, a, b, maps, c, dims)
     }
 }
@@ -78,7 +82,24 @@ impl WgmmaElem for f16 {
 /// Tensor maps already copied to the device, by (A address, B address, m, n, k, type). A map's
 /// bytes depend only on these, so an entry stays right even if the buffers it was made for are
 /// freed and others allocated at the same addresses.
-pub(crate) type MapCache = Mutex<HashMap<(u64, u64, u32, u32, u32, u32), DeviceBuffer<TensorMap>>>;
+type MapCache = Mutex<HashMap<(u64, u64, u32, u32, u32, u32), DeviceBuffer<TensorMap>>>;
+
+/// What `gemm_wgmma` keeps between calls.
+pub(crate) struct WgmmaState {
+    maps: MapCache,
+    /// Blocks of the persistent grid: one per SM (one 384-thread block with ~193 KiB of shared
+    /// memory fills an SM).
+    sm_count: u32,
+}
+
+impl WgmmaState {
+    pub(crate) fn new(gpu: &gpu_host::Gpu) -> WgmmaState {
+        WgmmaState {
+            maps: MapCache::default(),
+            sm_count: gpu.properties().multiprocessor_count.max(1),
+        }
+    }
+}
 
 /// Most cached map pairs; the cache is cleared when full (one pair is 256 bytes of device memory).
 const MAP_CACHE_LIMIT: usize = 64;
@@ -145,28 +166,12 @@ impl Dense {
             argument: argument.to_string(),
             message,
         };
-        let Some(module) = self.hopper.as_ref() else {
-            return Err(Error::LaunchConfig {
-                kernel: T::KERNEL.to_string(),
-                message: "needs a compute capability 9.0 GPU (H100/H200: wgmma and TMA exist on \
-                          sm_90a only); use the mma.sync GEMM on this device"
-                    .to_string(),
-            });
-        };
-        if stream.is_simulator() {
-            return Err(Error::LaunchConfig {
-                kernel: T::KERNEL.to_string(),
-                message: "wgmma, TMA and mbarrier transaction counts are not simulated; this \
-                          kernel runs on a compute capability 9.0 GPU only"
-                    .to_string(),
-            });
-        }
         for (name, v) in [("m", m), ("n", n), ("k", k)] {
             if v > i32::MAX as usize {
                 return Err(bad(name, format!("{name} = {v} exceeds {}", i32::MAX)));
             }
         }
-        if k % 8 != 0 {
+        if !k.is_multiple_of(8) {
             return Err(bad(
                 "k",
                 format!("k = {k} must be a multiple of 8 (TMA needs 16-byte row strides)"),
@@ -184,6 +189,23 @@ impl Dense {
                 ));
             }
         }
+        // Shapes first (they are wrong on any device), then the device.
+        let Some(module) = self.hopper.as_ref() else {
+            return Err(Error::LaunchConfig {
+                kernel: T::KERNEL.to_string(),
+                message: "needs a compute capability 9.0 GPU (H100/H200: wgmma and TMA exist on \
+                          sm_90a only); use the mma.sync GEMM on this device"
+                    .to_string(),
+            });
+        };
+        if stream.is_simulator() {
+            return Err(Error::LaunchConfig {
+                kernel: T::KERNEL.to_string(),
+                message: "wgmma, TMA and mbarrier transaction counts are not simulated; this \
+                          kernel runs on a compute capability 9.0 GPU only"
+                    .to_string(),
+            });
+        }
         if m == 0 || n == 0 {
             return Ok(());
         }
@@ -196,7 +218,7 @@ impl Dense {
             // Nothing to multiply: C = 0. (A zero-width tensor map cannot be encoded.)
             return c.copy_from_host(&vec![bytemuck_zero::<T>(); m * n]);
         }
-        let blocks = gemm::grid_blocks(dims);
+        let blocks = gemm::tiles(dims).min(self.wgmma.sm_count);
         let key = (
             a.device_ptr(),
             b.device_ptr(),
@@ -205,7 +227,7 @@ impl Dense {
             dims.k,
             T::TMA_TYPE as u32,
         );
-        let mut cache = self.wgmma_maps.lock().unwrap_or_else(|e| e.into_inner());
+        let mut cache = self.wgmma.maps.lock().unwrap_or_else(|e| e.into_inner());
         if !cache.contains_key(&key) {
             let maps = [
                 encode_map::<T>(key.0, dims.m, dims.k, BM)?,
@@ -222,7 +244,7 @@ impl Dense {
             block: THREADS.into(),
             shared_mem_bytes: SMEM_BYTES,
         };
-        T::launch(module, stream, cfg, a, b, maps, c, dims)
+        T::launch(module, stream, cfg, (a, b, maps), c, dims)
     }
 }
 

@@ -25,8 +25,8 @@ pub struct Dense {
     dense: dense_kernels::Module,
     #[allow(dead_code)]
     hopper: Option<hopper_kernels::Module>,
-    /// Device copies of the TMA descriptors `gemm_wgmma` used (see `hopper_gemm`).
-    wgmma_maps: hopper_gemm::MapCache,
+    /// `gemm_wgmma`'s tensor-map cache and grid size (see `hopper_gemm`).
+    wgmma: hopper_gemm::WgmmaState,
 }
 
 impl Dense {
@@ -42,7 +42,7 @@ impl Dense {
         Ok(Dense {
             dense: dense_kernels::Module::load(gpu)?,
             hopper,
-            wgmma_maps: Default::default(),
+            wgmma: hopper_gemm::WgmmaState::new(gpu),
         })
     }
 

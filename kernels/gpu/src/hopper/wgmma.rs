@@ -46,7 +46,9 @@ pub unsafe fn commit_group() {
 pub unsafe fn wait_group<const N: u32>() {
     device!("hopper::wgmma::wait_group", {
         // SAFETY: caller guarantees a converged warpgroup.
-        unsafe { core::arch::asm!("wgmma.wait_group.sync.aligned {n};", n = const N, options(nostack)) }
+        unsafe {
+            core::arch::asm!("wgmma.wait_group.sync.aligned {n};", n = const N, options(nostack))
+        }
     })
 }
 
@@ -61,7 +63,9 @@ pub unsafe fn wait_group<const N: u32>() {
 pub unsafe fn set_max_registers_inc<const N: u32>() {
     device!("hopper::wgmma::set_max_registers_inc", {
         // SAFETY: caller guarantees a converged warpgroup and a feasible register budget.
-        unsafe { core::arch::asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N, options(nostack)) }
+        unsafe {
+            core::arch::asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N, options(nostack))
+        }
     })
 }
 
@@ -74,7 +78,9 @@ pub unsafe fn set_max_registers_inc<const N: u32>() {
 pub unsafe fn set_max_registers_dec<const N: u32>() {
     device!("hopper::wgmma::set_max_registers_dec", {
         // SAFETY: caller guarantees a converged warpgroup.
-        unsafe { core::arch::asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nostack)) }
+        unsafe {
+            core::arch::asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nostack))
+        }
     })
 }
 
