@@ -15,6 +15,9 @@ use gpu_host::{Gpu, Result};
 
 pub use gpu_host::gpu;
 
+mod hopper_gemm;
+pub use hopper_gemm::{TensorMap, WgmmaElem};
+
 gpu_host::include_kernels!("dense_kernels");
 gpu_host::include_kernels!("hopper_kernels");
 
@@ -24,6 +27,8 @@ pub struct Dense {
     dense: dense_kernels::Module,
     #[allow(dead_code)]
     hopper: Option<hopper_kernels::Module>,
+    /// `gemm_wgmma`'s tensor-map cache and grid size (see `hopper_gemm`).
+    wgmma: hopper_gemm::WgmmaState,
 }
 
 impl Dense {
@@ -39,6 +44,7 @@ impl Dense {
         Ok(Dense {
             dense: dense_kernels::Module::load(gpu)?,
             hopper,
+            wgmma: hopper_gemm::WgmmaState::new(gpu),
         })
     }
 

@@ -74,6 +74,8 @@ pub mod atomic;
 pub mod block;
 pub mod copy;
 pub mod device;
+#[cfg(any(gpu_sm90, not(target_arch = "nvptx64")))]
+pub mod hopper;
 pub mod math;
 pub mod ops;
 pub mod print;

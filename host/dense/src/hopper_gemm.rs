@@ -1,0 +1,255 @@
+//! `Dense::gemm_wgmma`: the bf16/f16 GEMM on Hopper tensor cores (wgmma + TMA), see
+//! `hopper_kernels::gemm` for the kernel's design.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use ::hopper_kernels::gemm::{self, GemmDims};
+use ::hopper_kernels::gemm::{BK, BM, BN, SMEM_BYTES, THREADS};
+use gpu_host::cudarc::driver::sys;
+use gpu_host::{DeviceBuffer, Error, LaunchConfig, Result, Stream};
+use half::{bf16, f16};
+
+use crate::Dense;
+pub use gpu_host::gpu::hopper::tma::TensorMap;
+
+/// Element types `Dense::gemm_wgmma` accepts: bf16 and f16 (f32 accumulate).
+pub trait WgmmaElem: gpu_host::gpu::DeviceCopy + sealed::Sealed {
+    /// The kernel's name (for errors).
+    const KERNEL: &'static str;
+    /// The TMA element type.
+    #[doc(hidden)]
+    const TMA_TYPE: sys::CUtensorMapDataType;
+    #[doc(hidden)]
+    fn launch(
+        module: &crate::hopper_kernels::Module,
+        stream: &Stream,
+        cfg: LaunchConfig,
+        inputs: Inputs<'_, Self>,
+        c: &mut DeviceBuffer<Self>,
+        dims: GemmDims,
+    ) -> Result<()>;
+}
+
+/// A, B and their tensor maps, as the kernel receives them.
+#[doc(hidden)]
+pub type Inputs<'a, T> = (
+    &'a DeviceBuffer<T>,
+    &'a DeviceBuffer<T>,
+    &'a DeviceBuffer<TensorMap>,
+);
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for half::bf16 {}
+    impl Sealed for half::f16 {}
+}
+
+impl WgmmaElem for bf16 {
+    const KERNEL: &'static str = "gemm_bf16_wgmma";
+    const TMA_TYPE: sys::CUtensorMapDataType =
+        sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    fn launch(
+        module: &crate::hopper_kernels::Module,
+        stream: &Stream,
+        cfg: LaunchConfig,
+        inputs: Inputs<'_, Self>,
+        c: &mut DeviceBuffer<Self>,
+        dims: GemmDims,
+    ) -> Result<()> {
+        let (a, b, maps) = inputs;
+        module.gemm_bf16_wgmma(stream, cfg, a, b, maps, c, dims)
+    }
+}
+
+impl WgmmaElem for f16 {
+    const KERNEL: &'static str = "gemm_f16_wgmma";
+    const TMA_TYPE: sys::CUtensorMapDataType =
+        sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    fn launch(
+        module: &crate::hopper_kernels::Module,
+        stream: &Stream,
+        cfg: LaunchConfig,
+        inputs: Inputs<'_, Self>,
+        c: &mut DeviceBuffer<Self>,
+        dims: GemmDims,
+    ) -> Result<()> {
+        let (a, b, maps) = inputs;
+        module.gemm_f16_wgmma(stream, cfg, a, b, maps, c, dims)
+    }
+}
+
+/// Tensor maps already copied to the device, by (A address, B address, m, n, k, type). A map's
+/// bytes depend only on these, so an entry stays right even if the buffers it was made for are
+/// freed and others allocated at the same addresses.
+type MapCache = Mutex<HashMap<(u64, u64, u32, u32, u32, u32), DeviceBuffer<TensorMap>>>;
+
+/// What `gemm_wgmma` keeps between calls.
+pub(crate) struct WgmmaState {
+    maps: MapCache,
+    /// Blocks of the persistent grid: one per SM (one 384-thread block with ~193 KiB of shared
+    /// memory fills an SM).
+    sm_count: u32,
+}
+
+impl WgmmaState {
+    pub(crate) fn new(gpu: &gpu_host::Gpu) -> WgmmaState {
+        WgmmaState {
+            maps: MapCache::default(),
+            sm_count: gpu.properties().multiprocessor_count.max(1),
+        }
+    }
+}
+
+/// Most cached map pairs; the cache is cleared when full (one pair is 256 bytes of device memory).
+const MAP_CACHE_LIMIT: usize = 64;
+
+/// Encodes the 2-D tensor map of a row-major `rows × cols` matrix at `addr`, read in boxes of
+/// `box_rows × 64` elements with the 128-byte swizzle the wgmma descriptors expect.
+fn encode_map<T: WgmmaElem>(addr: u64, rows: u32, cols: u32, box_rows: u32) -> Result<TensorMap> {
+    let mut map = sys::CUtensorMap { opaque: [0; 16] };
+    let dims: [u64; 2] = [cols as u64, rows as u64];
+    let strides: [u64; 1] = [cols as u64 * 2];
+    let boxes: [u32; 2] = [BK, box_rows];
+    let elem_strides: [u32; 2] = [1, 1];
+    // SAFETY: every pointer addresses a live local array of the length the rank (2) implies;
+    // `addr` is a device address (16-byte aligned: device allocations are 256-byte aligned) and
+    // the row stride is a multiple of 16 bytes (checked by the caller: K % 8 == 0).
+    unsafe {
+        sys::cuTensorMapEncodeTiled(
+            &mut map,
+            T::TMA_TYPE,
+            2,
+            addr as *mut std::ffi::c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            elem_strides.as_ptr(),
+            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    }
+    .result()
+    .map_err(|source| Error::Driver {
+        context: format!(
+            "encoding the TMA descriptor of a {rows}×{cols} matrix for `{}`",
+            T::KERNEL
+        ),
+        source,
+    })?;
+    Ok(TensorMap { words: map.opaque })
+}
+
+impl Dense {
+    /// `C[m×n] = A[m×k] · B[n×k]ᵀ` in bf16 or f16 with f32 accumulate, on Hopper tensor cores
+    /// (wgmma fed by TMA): A, B and C row-major, B laid out like an `nn.Linear` weight (torch's
+    /// `a @ b.T`). Asynchronous on `stream`.
+    ///
+    /// Needs a compute capability 9.0 GPU (H100/H200): elsewhere, and on the CPU simulator, it
+    /// returns an error without launching. `k` must be a multiple of 8 (TMA needs 16-byte row
+    /// strides); any `m`, `n` work (partial tiles are zero-filled on load and masked on store).
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_wgmma<T: WgmmaElem>(
+        &self,
+        stream: &Stream,
+        a: &DeviceBuffer<T>,
+        b: &DeviceBuffer<T>,
+        c: &mut DeviceBuffer<T>,
+        m: usize,
+        n: usize,
+        k: usize,
+    ) -> Result<()> {
+        let bad = |argument: &str, message: String| Error::Argument {
+            kernel: T::KERNEL.to_string(),
+            argument: argument.to_string(),
+            message,
+        };
+        for (name, v) in [("m", m), ("n", n), ("k", k)] {
+            if v > i32::MAX as usize {
+                return Err(bad(name, format!("{name} = {v} exceeds {}", i32::MAX)));
+            }
+        }
+        if !k.is_multiple_of(8) {
+            return Err(bad(
+                "k",
+                format!("k = {k} must be a multiple of 8 (TMA needs 16-byte row strides)"),
+            ));
+        }
+        for (name, buf_len, want, shape) in [
+            ("a", a.len(), m.checked_mul(k), format!("{m}×{k}")),
+            ("b", b.len(), n.checked_mul(k), format!("{n}×{k}")),
+            ("c", c.len(), m.checked_mul(n), format!("{m}×{n}")),
+        ] {
+            if Some(buf_len) != want {
+                return Err(bad(
+                    name,
+                    format!("has {buf_len} elements; a {shape} matrix needs {want:?}"),
+                ));
+            }
+        }
+        // Shapes first (they are wrong on any device), then the device.
+        let Some(module) = self.hopper.as_ref() else {
+            return Err(Error::LaunchConfig {
+                kernel: T::KERNEL.to_string(),
+                message: "needs a compute capability 9.0 GPU (H100/H200: wgmma and TMA exist on \
+                          sm_90a only); use the mma.sync GEMM on this device"
+                    .to_string(),
+            });
+        };
+        if stream.is_simulator() {
+            return Err(Error::LaunchConfig {
+                kernel: T::KERNEL.to_string(),
+                message: "wgmma, TMA and mbarrier transaction counts are not simulated; this \
+                          kernel runs on a compute capability 9.0 GPU only"
+                    .to_string(),
+            });
+        }
+        if m == 0 || n == 0 {
+            return Ok(());
+        }
+        let dims = GemmDims {
+            m: m as u32,
+            n: n as u32,
+            k: k as u32,
+        };
+        if k == 0 {
+            // Nothing to multiply: C = 0. (A zero-width tensor map cannot be encoded.)
+            return c.copy_from_host(&vec![bytemuck_zero::<T>(); m * n]);
+        }
+        let blocks = gemm::tiles(dims).min(self.wgmma.sm_count);
+        let key = (
+            a.device_ptr(),
+            b.device_ptr(),
+            dims.m,
+            dims.n,
+            dims.k,
+            T::TMA_TYPE as u32,
+        );
+        let mut cache = self.wgmma.maps.lock().unwrap_or_else(|e| e.into_inner());
+        if !cache.contains_key(&key) {
+            let maps = [
+                encode_map::<T>(key.0, dims.m, dims.k, BM)?,
+                encode_map::<T>(key.1, dims.n, dims.k, BN)?,
+            ];
+            if cache.len() >= MAP_CACHE_LIMIT {
+                cache.clear();
+            }
+            cache.insert(key, stream.to_device(&maps)?);
+        }
+        let maps = &cache[&key];
+        let cfg = LaunchConfig {
+            grid: blocks.into(),
+            block: THREADS.into(),
+            shared_mem_bytes: SMEM_BYTES,
+        };
+        T::launch(module, stream, cfg, (a, b, maps), c, dims)
+    }
+}
+
+/// A zero of `T` (both element types are plain 16-bit patterns where all-zero bits is +0).
+fn bytemuck_zero<T: WgmmaElem>() -> T {
+    // SAFETY: `T` is bf16 or f16 (sealed), for which the all-zero bit pattern is +0.0.
+    unsafe { std::mem::zeroed() }
+}

@@ -1,0 +1,210 @@
+//! `wgmma` (sm_90a): warpgroup matrix multiply-accumulate. Four consecutive warps (a warpgroup,
+//! starting at a warp index divisible by 4) issue one `m64nNk16` product together: A (64×16)
+//! and B (N×16, K-major) are read from shared memory through matrix descriptors
+//! ([`smem_desc_sw128`]), the 64×N f32 accumulator lives in registers, N/2 per thread.
+//!
+//! The products run asynchronously: [`fence`] before the first one (and whenever the
+//! accumulator registers were touched by ordinary code), [`commit_group`] after a batch, then
+//! [`wait_group`] before reading the accumulators or reusing the shared memory they read.
+//!
+//! Accumulator layout (per thread of the warpgroup, `t = 0..128`, warp `w = t / 32`, lane
+//! `l = t % 32`): register `4 j + 2 h + e` holds row `16 w + l / 4 + 8 h`, column
+//! `8 j + 2 (l % 4) + e` of the 64×N tile.
+#![cfg_attr(not(target_arch = "nvptx64"), allow(unused_variables, unused_mut))]
+
+/// `wgmma.fence`: orders this warpgroup's earlier register and shared-memory accesses before
+/// the products issued next.
+///
+/// # Safety
+/// Executed by all threads of the warpgroup (`.sync.aligned`: same instruction, converged).
+#[inline(always)]
+pub unsafe fn fence() {
+    device!("hopper::wgmma::fence", {
+        // SAFETY: caller guarantees a converged warpgroup.
+        unsafe { core::arch::asm!("wgmma.fence.sync.aligned;", options(nostack)) }
+    })
+}
+
+/// `wgmma.commit_group`: closes the batch of products issued since the last commit.
+///
+/// # Safety
+/// Executed by all threads of the warpgroup.
+#[inline(always)]
+pub unsafe fn commit_group() {
+    device!("hopper::wgmma::commit_group", {
+        // SAFETY: caller guarantees a converged warpgroup.
+        unsafe { core::arch::asm!("wgmma.commit_group.sync.aligned;", options(nostack)) }
+    })
+}
+
+/// `wgmma.wait_group N`: waits until at most `N` committed batches are still running. After
+/// `wait_group::<0>()` the accumulators may be read and every operand tile reused.
+///
+/// # Safety
+/// Executed by all threads of the warpgroup.
+#[inline(always)]
+pub unsafe fn wait_group<const N: u32>() {
+    device!("hopper::wgmma::wait_group", {
+        // SAFETY: caller guarantees a converged warpgroup.
+        unsafe {
+            core::arch::asm!("wgmma.wait_group.sync.aligned {n};", n = const N, options(nostack))
+        }
+    })
+}
+
+/// `setmaxnreg.inc`: raises this warpgroup's register allocation to `N` per thread (a
+/// multiple of 8 in 24..=256), taken from registers that other warpgroups released with
+/// [`set_max_registers_dec`]. Only takes effect in a kernel with a register cap at entry
+/// (`launch_bounds(threads, 1)`).
+///
+/// # Safety
+/// Executed by all threads of the warpgroup; the block's total stays within the SM's budget.
+#[inline(always)]
+pub unsafe fn set_max_registers_inc<const N: u32>() {
+    device!("hopper::wgmma::set_max_registers_inc", {
+        // SAFETY: caller guarantees a converged warpgroup and a feasible register budget.
+        unsafe {
+            core::arch::asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N, options(nostack))
+        }
+    })
+}
+
+/// `setmaxnreg.dec`: lowers this warpgroup's register allocation to `N` per thread, releasing
+/// the rest for [`set_max_registers_inc`] in other warpgroups.
+///
+/// # Safety
+/// Executed by all threads of the warpgroup; the code that follows fits in `N` registers.
+#[inline(always)]
+pub unsafe fn set_max_registers_dec<const N: u32>() {
+    device!("hopper::wgmma::set_max_registers_dec", {
+        // SAFETY: caller guarantees a converged warpgroup.
+        unsafe {
+            core::arch::asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nostack))
+        }
+    })
+}
+
+/// A shared-memory matrix descriptor for a K-major operand tile stored with the 128-byte
+/// swizzle (what a TMA load with `CU_TENSOR_MAP_SWIZZLE_128B` and a 64-element bf16/f16 inner
+/// box writes): rows of 128 bytes, 8-row (1024-byte) swizzle atoms stacked along M/N.
+///
+/// `addr` is the shared address of the first row's first element to use. The tile must start
+/// 1024-byte aligned; stepping along K within the 64-element row is done by adding
+/// `2 * k` bytes to `addr` (k a multiple of 16), as the hardware applies the swizzle to the
+/// absolute address bits.
+#[inline(always)]
+pub const fn smem_desc_sw128(addr: u32) -> u64 {
+    // start address >> 4 (bits 0..14), leading byte offset 16 B (unused with swizzling,
+    // bits 16..30), stride byte offset 1024 B between 8-row atoms (bits 32..46), base offset 0,
+    // layout type 1 = 128-byte swizzle (bits 62..64).
+    ((addr as u64 >> 4) & 0x3fff) | (1u64 << 16) | ((1024u64 >> 4) << 32) | (1u64 << 62)
+}
+
+/// Pins the accumulator registers: an empty asm that claims to read and write them, so the
+/// compiler neither reads them before a [`wait_group`] nor moves their definitions after a
+/// product that updates them in place.
+macro_rules! fence_regs {
+    ($name:ident, $n:literal, [$($i:tt)*]) => {
+        /// Keeps the compiler from moving accesses to these accumulator registers across the
+        /// surrounding wgmma instructions (see the module docs).
+        #[inline(always)]
+        pub fn $name(d: &mut [f32; $n]) {
+            #[cfg(target_arch = "nvptx64")]
+            // SAFETY: an empty template; no memory access.
+            unsafe {
+                core::arch::asm!(
+                    concat!("// wgmma accumulators:", $(" {", stringify!($i), "}",)*),
+                    $(inout(reg32) d[$i],)* options(nostack, nomem, preserves_flags)
+                )
+            }
+        }
+    };
+}
+
+/// Defines one `wgmma.mma_async` with A and B from shared-memory descriptors.
+macro_rules! mma {
+    ($(#[$doc:meta])* $name:ident, $shape:literal, $ty:literal, $n:literal, [$i0:tt $($i:tt)*]) => {
+        $(#[$doc])*
+        ///
+        /// `d += A · Bᵀ` (or `d = A · Bᵀ` when `accumulate` is false), A = `a` (64×16, K-major,
+        /// [`smem_desc_sw128`]), B = `b` (N×16, K-major), f32 accumulate.
+        ///
+        /// # Safety
+        /// Executed by all 128 threads of a warpgroup with the same descriptors, after a
+        /// [`fence`]; the descriptors address valid tiles that nothing writes until a
+        /// [`wait_group`] covering this product returns; `d` is not read or written by
+        /// ordinary code until then.
+        #[inline(always)]
+        pub unsafe fn $name(d: &mut [f32; $n], a: u64, b: u64, accumulate: bool) {
+            device!(concat!("hopper::wgmma::", stringify!($name)), {
+                // SAFETY: the caller guarantees the warpgroup and operand contracts above.
+                unsafe {
+                    core::arch::asm!(
+                        concat!(
+                            "{{ .reg .pred %p; setp.ne.u32 %p, {sc}, 0; wgmma.mma_async.sync.aligned.",
+                            $shape, ".f32.", $ty, ".", $ty, " {{{", stringify!($i0), "}",
+                            $(", {", stringify!($i), "}",)*
+                            "}}, {da}, {db}, %p, 1, 1, 0, 0; }}"
+                        ),
+                        inout(reg32) d[$i0], $(inout(reg32) d[$i],)*
+                        da = in(reg64) a, db = in(reg64) b, sc = in(reg32) accumulate as u32,
+                        options(nostack)
+                    )
+                }
+            })
+        }
+    };
+}
+
+fence_regs!(fence_accumulators_64, 64, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]);
+fence_regs!(fence_accumulators_128, 128, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127]);
+
+mma!(
+    /// `wgmma.mma_async.m64n128k16.f32.bf16.bf16`.
+    mma_m64n128k16_bf16, "m64n128k16", "bf16", 64, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]
+);
+mma!(
+    /// `wgmma.mma_async.m64n128k16.f32.f16.f16`.
+    mma_m64n128k16_f16, "m64n128k16", "f16", 64, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]
+);
+mma!(
+    /// `wgmma.mma_async.m64n256k16.f32.bf16.bf16`.
+    mma_m64n256k16_bf16, "m64n256k16", "bf16", 128, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127]
+);
+mma!(
+    /// `wgmma.mma_async.m64n256k16.f32.f16.f16`.
+    mma_m64n256k16_f16, "m64n256k16", "f16", 128, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127]
+);
+
+/// Packs two f32 into a bf16×2 word (`cvt.rn.bf16x2.f32`, round to nearest even): `lo` in
+/// the low half, so the word stores as `[lo, hi]` in memory.
+#[cfg(feature = "half")]
+#[inline(always)]
+pub fn pack_bf16x2(lo: f32, hi: f32) -> u32 {
+    device!("hopper::wgmma::pack_bf16x2", {
+        let r: u32;
+        // SAFETY: register-only conversion.
+        unsafe {
+            core::arch::asm!("cvt.rn.bf16x2.f32 {r}, {h}, {l};", r = out(reg32) r, h = in(reg32) hi, l = in(reg32) lo, options(pure, nomem, nostack))
+        };
+        r
+    }, sim: {
+        (half::bf16::from_f32(lo).to_bits() as u32) | ((half::bf16::from_f32(hi).to_bits() as u32) << 16)
+    })
+}
+
+/// Packs two f32 into an f16×2 word (`cvt.rn.f16x2.f32`): `lo` in the low half.
+#[cfg(feature = "half")]
+#[inline(always)]
+pub fn pack_f16x2(lo: f32, hi: f32) -> u32 {
+    device!("hopper::wgmma::pack_f16x2", {
+        let r: u32;
+        // SAFETY: register-only conversion.
+        unsafe {
+            core::arch::asm!("cvt.rn.f16x2.f32 {r}, {h}, {l};", r = out(reg32) r, h = in(reg32) hi, l = in(reg32) lo, options(pure, nomem, nostack))
+        };
+        r
+    }, sim: {
+        (half::f16::from_f32(lo).to_bits() as u32) | ((half::f16::from_f32(hi).to_bits() as u32) << 16)
+    })
+}
