@@ -1,15 +1,20 @@
 //! Shared pieces of the row-wise kernels (softmax, layernorm): the element types, and moving
 //! one row between global memory and registers.
 //!
-//! One block works on one row (the grid is one block per row). A thread's part of a row is a
-//! set of *chunks* of [`RowElem::VEC`] consecutive elements (16 bytes): chunk `k` of thread `t`
-//! starts at element `(k·B + t)·VEC` of the row, for a block of `B` threads, so each load
-//! instruction of a warp reads 512 consecutive bytes. When the row length is a multiple of
-//! `VEC` (every row then starts 16-byte aligned) a chunk moves as one 16-byte vector; otherwise
-//! element by element, with the elements past the row's end skipped.
+//! One block works on one row (the grid is one block per row, `B` threads). A thread's part of
+//! the row is `K` *chunks* of [`RowElem::VEC`] elements (16 bytes of storage), in one of two
+//! layouts, both coalesced (each warp-wide access covers consecutive addresses):
+//!
+//! - aligned (the row length is a multiple of `VEC`, so every row starts 16-byte aligned):
+//!   chunk `k` of thread `t` is the 16-byte vector at element `(k·B + t)·VEC`, one
+//!   `ld.v4`/`st.v4` (a warp moves 512 consecutive bytes per instruction);
+//! - ragged (any other length): element `e` of chunk `k` is element `(k·VEC + e)·B + t`,
+//!   moved one element at a time.
+//!
+//! Elements past the row's end read as a fill value and are not written. The loops over `k`
+//! and `e` have constant trip counts and are unrolled, so the chunks stay in registers (an
+//! array indexed at run time would go to local memory).
 
-use gpu::DisjointSlice;
-use gpu::block;
 use half::bf16;
 
 /// A row element: stored as `Self`, computed in `f32`.
@@ -39,8 +44,8 @@ impl RowElem for bf16 {
     fn to_f32(self) -> f32 {
         f32::from_bits((self.to_bits() as u32) << 16)
     }
-    /// Round to nearest even on the bits (NaN stays a quiet NaN); no library call, a few
-    /// integer instructions.
+    /// Round to nearest even on the bits (NaN stays a quiet NaN): a few integer instructions,
+    /// no library call.
     #[inline(always)]
     fn from_f32(v: f32) -> bf16 {
         let b = v.to_bits();
@@ -52,54 +57,159 @@ impl RowElem for bf16 {
     }
 }
 
-/// Loads chunk `k` of this thread (`t = local_index()`, block of `b`) from `row` (the row's elements), converted to f32; elements
-/// past the row's end are `fill`.
-#[inline(always)]
-pub fn load_chunk<T: RowElem, const VEC: usize>(
-    row: &[T],
-    k: usize,
-    b: usize,
-    fill: f32,
-) -> [f32; VEC] {
-    const { assert!(VEC == T::VEC) };
-    // The block load puts this thread (`local_index()`) at `t·VEC` inside the tile.
-    let items: [T; VEC] = block::load_blocked_partial(row, k * b * VEC, T::from_f32(fill));
-    items.map(T::to_f32)
+/// Runs `$body` with `$k` bound to 0, 1, … 7 in turn, written out: the loops over a thread's
+/// chunks must be unrolled for the chunks to stay in registers, and LLVM's unroller gives up on
+/// the guarded loads and stores of eight chunks. Bodies guard with `if $k < K`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! unroll8 {
+    ($k:ident => $body:block) => {{
+        {
+            let $k = 0usize;
+            $body
+        }
+        {
+            let $k = 1usize;
+            $body
+        }
+        {
+            let $k = 2usize;
+            $body
+        }
+        {
+            let $k = 3usize;
+            $body
+        }
+        {
+            let $k = 4usize;
+            $body
+        }
+        {
+            let $k = 5usize;
+            $body
+        }
+        {
+            let $k = 6usize;
+            $body
+        }
+        {
+            let $k = 7usize;
+            $body
+        }
+    }};
 }
 
-/// Stores chunk `k` of this thread (values in f32) to the row `row` starting at element
-/// `row_start` of `y`; elements past the row's end (`row_start + cols`) are dropped.
-///
-/// # Safety
-/// The row must belong to this block alone, and chunk `k` of this thread to this thread alone
-/// (true for the chunk layout above: one block per row).
-#[inline(always)]
-pub unsafe fn store_chunk<T: RowElem, const VEC: usize>(
-    y: &DisjointSlice<'_, T>,
-    row_start: usize,
-    cols: usize,
-    k: usize,
-    t: usize,
-    b: usize,
-    values: [f32; VEC],
-) {
-    const { assert!(VEC == T::VEC) };
-    let start = (k * b + t) * VEC;
-    if start >= cols {
-        return;
+/// The most chunks per thread a kernel may hold (what [`unroll8`] covers).
+pub const MAX_CHUNKS: usize = 8;
+
+/// 16 bytes of row elements, aligned so that a read or write is one vector instruction.
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+struct Chunk<T, const N: usize>([T; N]);
+
+/// Where this thread's chunks lie in a row: the thread `t`, the block size `b`, the row length
+/// `cols`, and the layout (see the module docs).
+#[derive(Clone, Copy)]
+pub struct RowLayout<const ALIGNED: bool> {
+    pub t: usize,
+    pub b: usize,
+    pub cols: usize,
+}
+
+impl<const ALIGNED: bool> RowLayout<ALIGNED> {
+    /// Row elements one chunk index covers across the block (`k` advances by this many).
+    #[inline(always)]
+    pub fn tile<const VEC: usize>(&self) -> usize {
+        self.b * VEC
     }
-    let items = values.map(T::from_f32);
-    if start + VEC <= cols {
-        // SAFETY: the chunk lies inside this block's row (checked just above), so the block
-        // store's tile position `row_start + k·b·VEC + t·VEC` is this thread's chunk alone.
-        unsafe { block::store_blocked_partial(y, row_start + k * b * VEC, items) };
-    } else {
-        let p = y.as_mut_ptr();
-        for (e, item) in items.into_iter().enumerate() {
-            if start + e < cols {
-                // SAFETY: inside this block's row (start + e < cols) and of this thread's
-                // chunk alone; `y` holds rows·cols elements (checked by the host).
-                unsafe { p.add(row_start + start + e).write(item) };
+
+    /// Index within the row of element `e` of chunk `k`.
+    #[inline(always)]
+    pub fn index<const VEC: usize>(&self, k: usize, e: usize) -> usize {
+        if ALIGNED {
+            (k * self.b + self.t) * VEC + e
+        } else {
+            (k * VEC + e) * self.b + self.t
+        }
+    }
+
+    /// Whether element `e` of chunk `k` lies in the row.
+    #[inline(always)]
+    pub fn valid<const VEC: usize>(&self, k: usize, e: usize) -> bool {
+        self.index::<VEC>(k, e) < self.cols
+    }
+
+    /// Chunk `k` of this thread from `row` (the row's first element; `cols` elements readable,
+    /// 16-byte aligned when `ALIGNED`), converted to f32; elements past the end are `fill`.
+    ///
+    /// # Safety
+    /// `row` must point to `cols` readable elements (16-byte aligned when `ALIGNED`) that no
+    /// thread writes during the kernel.
+    #[inline(always)]
+    pub unsafe fn load<T: RowElem, const VEC: usize>(
+        &self,
+        row: *const T,
+        k: usize,
+        fill: f32,
+    ) -> [f32; VEC] {
+        const { assert!(VEC == T::VEC && VEC * size_of::<T>() == 16) };
+        if ALIGNED {
+            let start = self.index::<VEC>(k, 0);
+            if start < self.cols {
+                // SAFETY: with `cols` a multiple of VEC, the whole chunk is in the row, and
+                // `row + start` is 16-byte aligned (the row is, and `start` is a multiple of
+                // VEC elements = 16 bytes); the caller guarantees it is readable.
+                let c = unsafe { row.add(start).cast::<Chunk<T, VEC>>().read() };
+                c.0.map(T::to_f32)
+            } else {
+                [fill; VEC]
+            }
+        } else {
+            core::array::from_fn(|e| {
+                let i = self.index::<VEC>(k, e);
+                if i < self.cols {
+                    // SAFETY: `i < cols`, inside the readable row.
+                    unsafe { row.add(i).read() }.to_f32()
+                } else {
+                    fill
+                }
+            })
+        }
+    }
+
+    /// Stores chunk `k` of this thread (values in f32) to `row`; elements past the row's end
+    /// are dropped.
+    ///
+    /// # Safety
+    /// `row` must point to `cols` writable elements (16-byte aligned when `ALIGNED`) that only
+    /// this block accesses during the kernel; within the block, chunk `k` of thread `t` is this
+    /// thread's alone (true for both layouts).
+    #[inline(always)]
+    pub unsafe fn store<T: RowElem, const VEC: usize>(
+        &self,
+        row: *mut T,
+        k: usize,
+        values: [f32; VEC],
+    ) {
+        const { assert!(VEC == T::VEC && VEC * size_of::<T>() == 16) };
+        if ALIGNED {
+            let start = self.index::<VEC>(k, 0);
+            if start < self.cols {
+                // SAFETY: as in `load`: the chunk is inside the row and 16-byte aligned; only
+                // this thread writes it (the caller's promise).
+                unsafe {
+                    row.add(start)
+                        .cast::<Chunk<T, VEC>>()
+                        .write(Chunk(values.map(T::from_f32)))
+                };
+            }
+        } else {
+            for (e, v) in values.into_iter().enumerate() {
+                let i = self.index::<VEC>(k, e);
+                if i < self.cols {
+                    // SAFETY: `i < cols`, inside the row; this thread's element alone.
+                    unsafe { row.add(i).write(T::from_f32(v)) };
+                }
             }
         }
     }

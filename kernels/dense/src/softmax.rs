@@ -1,7 +1,7 @@
 //! Row softmax: `y[r][j] = exp(x[r][j] - max_r) / Σ_j exp(x[r][j] - max_r)`, math in f32.
 //!
-//! One block per row. Rows of up to `block · CHUNKS · VEC` elements (32 per thread, so up to
-//! 32768 with 1024 threads) stay in registers: one read and one write of the data, two block
+//! One block per row. Rows of up to `block · K · VEC` elements (32 per thread, so up to 32768
+//! with 1024 threads) stay in registers: one read and one write of the data, two block
 //! reductions (max, then sum). Longer rows take two passes over global memory: an online
 //! max-and-sum (the running sum is rescaled when the maximum grows), then the normalized write.
 //! Subtracting the row maximum keeps `exp` in range for inputs of any magnitude.
@@ -12,7 +12,8 @@ use gpu::math::exp2_approx;
 use gpu::prelude::*;
 use half::bf16;
 
-use crate::rows::{RowElem, load_chunk, store_chunk};
+use crate::rows::{MAX_CHUNKS, RowElem, RowLayout};
+use crate::unroll8;
 
 /// 16-byte chunks per thread held in registers by the f32 kernel (32 values).
 pub const CHUNKS_F32: usize = 8;
@@ -36,26 +37,29 @@ fn merge(a: [f32; 2], b: [f32; 2]) -> [f32; 2] {
     [m, a[1] * exp_shifted(a[0], m) + b[1] * exp_shifted(b[0], m)]
 }
 
-/// The softmax of row `block_index()` of the `rows × cols` matrix `x` into `y`.
+/// The softmax of one row (`x`: its first element, `y`: its output), `K` chunks per thread.
+///
+/// # Safety
+/// `x` and `y` must address `layout.cols` elements (16-byte aligned when `ALIGNED`), `x`
+/// read-only during the kernel, `y` this block's alone.
 #[inline(always)]
-fn softmax_row<T: RowElem, const VEC: usize, const K: usize>(
-    x: &[T],
-    y: &DisjointSlice<'_, T>,
-    cols: usize,
+unsafe fn softmax_row<T: RowElem, const VEC: usize, const K: usize, const ALIGNED: bool>(
+    x: *const T,
+    y: *mut T,
+    layout: RowLayout<ALIGNED>,
 ) {
-    let b = thread::block_size() as usize;
-    let t = thread::local_index() as usize;
-    let row_start = thread::block_index() * cols;
-    let row = &x[row_start..row_start + cols];
-    let tile = b * VEC;
+    let cols = layout.cols;
+    let tile = layout.tile::<VEC>();
     if cols <= K * tile {
         // Fast path: the whole row in registers.
+        const { assert!(K <= MAX_CHUNKS) };
         let mut v = [[f32::NEG_INFINITY; VEC]; K];
-        for (k, chunk) in v.iter_mut().enumerate() {
-            if k * tile < cols {
-                *chunk = load_chunk::<T, VEC>(row, k, b, f32::NEG_INFINITY);
+        unroll8!(k => {
+            if k < K && k * tile < cols {
+                // SAFETY: the caller's promise on `x`.
+                v[k] = unsafe { layout.load::<T, VEC>(x, k, f32::NEG_INFINITY) };
             }
-        }
+        });
         let mut m = f32::NEG_INFINITY;
         for chunk in &v {
             for &e in chunk {
@@ -71,20 +75,19 @@ fn softmax_row<T: RowElem, const VEC: usize, const K: usize>(
             }
         }
         let inv = 1.0 / block::reduce(s, Sum);
-        for (k, chunk) in v.iter().enumerate() {
-            if k * tile < cols {
-                // SAFETY: one block per row; chunk `k` of thread `t` is this thread's alone.
-                unsafe {
-                    store_chunk::<T, VEC>(y, row_start, cols, k, t, b, chunk.map(|e| e * inv))
-                };
+        unroll8!(k => {
+            if k < K && k * tile < cols {
+                // SAFETY: the caller's promise on `y`; chunk `k` is this thread's alone.
+                unsafe { layout.store::<T, VEC>(y, k, v[k].map(|e| e * inv)) };
             }
-        }
+        });
     } else {
         // General path: online (max, sum), then a second read to write the output.
         let tiles = cols.div_ceil(tile);
         let mut acc = [f32::NEG_INFINITY, 0.0f32];
         for k in 0..tiles {
-            let c = load_chunk::<T, VEC>(row, k, b, f32::NEG_INFINITY);
+            // SAFETY: the caller's promise on `x`.
+            let c = unsafe { layout.load::<T, VEC>(x, k, f32::NEG_INFINITY) };
             let mut cm = f32::NEG_INFINITY;
             for &e in &c {
                 cm = cm.max(e);
@@ -101,19 +104,42 @@ fn softmax_row<T: RowElem, const VEC: usize, const K: usize>(
         let [m, s] = block::reduce(acc, merge);
         let inv = 1.0 / s;
         for k in 0..tiles {
-            let c = load_chunk::<T, VEC>(row, k, b, f32::NEG_INFINITY);
-            // SAFETY: one block per row; chunk `k` of thread `t` is this thread's alone.
+            // SAFETY: the caller's promises on `x` and `y`.
             unsafe {
-                store_chunk::<T, VEC>(
-                    y,
-                    row_start,
-                    cols,
-                    k,
-                    t,
-                    b,
-                    c.map(|e| exp_shifted(e, m) * inv),
-                )
-            };
+                let c = layout.load::<T, VEC>(x, k, f32::NEG_INFINITY);
+                layout.store::<T, VEC>(y, k, c.map(|e| exp_shifted(e, m) * inv));
+            }
+        }
+    }
+}
+
+/// Row `block_index()` of `x` → `y`, picking the aligned layout when it applies.
+#[inline(always)]
+fn softmax_kernel<T: RowElem, const VEC: usize, const K: usize>(
+    x: &[T],
+    y: &DisjointSlice<'_, T>,
+    cols: usize,
+) {
+    let row_start = thread::block_index() * cols;
+    // Bounds: the row lies in `x`; `y` holds as many elements (checked by the host, and here).
+    let xr = x[row_start..row_start + cols].as_ptr();
+    assert!(row_start + cols <= y.len());
+    // SAFETY: in bounds (checked above).
+    let yr = unsafe { y.as_mut_ptr().add(row_start) };
+    let (t, b) = (
+        thread::local_index() as usize,
+        thread::block_size() as usize,
+    );
+    let aligned = cols.is_multiple_of(VEC)
+        && (xr as usize).is_multiple_of(16)
+        && (yr as usize).is_multiple_of(16);
+    // SAFETY: `xr`/`yr` address this block's row of `cols` elements (one block per row; `x` is
+    // a kernel input, not written); 16-byte aligned when `aligned`.
+    unsafe {
+        if aligned {
+            softmax_row::<T, VEC, K, true>(xr, yr, RowLayout { t, b, cols });
+        } else {
+            softmax_row::<T, VEC, K, false>(xr, yr, RowLayout { t, b, cols });
         }
     }
 }
@@ -121,14 +147,14 @@ fn softmax_row<T: RowElem, const VEC: usize, const K: usize>(
 /// Softmax of each row of the `rows × cols` f32 matrix `x` (row-major) into `y`. Launch one
 /// block per row (`rows` blocks), any multiple of 32 threads up to 1024; rows of up to
 /// `32 · threads` elements are held in registers.
-#[kernel]
+#[kernel(launch_bounds(1024, 1))]
 pub fn softmax_f32(x: &[f32], y: DisjointSlice<f32>, cols: u32) {
-    softmax_row::<f32, 4, CHUNKS_F32>(x, &y, cols as usize);
+    softmax_kernel::<f32, 4, CHUNKS_F32>(x, &y, cols as usize);
 }
 
 /// Softmax of each row of the `rows × cols` bf16 matrix `x` into `y` (math in f32, rounded to
 /// nearest even on the store). Launch as [`softmax_f32`].
-#[kernel]
+#[kernel(launch_bounds(1024, 1))]
 pub fn softmax_bf16(x: &[bf16], y: DisjointSlice<bf16>, cols: u32) {
-    softmax_row::<bf16, 8, CHUNKS_BF16>(x, &y, cols as usize);
+    softmax_kernel::<bf16, 8, CHUNKS_BF16>(x, &y, cols as usize);
 }
