@@ -10,7 +10,7 @@
 use gpu::prelude::*;
 use half::bf16;
 
-use crate::rows::{MAX_CHUNKS, RowElem, RowLayout};
+use crate::rows::{Cache, MAX_CHUNKS, RowElem, RowLayout};
 use crate::unroll8;
 
 /// 16-byte chunks per thread held in registers by the f32 kernel (32 values).
@@ -42,8 +42,8 @@ unsafe fn finish_chunk<T: RowElem, const VEC: usize, const ALIGNED: bool>(
     // SAFETY: forwarded to the caller (gamma and beta hold `cols` read-only elements).
     let (g, be) = unsafe {
         (
-            layout.load::<T, VEC>(p.gamma, k, 0.0),
-            layout.load::<T, VEC>(p.beta, k, 0.0),
+            layout.load::<T, VEC>(p.gamma, k, 0.0, Cache::Keep),
+            layout.load::<T, VEC>(p.beta, k, 0.0, Cache::Keep),
         )
     };
     let mut out = [0.0f32; VEC];
@@ -91,7 +91,7 @@ unsafe fn layernorm_row<T: RowElem, const VEC: usize, const K: usize, const ALIG
         unroll8!(k => {
             if k < K && k * tile < cols {
                 // SAFETY: the caller's promise on `x`.
-                v[k] = unsafe { layout.load::<T, VEC>(p.x, k, 0.0) };
+                v[k] = unsafe { layout.load::<T, VEC>(p.x, k, 0.0, Cache::Stream) };
             }
         });
         let mut s = 0.0f32;
@@ -120,7 +120,7 @@ unsafe fn layernorm_row<T: RowElem, const VEC: usize, const K: usize, const ALIG
         let mut s = 0.0f32;
         for k in 0..tiles {
             // SAFETY: the caller's promise on `x`.
-            for e in unsafe { layout.load::<T, VEC>(p.x, k, 0.0) } {
+            for e in unsafe { layout.load::<T, VEC>(p.x, k, 0.0, Cache::Keep) } {
                 s += e;
             }
         }
@@ -128,7 +128,7 @@ unsafe fn layernorm_row<T: RowElem, const VEC: usize, const K: usize, const ALIG
         let mut q = 0.0f32;
         for k in 0..tiles {
             // SAFETY: the caller's promise on `x`.
-            let c = unsafe { layout.load::<T, VEC>(p.x, k, 0.0) };
+            let c = unsafe { layout.load::<T, VEC>(p.x, k, 0.0, Cache::Keep) };
             q = squared_deviations(&c, layout, k, mean, q);
         }
         let var = block::reduce(q, Sum) / n;
@@ -136,7 +136,7 @@ unsafe fn layernorm_row<T: RowElem, const VEC: usize, const K: usize, const ALIG
         for k in 0..tiles {
             // SAFETY: the caller's promises.
             unsafe {
-                let c = layout.load::<T, VEC>(p.x, k, 0.0);
+                let c = layout.load::<T, VEC>(p.x, k, 0.0, Cache::Keep);
                 finish_chunk::<T, VEC, ALIGNED>(c, p, layout, k, (mean, rstd));
             }
         }

@@ -102,10 +102,75 @@ macro_rules! unroll8 {
 /// The most chunks per thread a kernel may hold (what [`unroll8`] covers).
 pub const MAX_CHUNKS: usize = 8;
 
-/// 16 bytes of row elements, aligned so that a read or write is one vector instruction.
-#[repr(C, align(16))]
-#[derive(Clone, Copy)]
-struct Chunk<T, const N: usize>([T; N]);
+/// Cache policy of a chunk access.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Cache {
+    /// Data read or written once (the matrix): `.cs`, evict-first, so it does not push the
+    /// reused data out of L1/L2.
+    Stream,
+    /// Data read again (layernorm's gamma and beta, every row; the general path's second and
+    /// third reads of a long row): the read-only path, cached in L1 and L2.
+    Keep,
+}
+
+/// One 16-byte read of global memory with the given cache policy.
+///
+/// # Safety
+/// `p` must be a 16-byte aligned global address of 16 readable bytes that nothing writes during
+/// the kernel.
+#[inline(always)]
+unsafe fn read16(p: *const u8, cache: Cache) -> [u32; 4] {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let (a, b, c, d): (u32, u32, u32, u32);
+        // SAFETY: the caller guarantees 16 aligned, readable, read-only bytes at `p`.
+        unsafe {
+            if cache == Cache::Stream {
+                core::arch::asm!(
+                    "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; ld.global.cs.v4.u32 {{{a}, {b}, {c}, {d}}}, [g]; }}",
+                    p = in(reg64) p, a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
+                    options(pure, readonly, nostack),
+                )
+            } else {
+                core::arch::asm!(
+                    "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; ld.global.nc.v4.u32 {{{a}, {b}, {c}, {d}}}, [g]; }}",
+                    p = in(reg64) p, a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
+                    options(pure, readonly, nostack),
+                )
+            }
+        };
+        [a, b, c, d]
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = cache;
+        // SAFETY: the caller guarantees 16 readable bytes at `p` (the simulator's buffers need
+        // not be 16-byte aligned, hence unaligned).
+        unsafe { p.cast::<[u32; 4]>().read_unaligned() }
+    }
+}
+
+/// One 16-byte streaming (`.cs`) write of global memory.
+///
+/// # Safety
+/// `p` must be a 16-byte aligned global address of 16 writable bytes no other thread accesses.
+#[inline(always)]
+unsafe fn write16(p: *mut u8, v: [u32; 4]) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller guarantees 16 aligned, writable, exclusive bytes at `p`.
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; st.global.cs.v4.u32 [g], {{{a}, {b}, {c}, {d}}}; }}",
+            p = in(reg64) p, a = in(reg32) v[0], b = in(reg32) v[1], c = in(reg32) v[2], d = in(reg32) v[3],
+            options(nostack),
+        )
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: the caller guarantees 16 writable bytes at `p`.
+    unsafe {
+        p.cast::<[u32; 4]>().write_unaligned(v)
+    };
+}
 
 /// Where this thread's chunks lie in a row: the thread `t`, the block size `b`, the row length
 /// `cols`, and the layout (see the module docs).
@@ -151,6 +216,7 @@ impl<const ALIGNED: bool> RowLayout<ALIGNED> {
         row: *const T,
         k: usize,
         fill: f32,
+        cache: Cache,
     ) -> [f32; VEC] {
         const { assert!(VEC == T::VEC && VEC * size_of::<T>() == 16) };
         if ALIGNED {
@@ -159,8 +225,11 @@ impl<const ALIGNED: bool> RowLayout<ALIGNED> {
                 // SAFETY: with `cols` a multiple of VEC, the whole chunk is in the row, and
                 // `row + start` is 16-byte aligned (the row is, and `start` is a multiple of
                 // VEC elements = 16 bytes); the caller guarantees it is readable.
-                let c = unsafe { row.add(start).cast::<Chunk<T, VEC>>().read() };
-                c.0.map(T::to_f32)
+                let words = unsafe { read16(row.add(start).cast::<u8>(), cache) };
+                // SAFETY: 16 bytes of plain data reinterpreted as VEC elements (any bit
+                // pattern is a valid `T`: DeviceCopy).
+                let c: [T; VEC] = unsafe { core::mem::transmute_copy(&words) };
+                c.map(T::to_f32)
             } else {
                 [fill; VEC]
             }
@@ -198,9 +267,9 @@ impl<const ALIGNED: bool> RowLayout<ALIGNED> {
                 // SAFETY: as in `load`: the chunk is inside the row and 16-byte aligned; only
                 // this thread writes it (the caller's promise).
                 unsafe {
-                    row.add(start)
-                        .cast::<Chunk<T, VEC>>()
-                        .write(Chunk(values.map(T::from_f32)))
+                    let items = values.map(T::from_f32);
+                    let words: [u32; 4] = core::mem::transmute_copy(&items);
+                    write16(row.add(start).cast::<u8>(), words)
                 };
             }
         } else {

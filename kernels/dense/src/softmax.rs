@@ -12,7 +12,7 @@ use gpu::math::exp2_approx;
 use gpu::prelude::*;
 use half::bf16;
 
-use crate::rows::{MAX_CHUNKS, RowElem, RowLayout};
+use crate::rows::{Cache, MAX_CHUNKS, RowElem, RowLayout};
 use crate::unroll8;
 
 /// 16-byte chunks per thread held in registers by the f32 kernel (32 values).
@@ -57,7 +57,7 @@ unsafe fn softmax_row<T: RowElem, const VEC: usize, const K: usize, const ALIGNE
         unroll8!(k => {
             if k < K && k * tile < cols {
                 // SAFETY: the caller's promise on `x`.
-                v[k] = unsafe { layout.load::<T, VEC>(x, k, f32::NEG_INFINITY) };
+                v[k] = unsafe { layout.load::<T, VEC>(x, k, f32::NEG_INFINITY, Cache::Stream) };
             }
         });
         let mut m = f32::NEG_INFINITY;
@@ -87,7 +87,7 @@ unsafe fn softmax_row<T: RowElem, const VEC: usize, const K: usize, const ALIGNE
         let mut acc = [f32::NEG_INFINITY, 0.0f32];
         for k in 0..tiles {
             // SAFETY: the caller's promise on `x`.
-            let c = unsafe { layout.load::<T, VEC>(x, k, f32::NEG_INFINITY) };
+            let c = unsafe { layout.load::<T, VEC>(x, k, f32::NEG_INFINITY, Cache::Keep) };
             let mut cm = f32::NEG_INFINITY;
             for &e in &c {
                 cm = cm.max(e);
@@ -106,7 +106,7 @@ unsafe fn softmax_row<T: RowElem, const VEC: usize, const K: usize, const ALIGNE
         for k in 0..tiles {
             // SAFETY: the caller's promises on `x` and `y`.
             unsafe {
-                let c = layout.load::<T, VEC>(x, k, f32::NEG_INFINITY);
+                let c = layout.load::<T, VEC>(x, k, f32::NEG_INFINITY, Cache::Keep);
                 layout.store::<T, VEC>(y, k, c.map(|e| exp_shifted(e, m) * inv));
             }
         }
