@@ -2,8 +2,7 @@
 //! mean and the (biased) variance of each row, `gamma` and `beta` of the row's length and type,
 //! math in f32.
 //!
-//! One block per row. Rows that fit in registers (32 f32 or 64 bf16 values per thread) are
-//! read once: the
+//! One block per row. Rows that fit in registers (32 values per thread) are read once: the
 //! mean, then the variance as the mean of `(x - mean)²` from the registers (two-pass, so no
 //! cancellation), then the write. Longer rows read the row three times (sum, squared
 //! deviations, write).
@@ -16,8 +15,8 @@ use crate::unroll8;
 
 /// 16-byte chunks per thread held in registers by the f32 kernel (32 values).
 pub const CHUNKS_F32: usize = 8;
-/// 16-byte chunks per thread held in registers by the bf16 kernel (64 values, kept packed).
-pub const CHUNKS_BF16: usize = 8;
+/// 16-byte chunks per thread held in registers by the bf16 kernel (32 values).
+pub const CHUNKS_BF16: usize = 4;
 
 /// The pointers of one row: input, gamma, beta, output.
 #[derive(Clone, Copy)]
@@ -88,26 +87,24 @@ unsafe fn layernorm_row<T: RowElem, const VEC: usize, const K: usize, const ALIG
     let n = cols as f32;
     if cols <= K * tile {
         const { assert!(K <= MAX_CHUNKS) };
-        // The row as stored (bf16 stays packed: 64 values in 32 registers).
-        let zero = T::from_f32(0.0);
-        let mut v = [[zero; VEC]; K];
+        let mut v = [[0.0f32; VEC]; K];
         unroll8!(k => {
             if k < K && k * tile < cols {
                 // SAFETY: the caller's promise on `x`.
-                v[k] = unsafe { layout.load_raw::<T, VEC>(p.x, k, zero, Cache::Stream) };
+                v[k] = unsafe { layout.load::<T, VEC>(p.x, k, 0.0, Cache::Stream) };
             }
         });
         let mut s = 0.0f32;
         for chunk in &v {
             for &e in chunk {
-                s += e.to_f32();
+                s += e;
             }
         }
         let mean = block::reduce(s, Sum) / n;
         let mut q = 0.0f32;
         unroll8!(k => {
             if k < K {
-                q = squared_deviations(&v[k].map(T::to_f32), layout, k, mean, q);
+                q = squared_deviations(&v[k], layout, k, mean, q);
             }
         });
         let var = block::reduce(q, Sum) / n;
@@ -115,9 +112,7 @@ unsafe fn layernorm_row<T: RowElem, const VEC: usize, const K: usize, const ALIG
         unroll8!(k => {
             if k < K && k * tile < cols {
                 // SAFETY: the caller's promises.
-                unsafe {
-                    finish_chunk::<T, VEC, ALIGNED>(v[k].map(T::to_f32), p, layout, k, (mean, rstd))
-                };
+                unsafe { finish_chunk::<T, VEC, ALIGNED>(v[k], p, layout, k, (mean, rstd)) };
             }
         });
     } else {

@@ -21,16 +21,12 @@ use half::bf16;
 pub trait RowElem: gpu::DeviceCopy {
     /// Elements per 16-byte chunk.
     const VEC: usize;
-    /// Whether every f32 result is stored exactly (f32: intermediate results may be kept in
-    /// the storage type; bf16: they are recomputed from the input instead).
-    const EXACT: bool;
     fn to_f32(self) -> f32;
     fn from_f32(v: f32) -> Self;
 }
 
 impl RowElem for f32 {
     const VEC: usize = 4;
-    const EXACT: bool = true;
     #[inline(always)]
     fn to_f32(self) -> f32 {
         self
@@ -43,7 +39,6 @@ impl RowElem for f32 {
 
 impl RowElem for bf16 {
     const VEC: usize = 8;
-    const EXACT: bool = false;
     /// bf16 is the high half of an f32: a shift.
     #[inline(always)]
     fn to_f32(self) -> f32 {
@@ -209,20 +204,20 @@ impl<const ALIGNED: bool> RowLayout<ALIGNED> {
         self.index::<VEC>(k, e) < self.cols
     }
 
-    /// Chunk `k` of this thread from `row` (the row's first element), as stored; elements past
-    /// the end are `fill`.
+    /// Chunk `k` of this thread from `row` (the row's first element; `cols` elements readable,
+    /// 16-byte aligned when `ALIGNED`), converted to f32; elements past the end are `fill`.
     ///
     /// # Safety
     /// `row` must point to `cols` readable elements (16-byte aligned when `ALIGNED`) that no
     /// thread writes during the kernel.
     #[inline(always)]
-    pub unsafe fn load_raw<T: RowElem, const VEC: usize>(
+    pub unsafe fn load<T: RowElem, const VEC: usize>(
         &self,
         row: *const T,
         k: usize,
-        fill: T,
+        fill: f32,
         cache: Cache,
-    ) -> [T; VEC] {
+    ) -> [f32; VEC] {
         const { assert!(VEC == T::VEC && VEC * size_of::<T>() == 16) };
         if ALIGNED {
             let start = self.index::<VEC>(k, 0);
@@ -233,7 +228,8 @@ impl<const ALIGNED: bool> RowLayout<ALIGNED> {
                 let words = unsafe { read16(row.add(start).cast::<u8>(), cache) };
                 // SAFETY: 16 bytes of plain data reinterpreted as VEC elements (any bit
                 // pattern is a valid `T`: DeviceCopy).
-                unsafe { core::mem::transmute_copy(&words) }
+                let c: [T; VEC] = unsafe { core::mem::transmute_copy(&words) };
+                c.map(T::to_f32)
             } else {
                 [fill; VEC]
             }
@@ -242,28 +238,12 @@ impl<const ALIGNED: bool> RowLayout<ALIGNED> {
                 let i = self.index::<VEC>(k, e);
                 if i < self.cols {
                     // SAFETY: `i < cols`, inside the readable row.
-                    unsafe { row.add(i).read() }
+                    unsafe { row.add(i).read() }.to_f32()
                 } else {
                     fill
                 }
             })
         }
-    }
-
-    /// [`Self::load_raw`] converted to f32.
-    ///
-    /// # Safety
-    /// As for [`Self::load_raw`].
-    #[inline(always)]
-    pub unsafe fn load<T: RowElem, const VEC: usize>(
-        &self,
-        row: *const T,
-        k: usize,
-        fill: f32,
-        cache: Cache,
-    ) -> [f32; VEC] {
-        // SAFETY: forwarded to the caller.
-        unsafe { self.load_raw::<T, VEC>(row, k, T::from_f32(fill), cache) }.map(T::to_f32)
     }
 
     /// Stores chunk `k` of this thread (values in f32) to `row`; elements past the row's end

@@ -1,7 +1,7 @@
 //! Row softmax: `y[r][j] = exp(x[r][j] - max_r) / Σ_j exp(x[r][j] - max_r)`, math in f32.
 //!
-//! One block per row. Rows of up to `block · K · VEC` elements (32 f32 or 64 bf16 per thread,
-//! so up to 32768 f32 or 65536 bf16 with 1024 threads) stay in registers: one read and one write of the data, two block
+//! One block per row. Rows of up to `block · K · VEC` elements (32 per thread, so up to 32768
+//! with 1024 threads) stay in registers: one read and one write of the data, two block
 //! reductions (max, then sum). Longer rows take two passes over global memory: an online
 //! max-and-sum (the running sum is rescaled when the maximum grows), then the normalized write.
 //! Subtracting the row maximum keeps `exp` in range for inputs of any magnitude.
@@ -17,8 +17,8 @@ use crate::unroll8;
 
 /// 16-byte chunks per thread held in registers by the f32 kernel (32 values).
 pub const CHUNKS_F32: usize = 8;
-/// 16-byte chunks per thread held in registers by the bf16 kernel (64 values, kept packed).
-pub const CHUNKS_BF16: usize = 8;
+/// 16-byte chunks per thread held in registers by the bf16 kernel (32 values).
+pub const CHUNKS_BF16: usize = 4;
 
 /// `e^(x - m)` through `ex2.approx` (relative error about 2^-21 for the arguments here, which
 /// are ≤ 0): the subtraction comes first so large inputs lose no bits to `x·log2 e`.
@@ -51,47 +51,34 @@ unsafe fn softmax_row<T: RowElem, const VEC: usize, const K: usize, const ALIGNE
     let cols = layout.cols;
     let tile = layout.tile::<VEC>();
     if cols <= K * tile {
-        // Fast path: the whole row in registers, as stored (bf16 stays packed: 64 values in
-        // 32 registers), converted where used.
+        // Fast path: the whole row in registers.
         const { assert!(K <= MAX_CHUNKS) };
-        let ninf = T::from_f32(f32::NEG_INFINITY);
-        let mut v = [[ninf; VEC]; K];
+        let mut v = [[f32::NEG_INFINITY; VEC]; K];
         unroll8!(k => {
             if k < K && k * tile < cols {
                 // SAFETY: the caller's promise on `x`.
-                v[k] = unsafe { layout.load_raw::<T, VEC>(x, k, ninf, Cache::Stream) };
+                v[k] = unsafe { layout.load::<T, VEC>(x, k, f32::NEG_INFINITY, Cache::Stream) };
             }
         });
         let mut m = f32::NEG_INFINITY;
         for chunk in &v {
             for &e in chunk {
-                m = m.max(e.to_f32());
+                m = m.max(e);
             }
         }
         let m = block::reduce(m, Max);
         let mut s = 0.0f32;
         for chunk in v.iter_mut() {
             for e in chunk.iter_mut() {
-                let p = exp_shifted(e.to_f32(), m);
-                if T::EXACT {
-                    // f32: keep the exponential (exact in the storage type).
-                    *e = T::from_f32(p);
-                }
-                s += p;
+                *e = exp_shifted(*e, m);
+                s += *e;
             }
         }
         let inv = 1.0 / block::reduce(s, Sum);
         unroll8!(k => {
             if k < K && k * tile < cols {
-                let out = v[k].map(|e| {
-                    if T::EXACT {
-                        e.to_f32() * inv
-                    } else {
-                        exp_shifted(e.to_f32(), m) * inv
-                    }
-                });
                 // SAFETY: the caller's promise on `y`; chunk `k` is this thread's alone.
-                unsafe { layout.store::<T, VEC>(y, k, out) };
+                unsafe { layout.store::<T, VEC>(y, k, v[k].map(|e| e * inv)) };
             }
         });
     } else {
