@@ -8,7 +8,7 @@
 
 use glam::Vec4;
 use gpu_host::{DeviceBuffer, Error, Gpu, LaunchConfig, Result};
-use seed_kernels::nbody::NBODY_BLOCK;
+use seed_kernels::nbody::{NBODY_BLOCK, NBODY_BODIES_PER_BLOCK};
 
 use crate::SeedKernels;
 
@@ -241,7 +241,8 @@ impl<'k> Simulation<'k> {
 
     fn forces(&mut self, kick: f32) -> Result<()> {
         let n = self.pos.len();
-        let cfg = LaunchConfig::new(n.div_ceil(NBODY_BLOCK as usize) as u32, NBODY_BLOCK);
+        let blocks = n.div_ceil(NBODY_BODIES_PER_BLOCK as usize) as u32;
+        let cfg = LaunchConfig::new(blocks, NBODY_BLOCK);
         let s = self.pos.stream().clone();
         self.kernels.nbody_forces(
             &s,
