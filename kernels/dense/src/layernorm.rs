@@ -10,7 +10,7 @@
 use gpu::prelude::*;
 use half::bf16;
 
-use crate::rows::{Cache, MAX_CHUNKS, RowElem, RowLayout, block_reduce};
+use crate::rows::{Cache, MAX_CHUNKS, RowElem, RowLayout};
 use crate::unroll8;
 
 /// 16-byte chunks per thread held in registers by the f32 kernel (32 values).
@@ -100,14 +100,14 @@ unsafe fn layernorm_row<T: RowElem, const VEC: usize, const K: usize, const ALIG
                 s += e;
             }
         }
-        let mean = block_reduce(s, Sum, 0.0, shared_array!(f32, 32).as_slice()) / n;
+        let mean = block::reduce(s, Sum) / n;
         let mut q = 0.0f32;
         unroll8!(k => {
             if k < K {
                 q = squared_deviations(&v[k], layout, k, mean, q);
             }
         });
-        let var = block_reduce(q, Sum, 0.0, shared_array!(f32, 32).as_slice()) / n;
+        let var = block::reduce(q, Sum) / n;
         let rstd = 1.0 / math::sqrt(var + eps);
         unroll8!(k => {
             if k < K && k * tile < cols {

@@ -139,35 +139,6 @@ macro_rules! unroll8 {
 /// The most chunks per thread a kernel may hold (what [`unroll8`] covers).
 pub const MAX_CHUNKS: usize = 8;
 
-/// `op` folded over one value per thread of the block, the result in every thread; `slots` is
-/// shared memory of at least one slot per warp that no other call uses. One barrier: unlike
-/// `block::reduce` (whose shared scratch is reused by the next call, so it ends with a second
-/// barrier), each call here has its own slots. The block size must be a multiple of 32.
-#[inline(always)]
-pub fn block_reduce<O: gpu::ops::ReduceOp<f32>>(
-    v: f32,
-    op: O,
-    identity: f32,
-    slots: gpu::shared::SharedSlice<f32>,
-) -> f32 {
-    let t = gpu::thread::local_index();
-    let (warp, lane, warps) = (t / 32, t % 32, gpu::thread::block_size() / 32);
-    let w = gpu::warp::reduce(v, op);
-    if warps == 1 {
-        return w;
-    }
-    if lane == 0 {
-        slots.write(warp as usize, w);
-    }
-    gpu::sync::sync_threads();
-    let x = if lane < warps {
-        slots.read(lane as usize)
-    } else {
-        identity
-    };
-    gpu::warp::reduce(x, op)
-}
-
 /// Cache policy of a chunk access.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Cache {

@@ -12,7 +12,7 @@ use gpu::math::exp2_approx;
 use gpu::prelude::*;
 use half::bf16;
 
-use crate::rows::{Cache, MAX_CHUNKS, RowElem, RowLayout, block_reduce};
+use crate::rows::{Cache, MAX_CHUNKS, RowElem, RowLayout};
 use crate::unroll8;
 
 /// 16-byte chunks per thread held in registers by the f32 kernel (32 values).
@@ -66,7 +66,7 @@ unsafe fn softmax_row<T: RowElem, const VEC: usize, const K: usize, const ALIGNE
                 m = m.max(e);
             }
         }
-        let m = block_reduce(m, Max, f32::NEG_INFINITY, shared_array!(f32, 32).as_slice());
+        let m = block::reduce(m, Max);
         let mut s = 0.0f32;
         for chunk in v.iter_mut() {
             for e in chunk.iter_mut() {
@@ -74,7 +74,7 @@ unsafe fn softmax_row<T: RowElem, const VEC: usize, const K: usize, const ALIGNE
                 s += *e;
             }
         }
-        let inv = 1.0 / block_reduce(s, Sum, 0.0, shared_array!(f32, 32).as_slice());
+        let inv = 1.0 / block::reduce(s, Sum);
         unroll8!(k => {
             if k < K && k * tile < cols {
                 // SAFETY: the caller's promise on `y`; chunk `k` is this thread's alone.
