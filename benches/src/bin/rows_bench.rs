@@ -103,12 +103,7 @@ fn bench<T: BenchElem>(gpu: &Gpu, dense: &Dense, extra: &[u32], peers: &Peers) -
         let mut y = gpu.alloc_zeroed::<T>(n)?;
         let default = row_block_size::<T>(cols);
         let mut threads = vec![default];
-        threads.extend(
-            extra
-                .iter()
-                .copied()
-                .filter(|&t| t > default),
-        );
+        threads.extend(extra.iter().copied().filter(|&t| t > default));
         for &t in &threads {
             let ours = time_us(s, &mut |s| {
                 dense.softmax_with_threads(s, &x, &mut y, rows, cols, t)
