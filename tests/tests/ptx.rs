@@ -99,6 +99,8 @@ fn seed_manifest_describes_every_kernel() {
         [
             "matmul_naive",
             "matmul_tiled",
+            "nbody_drift",
+            "nbody_forces",
             "rgb_to_gray",
             "saxpy",
             "segmented_sum",

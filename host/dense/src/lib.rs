@@ -21,6 +21,9 @@ pub use hopper_gemm::{TensorMap, WgmmaElem};
 gpu_host::include_kernels!("dense_kernels");
 gpu_host::include_kernels!("hopper_kernels");
 
+mod rows;
+pub use rows::{RowElement, row_block_size};
+
 /// The dense kernels, loaded on one GPU.
 pub struct Dense {
     #[allow(dead_code)]

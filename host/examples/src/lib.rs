@@ -6,6 +6,7 @@
 pub mod check;
 pub mod image;
 pub mod matmul;
+pub mod nbody;
 pub mod reduce;
 pub mod report;
 pub mod vector;

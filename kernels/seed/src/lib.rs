@@ -5,5 +5,6 @@
 
 pub mod image;
 pub mod matmul;
+pub mod nbody;
 pub mod reduce;
 pub mod vector;
