@@ -1,0 +1,318 @@
+//! Flash-attention forward, bf16 in and out, on tensor cores with `mma.sync` (sm_80+).
+//!
+//! `O = softmax(Q·Kᵀ·scale [causal]) · V` per (batch, head); Q, K, V, O are `[batch, heads, seq,
+//! head_dim]` contiguous bf16. FlashAttention-2 structure:
+//!
+//! - a block of 4 warps owns [`BLOCK_M`] = 64 query rows of one (batch, head); each warp owns 16
+//!   rows and keeps their Q fragments in registers for the whole kernel;
+//! - K and V stream through shared memory in [`BLOCK_N`] = 64-key tiles, double-buffered with
+//!   `cp.async` (the next K tile loads while this tile's scores are computed, the next V tile
+//!   while this tile's `P·V` runs);
+//! - `S = Q·Kᵀ` with `mma.sync.m16n8k16` (bf16 in, f32 accumulate), then an online softmax in
+//!   f32: running row max `m` and row sum `l`, exponentials by `ex2.approx` on scores prescaled
+//!   by `scale·log2 e`, the O accumulator rescaled by `2^(m_old − m_new)` when the max grows;
+//! - P goes back into the tensor cores straight from registers: the m16n8 accumulator layout of
+//!   two adjacent score tiles is exactly the m16k16 A-operand layout, so packing pairs to bf16
+//!   gives the A fragments of `P·V` with no shared-memory round trip; V's B fragments come from
+//!   `ldmatrix.trans`;
+//! - at the end O / l is rounded to bf16 and stored.
+//!
+//! Shared tiles are rows of `head_dim` bf16 in 16-byte chunks, chunk `c` of row `r` stored at
+//! chunk `c ^ (r & 7)`: the 8 rows an `ldmatrix` phase reads then hit 8 different 16-byte bank
+//! groups (no conflicts), and `cp.async` stores stay 16-byte aligned.
+//!
+//! Tails: rows past `seq_q` load as zeros and are not stored; keys past `seq_k` load as zeros
+//! (so `0 · V` stays 0) and their scores are masked to −∞. With `causal`, key tiles entirely
+//! above the diagonal are skipped, the masks run only on tiles that cross it, and blocks are
+//! scheduled heaviest (last query rows) first.
+
+use gpu::mma;
+use gpu::packed::Bf16x2;
+use gpu::prelude::*;
+use half::bf16;
+
+/// Query rows per block (16 per warp).
+pub const BLOCK_M: usize = 64;
+/// Keys per K/V tile.
+pub const BLOCK_N: usize = 64;
+/// Threads per block: 4 warps.
+pub const THREADS: u32 = 128;
+const T: usize = THREADS as usize;
+
+/// Dynamic shared memory for head dimension `head_dim`: the Q tile and two K and two V tiles.
+pub const fn shared_bytes(head_dim: usize) -> usize {
+    (BLOCK_M + 4 * BLOCK_N) * head_dim * 2
+}
+
+/// Sizes and flags of one launch (the tensors' batch and heads are the grid's y dimension).
+#[derive(Debug, Clone, Copy, PartialEq, DeviceCopy)]
+#[repr(C)]
+pub struct AttentionParams {
+    pub seq_q: u32,
+    pub seq_k: u32,
+    /// `scale · log2 e`: scores are multiplied by it so that `2^x` is the softmax's `e^(x·scale)`.
+    pub scale_log2: f32,
+    /// 1: key `j` is masked for query `i` when `j > i`.
+    pub causal: u32,
+}
+
+/// Byte offset of 16-byte chunk `chunk` of row `row` in a swizzled tile with `D`-element rows.
+#[inline(always)]
+fn swizzle<const D: usize>(row: usize, chunk: usize) -> u32 {
+    (row * D * 2 + ((chunk ^ (row & 7)) << 4)) as u32
+}
+
+/// Starts the copy of rows `row0 .. row0 + 64` of a `[seq, D]` matrix at `src` into the
+/// swizzled tile at `tile`; rows at or past `rows` are zero-filled (read nothing).
+///
+/// # Safety
+/// `src` must address `rows * D` readable elements, `rows >= 1`, and `tile` 64 rows of shared
+/// memory that no thread reads until the copy's group has been waited for and the block synced.
+#[inline(always)]
+unsafe fn load_tile<const D: usize>(tile: u32, src: *const bf16, row0: usize, rows: usize) {
+    let chunks = D / 8;
+    let tid = thread::thread_idx_x() as usize;
+    let mut it = 0;
+    while it < BLOCK_N * chunks / T {
+        let i = tid + it * T;
+        let (r, c) = (i / chunks, i % chunks);
+        let dst = tile + swizzle::<D>(r, c);
+        if row0 + r < rows {
+            // SAFETY: row `row0 + r` < `rows` exists (caller), 16 bytes at an 8-element offset.
+            unsafe { mma::cp_async_cg16(dst, src.add((row0 + r) * D + c * 8).cast()) };
+        } else {
+            // SAFETY: zero-fill form: nothing is read from `src` (the start of the matrix).
+            unsafe { mma::cp_async_cg16_zfill(dst, src.cast(), 0) };
+        }
+        it += 1;
+    }
+}
+
+/// The kernel body for head dimension `D`; `KD = D / 16` (k-steps of `Q·Kᵀ`) and `ND = D / 8`
+/// (n-tiles of O) are separate parameters because array lengths cannot be computed from `D`.
+#[inline(always)]
+fn attention_fwd<const D: usize, const KD: usize, const ND: usize>(
+    q: &[bf16],
+    k: &[bf16],
+    v: &[bf16],
+    o: DisjointSlice<bf16>,
+    p: AttentionParams,
+) {
+    const { assert!(KD * 16 == D && ND * 8 == D && (D == 64 || D == 128)) };
+    // The fragment indexing below assumes 4 warps of 32 lanes.
+    assert!(thread::block_dim_x() == THREADS);
+    let tid = thread::thread_idx_x() as usize;
+    let (lane, warp) = (tid % 32, tid / 32);
+    let (seq_q, seq_k) = (p.seq_q as usize, p.seq_k as usize);
+    let causal = p.causal != 0;
+    let bh = thread::block_idx_y() as usize;
+    let blocks_m = thread::grid_dim_x() as usize;
+    let bx = thread::block_idx_x() as usize;
+    // Causal blocks further down do more work: start them first.
+    let mb = if causal { blocks_m - 1 - bx } else { bx };
+    let q0 = mb * BLOCK_M;
+    // The host launches ceil(seq_q / 64) blocks and checked every length.
+    let q_rows = seq_q.min(q0 + BLOCK_M);
+    let q_ptr = q[bh * seq_q * D..].as_ptr();
+    let k_ptr = k[bh * seq_k * D..].as_ptr();
+    let v_ptr = v[bh * seq_k * D..].as_ptr();
+
+    let total_tiles = seq_k.div_ceil(BLOCK_N);
+    let n_tiles = if causal {
+        // The last row of this block sees keys 0 ..= q_rows - 1.
+        total_tiles.min((q_rows - 1) / BLOCK_N + 1)
+    } else {
+        total_tiles
+    };
+
+    let tile_bytes = (BLOCK_N * D * 2) as u32;
+    let sq = shared::dynamic::<u8>().addr();
+    let sk = [sq + tile_bytes, sq + 2 * tile_bytes];
+    let sv = [sq + 3 * tile_bytes, sq + 4 * tile_bytes];
+
+    // SAFETY (the three loads): q/k/v_ptr address this head's `seq * D` elements (host-checked
+    // lengths; `seq >= 1`), and the tiles are read only after wait + barrier.
+    unsafe { load_tile::<D>(sq, q_ptr, q0, seq_q) };
+    mma::commit_group();
+    unsafe { load_tile::<D>(sk[0], k_ptr, 0, seq_k) };
+    mma::commit_group();
+    unsafe { load_tile::<D>(sv[0], v_ptr, 0, seq_k) };
+    mma::commit_group();
+
+    // Q fragments (A operand, 16 rows × 16 columns per k-step) for this warp's 16 rows: ldmatrix
+    // x4 matrices are (rows 0-7, cols 0-7), (rows 8-15, 0-7), (0-7, 8-15), (8-15, 8-15).
+    mma::wait_group::<2>();
+    sync::sync_threads();
+    let mut qf = [[0u32; 4]; KD];
+    let a_row = warp * 16 + (lane % 8) + 8 * ((lane / 8) % 2);
+    for (kk, f) in qf.iter_mut().enumerate() {
+        // SAFETY: an in-tile, 16-byte aligned row of the Q tile; all lanes call together.
+        *f = unsafe { mma::ldmatrix_x4(sq + swizzle::<D>(a_row, 2 * kk + lane / 16)) };
+    }
+
+    let mut acc = [[0f32; 4]; ND];
+    // Row max (in log2 units) and this thread's part of the row sum, for rows lane/4 and +8.
+    let mut m = [f32::NEG_INFINITY; 2];
+    let mut l = [0f32; 2];
+    let scale = p.scale_log2;
+    let warp_row0 = q0 + warp * 16;
+    // K fragments (B operand, "col": rows of K are the n index): x4 matrices (keys 0-7, d 0-7),
+    // (keys 0-7, d 8-15), (keys 8-15, d 0-7), (keys 8-15, d 8-15) = two n-tiles of 8 keys.
+    let k_row = (lane % 8) + 8 * (lane / 16);
+    let k_chunk = (lane / 8) % 2;
+    // V fragments (B operand from row-major V, transposed by ldmatrix.trans): matrices (keys 0-7,
+    // d 0-7), (keys 8-15, d 0-7), (keys 0-7, d 8-15), (keys 8-15, d 8-15) = two n-tiles of 8 d.
+    let v_row = (lane % 8) + 8 * ((lane / 8) % 2);
+    let v_chunk = lane / 16;
+
+    for j in 0..n_tiles {
+        let buf = j & 1;
+        // K_j has landed (only V_j may still be in flight).
+        mma::wait_group::<1>();
+        sync::sync_threads();
+        if j + 1 < n_tiles {
+            // SAFETY: as above; buffer buf ^ 1 was last read in iteration j - 1, before the
+            // barrier every thread just passed.
+            unsafe { load_tile::<D>(sk[buf ^ 1], k_ptr, (j + 1) * BLOCK_N, seq_k) };
+        }
+        mma::commit_group();
+
+        // S = Q · K_jᵀ for this warp's 16 rows × 64 keys: 8 n-tiles of m16n8.
+        let mut s = [[0f32; 4]; BLOCK_N / 8];
+        for (kk, a) in qf.iter().enumerate() {
+            for np in 0..BLOCK_N / 16 {
+                // SAFETY: an in-tile, 16-byte aligned row of K_j; all lanes call together.
+                let b = unsafe {
+                    mma::ldmatrix_x4(sk[buf] + swizzle::<D>(np * 16 + k_row, 2 * kk + k_chunk))
+                };
+                s[2 * np] = mma::mma_bf16_m16n8k16(*a, [b[0], b[1]], s[2 * np]);
+                s[2 * np + 1] = mma::mma_bf16_m16n8k16(*a, [b[2], b[3]], s[2 * np + 1]);
+            }
+        }
+
+        // Masks: keys past seq_k, and keys above the diagonal; only on tiles that need them
+        // (warp-uniform test).
+        let key0 = j * BLOCK_N;
+        if key0 + BLOCK_N > seq_k || (causal && key0 + BLOCK_N - 1 > warp_row0) {
+            for (nt, tile) in s.iter_mut().enumerate() {
+                for (e, x) in tile.iter_mut().enumerate() {
+                    let key = key0 + nt * 8 + 2 * (lane % 4) + (e & 1);
+                    let row = warp_row0 + lane / 4 + 8 * (e >> 1);
+                    if key >= seq_k || (causal && key > row) {
+                        *x = f32::NEG_INFINITY;
+                    }
+                }
+            }
+        }
+
+        // Online softmax. Tile 0 always holds key 0, which no row masks, so the max is finite
+        // from the first tile on and 2^(−∞ − max) = 0 for masked scores.
+        for r in 0..2 {
+            let mut mx = m[r];
+            for tile in &s {
+                mx = mx.max(tile[2 * r] * scale).max(tile[2 * r + 1] * scale);
+            }
+            // The 4 lanes of a quad share the row.
+            mx = mx.max(warp::shuffle_xor(mx, 1));
+            mx = mx.max(warp::shuffle_xor(mx, 2));
+            let corr = math::exp2_approx(m[r] - mx);
+            m[r] = mx;
+            let mut sum = 0f32;
+            for tile in s.iter_mut() {
+                for x in &mut tile[2 * r..2 * r + 2] {
+                    *x = math::exp2_approx(math::fma(*x, scale, -mx));
+                    sum += *x;
+                }
+            }
+            l[r] = l[r] * corr + sum;
+            for o_tile in acc.iter_mut() {
+                o_tile[2 * r] *= corr;
+                o_tile[2 * r + 1] *= corr;
+            }
+        }
+
+        // P as A fragments: k-step kk (keys 16kk .. 16kk+15) = score n-tiles 2kk and 2kk+1.
+        let mut pf = [[0u32; 4]; BLOCK_N / 16];
+        for (kk, f) in pf.iter_mut().enumerate() {
+            let (lo, hi) = (&s[2 * kk], &s[2 * kk + 1]);
+            *f = [
+                Bf16x2::from_f32(lo[0], lo[1]).0,
+                Bf16x2::from_f32(lo[2], lo[3]).0,
+                Bf16x2::from_f32(hi[0], hi[1]).0,
+                Bf16x2::from_f32(hi[2], hi[3]).0,
+            ];
+        }
+
+        // V_j has landed (K_{j+1} may still be in flight).
+        mma::wait_group::<1>();
+        sync::sync_threads();
+        if j + 1 < n_tiles {
+            // SAFETY: as above; buffer buf ^ 1 was last read in iteration j - 1.
+            unsafe { load_tile::<D>(sv[buf ^ 1], v_ptr, (j + 1) * BLOCK_N, seq_k) };
+        }
+        mma::commit_group();
+
+        // O += P · V_j.
+        for (kk, a) in pf.iter().enumerate() {
+            for dp in 0..ND / 2 {
+                // SAFETY: an in-tile, 16-byte aligned row of V_j; all lanes call together.
+                let b = unsafe {
+                    mma::ldmatrix_x4_trans(
+                        sv[buf] + swizzle::<D>(kk * 16 + v_row, 2 * dp + v_chunk),
+                    )
+                };
+                acc[2 * dp] = mma::mma_bf16_m16n8k16(*a, [b[0], b[1]], acc[2 * dp]);
+                acc[2 * dp + 1] = mma::mma_bf16_m16n8k16(*a, [b[2], b[3]], acc[2 * dp + 1]);
+            }
+        }
+    }
+    // Nothing may be left in flight when the block exits (empty groups only, but be exact).
+    mma::wait_all();
+
+    // O / l, rounded to bf16; each thread stores pairs of columns of rows lane/4 and lane/4 + 8.
+    let out = o.as_mut_ptr().cast::<u32>();
+    for r in 0..2 {
+        let mut sum = l[r];
+        sum += warp::shuffle_xor(sum, 1);
+        sum += warp::shuffle_xor(sum, 2);
+        let inv = 1.0 / sum;
+        let row = warp_row0 + lane / 4 + 8 * r;
+        if row < seq_q {
+            let base = (bh * seq_q + row) * D;
+            for (dt, o_tile) in acc.iter().enumerate() {
+                let col = dt * 8 + 2 * (lane % 4);
+                let pair = Bf16x2::from_f32(o_tile[2 * r] * inv, o_tile[2 * r + 1] * inv);
+                // SAFETY: (row, col) with row < seq_q and col + 1 < D is inside this head's O
+                // (host-checked length), the offset is even so the u32 store is aligned, and
+                // every (row, column pair) belongs to exactly one thread of the grid.
+                unsafe { out.add((base + col) / 2).write(pair.0) };
+            }
+        }
+    }
+}
+
+/// Flash-attention forward for head dimension 64; launch with `(ceil(seq_q / 64), batch·heads)`
+/// blocks of [`THREADS`] threads and [`shared_bytes`]`(64)` bytes of dynamic shared memory.
+#[kernel(launch_bounds(128, 4))]
+pub fn attention_fwd_bf16_d64(
+    q: &[bf16],
+    k: &[bf16],
+    v: &[bf16],
+    o: DisjointSlice<bf16>,
+    p: AttentionParams,
+) {
+    attention_fwd::<64, 4, 8>(q, k, v, o, p);
+}
+
+/// Flash-attention forward for head dimension 128 (see [`attention_fwd_bf16_d64`];
+/// [`shared_bytes`]`(128)` bytes of dynamic shared memory).
+#[kernel(launch_bounds(128, 2))]
+pub fn attention_fwd_bf16_d128(
+    q: &[bf16],
+    k: &[bf16],
+    v: &[bf16],
+    o: DisjointSlice<bf16>,
+    p: AttentionParams,
+) {
+    attention_fwd::<128, 8, 16>(q, k, v, o, p);
+}
