@@ -56,6 +56,20 @@ pub struct AttentionParams {
     pub causal: u32,
 }
 
+/// Runs `body` with `i = 0, 1, …, n-1` (`n` a constant ≤ 16), fully unrolled: the fragment
+/// and accumulator arrays must only be indexed by constants to stay in registers (an array
+/// indexed by a loop variable lives in local memory), and LLVM's unroller gives up on loop
+/// bodies with many asm statements (`mma`, `ldmatrix`).
+macro_rules! unroll {
+    ($n:expr, |$i:ident| $body:block) => {{
+        const { assert!($n <= 16, "unroll!: at most 16 iterations") };
+        unroll!(@steps $n, $i, $body, 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+    }};
+    (@steps $n:expr, $i:ident, $body:block, $($k:literal)*) => {
+        { $( if $k < $n { let $i: usize = $k; $body } )* }
+    };
+}
+
 /// Byte offset of 16-byte chunk `chunk` of row `row` in a swizzled tile with `D`-element rows.
 #[inline(always)]
 fn swizzle<const D: usize>(row: usize, chunk: usize) -> u32 {
@@ -72,8 +86,7 @@ fn swizzle<const D: usize>(row: usize, chunk: usize) -> u32 {
 unsafe fn load_tile<const D: usize>(tile: u32, src: *const bf16, row0: usize, rows: usize) {
     let chunks = D / 8;
     let tid = thread::thread_idx_x() as usize;
-    let mut it = 0;
-    while it < BLOCK_N * chunks / T {
+    unroll!(BLOCK_N * (D / 8) / T, |it| {
         let i = tid + it * T;
         let (r, c) = (i / chunks, i % chunks);
         let dst = tile + swizzle::<D>(r, c);
@@ -84,8 +97,7 @@ unsafe fn load_tile<const D: usize>(tile: u32, src: *const bf16, row0: usize, ro
             // SAFETY: zero-fill form: nothing is read from `src` (the start of the matrix).
             unsafe { mma::cp_async_cg16_zfill(dst, src.cast(), 0) };
         }
-        it += 1;
-    }
+    });
 }
 
 /// The kernel body for head dimension `D`; `KD = D / 16` (k-steps of `Q·Kᵀ`) and `ND = D / 8`
@@ -127,16 +139,17 @@ fn attention_fwd<const D: usize, const KD: usize, const ND: usize>(
 
     let tile_bytes = (BLOCK_N * D * 2) as u32;
     let sq = shared::dynamic::<u8>().addr();
-    let sk = [sq + tile_bytes, sq + 2 * tile_bytes];
-    let sv = [sq + 3 * tile_bytes, sq + 4 * tile_bytes];
+    // Buffers by arithmetic, not arrays: an array indexed by `j & 1` would live in local memory.
+    let sk = |buf: usize| sq + (1 + buf as u32) * tile_bytes;
+    let sv = |buf: usize| sq + (3 + buf as u32) * tile_bytes;
 
     // SAFETY (the three loads): q/k/v_ptr address this head's `seq * D` elements (host-checked
     // lengths; `seq >= 1`), and the tiles are read only after wait + barrier.
     unsafe { load_tile::<D>(sq, q_ptr, q0, seq_q) };
     mma::commit_group();
-    unsafe { load_tile::<D>(sk[0], k_ptr, 0, seq_k) };
+    unsafe { load_tile::<D>(sk(0), k_ptr, 0, seq_k) };
     mma::commit_group();
-    unsafe { load_tile::<D>(sv[0], v_ptr, 0, seq_k) };
+    unsafe { load_tile::<D>(sv(0), v_ptr, 0, seq_k) };
     mma::commit_group();
 
     // Q fragments (A operand, 16 rows × 16 columns per k-step) for this warp's 16 rows: ldmatrix
@@ -145,10 +158,10 @@ fn attention_fwd<const D: usize, const KD: usize, const ND: usize>(
     sync::sync_threads();
     let mut qf = [[0u32; 4]; KD];
     let a_row = warp * 16 + (lane % 8) + 8 * ((lane / 8) % 2);
-    for (kk, f) in qf.iter_mut().enumerate() {
+    unroll!(KD, |kk| {
         // SAFETY: an in-tile, 16-byte aligned row of the Q tile; all lanes call together.
-        *f = unsafe { mma::ldmatrix_x4(sq + swizzle::<D>(a_row, 2 * kk + lane / 16)) };
-    }
+        qf[kk] = unsafe { mma::ldmatrix_x4(sq + swizzle::<D>(a_row, 2 * kk + lane / 16)) };
+    });
 
     let mut acc = [[0f32; 4]; ND];
     // Row max (in log2 units) and this thread's part of the row sum, for rows lane/4 and +8.
@@ -173,105 +186,106 @@ fn attention_fwd<const D: usize, const KD: usize, const ND: usize>(
         if j + 1 < n_tiles {
             // SAFETY: as above; buffer buf ^ 1 was last read in iteration j - 1, before the
             // barrier every thread just passed.
-            unsafe { load_tile::<D>(sk[buf ^ 1], k_ptr, (j + 1) * BLOCK_N, seq_k) };
+            unsafe { load_tile::<D>(sk(buf ^ 1), k_ptr, (j + 1) * BLOCK_N, seq_k) };
         }
         mma::commit_group();
 
         // S = Q · K_jᵀ for this warp's 16 rows × 64 keys: 8 n-tiles of m16n8.
         let mut s = [[0f32; 4]; BLOCK_N / 8];
-        for (kk, a) in qf.iter().enumerate() {
-            for np in 0..BLOCK_N / 16 {
+        unroll!(KD, |kk| {
+            unroll!(BLOCK_N / 16, |np| {
                 // SAFETY: an in-tile, 16-byte aligned row of K_j; all lanes call together.
                 let b = unsafe {
-                    mma::ldmatrix_x4(sk[buf] + swizzle::<D>(np * 16 + k_row, 2 * kk + k_chunk))
+                    mma::ldmatrix_x4(sk(buf) + swizzle::<D>(np * 16 + k_row, 2 * kk + k_chunk))
                 };
-                s[2 * np] = mma::mma_bf16_m16n8k16(*a, [b[0], b[1]], s[2 * np]);
-                s[2 * np + 1] = mma::mma_bf16_m16n8k16(*a, [b[2], b[3]], s[2 * np + 1]);
-            }
-        }
+                s[2 * np] = mma::mma_bf16_m16n8k16(qf[kk], [b[0], b[1]], s[2 * np]);
+                s[2 * np + 1] = mma::mma_bf16_m16n8k16(qf[kk], [b[2], b[3]], s[2 * np + 1]);
+            });
+        });
 
         // Masks: keys past seq_k, and keys above the diagonal; only on tiles that need them
         // (warp-uniform test).
         let key0 = j * BLOCK_N;
         if key0 + BLOCK_N > seq_k || (causal && key0 + BLOCK_N - 1 > warp_row0) {
-            for (nt, tile) in s.iter_mut().enumerate() {
-                for (e, x) in tile.iter_mut().enumerate() {
+            unroll!(BLOCK_N / 8, |nt| {
+                unroll!(4, |e| {
                     let key = key0 + nt * 8 + 2 * (lane % 4) + (e & 1);
                     let row = warp_row0 + lane / 4 + 8 * (e >> 1);
                     if key >= seq_k || (causal && key > row) {
-                        *x = f32::NEG_INFINITY;
+                        s[nt][e] = f32::NEG_INFINITY;
                     }
-                }
-            }
+                });
+            });
         }
 
         // Online softmax. Tile 0 always holds key 0, which no row masks, so the max is finite
         // from the first tile on and 2^(−∞ − max) = 0 for masked scores.
-        for r in 0..2 {
+        unroll!(2, |r| {
             let mut mx = m[r];
-            for tile in &s {
-                mx = mx.max(tile[2 * r] * scale).max(tile[2 * r + 1] * scale);
-            }
+            unroll!(BLOCK_N / 8, |nt| {
+                mx = mx.max(s[nt][2 * r] * scale).max(s[nt][2 * r + 1] * scale);
+            });
             // The 4 lanes of a quad share the row.
             mx = mx.max(warp::shuffle_xor(mx, 1));
             mx = mx.max(warp::shuffle_xor(mx, 2));
             let corr = math::exp2_approx(m[r] - mx);
             m[r] = mx;
             let mut sum = 0f32;
-            for tile in s.iter_mut() {
-                for x in &mut tile[2 * r..2 * r + 2] {
-                    *x = math::exp2_approx(math::fma(*x, scale, -mx));
-                    sum += *x;
-                }
-            }
+            unroll!(BLOCK_N / 8, |nt| {
+                unroll!(2, |e| {
+                    let x = math::exp2_approx(math::fma(s[nt][2 * r + e], scale, -mx));
+                    s[nt][2 * r + e] = x;
+                    sum += x;
+                });
+            });
             l[r] = l[r] * corr + sum;
-            for o_tile in acc.iter_mut() {
-                o_tile[2 * r] *= corr;
-                o_tile[2 * r + 1] *= corr;
-            }
-        }
+            unroll!(ND, |dt| {
+                acc[dt][2 * r] *= corr;
+                acc[dt][2 * r + 1] *= corr;
+            });
+        });
 
         // P as A fragments: k-step kk (keys 16kk .. 16kk+15) = score n-tiles 2kk and 2kk+1.
         let mut pf = [[0u32; 4]; BLOCK_N / 16];
-        for (kk, f) in pf.iter_mut().enumerate() {
-            let (lo, hi) = (&s[2 * kk], &s[2 * kk + 1]);
-            *f = [
+        unroll!(BLOCK_N / 16, |kk| {
+            let (lo, hi) = (s[2 * kk], s[2 * kk + 1]);
+            pf[kk] = [
                 Bf16x2::from_f32(lo[0], lo[1]).0,
                 Bf16x2::from_f32(lo[2], lo[3]).0,
                 Bf16x2::from_f32(hi[0], hi[1]).0,
                 Bf16x2::from_f32(hi[2], hi[3]).0,
             ];
-        }
+        });
 
         // V_j has landed (K_{j+1} may still be in flight).
         mma::wait_group::<1>();
         sync::sync_threads();
         if j + 1 < n_tiles {
             // SAFETY: as above; buffer buf ^ 1 was last read in iteration j - 1.
-            unsafe { load_tile::<D>(sv[buf ^ 1], v_ptr, (j + 1) * BLOCK_N, seq_k) };
+            unsafe { load_tile::<D>(sv(buf ^ 1), v_ptr, (j + 1) * BLOCK_N, seq_k) };
         }
         mma::commit_group();
 
         // O += P · V_j.
-        for (kk, a) in pf.iter().enumerate() {
-            for dp in 0..ND / 2 {
+        unroll!(BLOCK_N / 16, |kk| {
+            unroll!(ND / 2, |dp| {
                 // SAFETY: an in-tile, 16-byte aligned row of V_j; all lanes call together.
                 let b = unsafe {
                     mma::ldmatrix_x4_trans(
-                        sv[buf] + swizzle::<D>(kk * 16 + v_row, 2 * dp + v_chunk),
+                        sv(buf) + swizzle::<D>(kk * 16 + v_row, 2 * dp + v_chunk),
                     )
                 };
-                acc[2 * dp] = mma::mma_bf16_m16n8k16(*a, [b[0], b[1]], acc[2 * dp]);
-                acc[2 * dp + 1] = mma::mma_bf16_m16n8k16(*a, [b[2], b[3]], acc[2 * dp + 1]);
-            }
-        }
+                acc[2 * dp] = mma::mma_bf16_m16n8k16(pf[kk], [b[0], b[1]], acc[2 * dp]);
+                acc[2 * dp + 1] = mma::mma_bf16_m16n8k16(pf[kk], [b[2], b[3]], acc[2 * dp + 1]);
+            });
+        });
     }
     // Nothing may be left in flight when the block exits (empty groups only, but be exact).
     mma::wait_all();
 
     // O / l, rounded to bf16; each thread stores pairs of columns of rows lane/4 and lane/4 + 8.
     let out = o.as_mut_ptr().cast::<u32>();
-    for r in 0..2 {
+    unroll!(2, |r| {
         let mut sum = l[r];
         sum += warp::shuffle_xor(sum, 1);
         sum += warp::shuffle_xor(sum, 2);
@@ -279,21 +293,21 @@ fn attention_fwd<const D: usize, const KD: usize, const ND: usize>(
         let row = warp_row0 + lane / 4 + 8 * r;
         if row < seq_q {
             let base = (bh * seq_q + row) * D;
-            for (dt, o_tile) in acc.iter().enumerate() {
+            unroll!(ND, |dt| {
                 let col = dt * 8 + 2 * (lane % 4);
-                let pair = Bf16x2::from_f32(o_tile[2 * r] * inv, o_tile[2 * r + 1] * inv);
+                let pair = Bf16x2::from_f32(acc[dt][2 * r] * inv, acc[dt][2 * r + 1] * inv);
                 // SAFETY: (row, col) with row < seq_q and col + 1 < D is inside this head's O
                 // (host-checked length), the offset is even so the u32 store is aligned, and
                 // every (row, column pair) belongs to exactly one thread of the grid.
                 unsafe { out.add((base + col) / 2).write(pair.0) };
-            }
+            });
         }
-    }
+    });
 }
 
 /// Flash-attention forward for head dimension 64; launch with `(ceil(seq_q / 64), batch·heads)`
 /// blocks of [`THREADS`] threads and [`shared_bytes`]`(64)` bytes of dynamic shared memory.
-#[kernel(launch_bounds(128, 4))]
+#[kernel(launch_bounds(128, 3))]
 pub fn attention_fwd_bf16_d64(
     q: &[bf16],
     k: &[bf16],
