@@ -3,7 +3,7 @@
 //! that are not multiples of the 64-row tiles (1, 77, 200, ...), seq_q != seq_k, and the errors
 //! for bad shapes. Small shapes on the CPU simulator, larger ones on a GPU.
 
-use gpu_dense::{AttentionShape, Dense};
+use gpu_dense::{AttentionShape, Dense, attention_kernel_names};
 use gpu_host::{Error, Gpu};
 use gpu_tests::gpu_or_skip;
 use half::bf16;
@@ -83,6 +83,18 @@ fn reference(q: &[bf16], k: &[bf16], v: &[bf16], s: AttentionShape, causal: bool
 
 /// Runs one shape on `gpu` and checks ‖out − ref‖ / ‖ref‖ < 2e-2, every output written.
 fn check(gpu: &Gpu, dense: &Dense, shape: AttentionShape, causal: bool, seed: u64) {
+    check_kernel(gpu, dense, None, shape, causal, seed)
+}
+
+/// [`check`] through the named kernel (a tuning variant), or the default with `None`.
+fn check_kernel(
+    gpu: &Gpu,
+    dense: &Dense,
+    kernel: Option<&str>,
+    shape: AttentionShape,
+    causal: bool,
+    seed: u64,
+) {
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     // |q|, |k| < 2 gives softmaxes from flat to peaked (score std about 1.3).
     let q = rng.bf16s(shape.q_len(), 2.0);
@@ -95,9 +107,12 @@ fn check(gpu: &Gpu, dense: &Dense, shape: AttentionShape, causal: bool, seed: u6
     );
     // Poison: NaN everywhere, so an unwritten element fails the check.
     let mut o = gpu.to_device(&vec![bf16::NAN; shape.q_len()]).unwrap();
-    dense
-        .attention(gpu.default_stream(), &dq, &dk, &dv, &mut o, shape, causal)
-        .unwrap_or_else(|e| panic!("{shape:?} causal={causal}: {e}"));
+    let s = gpu.default_stream();
+    match kernel {
+        None => dense.attention(s, &dq, &dk, &dv, &mut o, shape, causal),
+        Some(name) => dense.attention_kernel(name, s, &dq, &dk, &dv, &mut o, shape, causal),
+    }
+    .unwrap_or_else(|e| panic!("{kernel:?} {shape:?} causal={causal}: {e}"));
     let got = o.to_vec().unwrap();
     let want = reference(&q, &k, &v, shape, causal);
     let (mut err, mut norm) = (0.0f64, 0.0f64);
@@ -105,7 +120,7 @@ fn check(gpu: &Gpu, dense: &Dense, shape: AttentionShape, causal: bool, seed: u6
         let g = g.to_f64();
         assert!(
             g.is_finite(),
-            "{shape:?} causal={causal}: element {i} is {g} (unwritten or NaN)"
+            "{kernel:?} {shape:?} causal={causal}: element {i} is {g} (unwritten or NaN)"
         );
         err += (g - w) * (g - w);
         norm += w * w;
@@ -113,7 +128,7 @@ fn check(gpu: &Gpu, dense: &Dense, shape: AttentionShape, causal: bool, seed: u6
     let rel = (err / norm).sqrt();
     assert!(
         rel < 2e-2,
-        "{shape:?} causal={causal}: relative error {rel:.3e} >= 2e-2"
+        "{kernel:?} {shape:?} causal={causal}: relative error {rel:.3e} >= 2e-2"
     );
 }
 
@@ -164,6 +179,38 @@ fn attention_matches_reference() {
             for causal in [false, true] {
                 seed += 1;
                 check(&gpu, &dense, shape(b, h, sq, sk, d), causal, seed);
+            }
+        }
+    }
+}
+
+/// Every tiling the benchmark compares computes the same function (ragged shapes, causal).
+#[test]
+fn attention_variants_match_reference() {
+    let Some(gpu) = gpu_or_skip("attention_variants_match_reference") else {
+        return;
+    };
+    let dense = Dense::load(&gpu).unwrap();
+    let shapes: &[(usize, usize, usize, usize)] = if gpu.is_simulator() {
+        &[(1, 2, 140, 70)]
+    } else {
+        &[(2, 3, 200, 200), (1, 2, 77, 300), (1, 1, 333, 129)]
+    };
+    let mut seed = 100;
+    for d in [64, 128] {
+        for name in attention_kernel_names(d) {
+            for &(b, h, sq, sk) in shapes {
+                for causal in [false, true] {
+                    seed += 1;
+                    check_kernel(
+                        &gpu,
+                        &dense,
+                        Some(name),
+                        shape(b, h, sq, sk, d),
+                        causal,
+                        seed,
+                    );
+                }
             }
         }
     }

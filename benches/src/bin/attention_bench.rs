@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use benches::time_us;
-use gpu_dense::{AttentionShape, Dense};
+use gpu_dense::{AttentionShape, Dense, attention_kernel_names};
 use gpu_host::{Gpu, Stream};
 use half::bf16;
 
@@ -48,11 +48,13 @@ fn main() -> ExitCode {
 
 fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let (mut peers_path, mut quick) = (None, false);
+    let (mut peers_path, mut quick, mut variants) = (None, false, false);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--peers" => peers_path = Some(args.next().ok_or("--peers needs a file")?),
             "--quick" => quick = true,
+            // Also time the tuning variants (other tilings) of each head dimension.
+            "--variants" => variants = true,
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
@@ -73,8 +75,8 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
         gpu.properties().multiprocessor_count
     );
     println!(
-        "{:<20}{:>6}{:>11}{:>11}{:>11}{:>11}{:>8}",
-        "case", "seq", "ours us", "ours TF/s", "peer us", "peer TF/s", "ratio"
+        "{:<20}{:<7}{:>6}{:>11}{:>11}{:>11}{:>11}{:>8}",
+        "case", "kernel", "seq", "ours us", "ours TF/s", "peer us", "peer TF/s", "ratio"
     );
     let stream: &Stream = gpu.default_stream();
     for &(d, b, h) in CONFIGS {
@@ -92,29 +94,44 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                 let k = gpu.to_device(&random_bf16(shape.kv_len(), 2))?;
                 let v = gpu.to_device(&random_bf16(shape.kv_len(), 3))?;
                 let mut o = gpu.alloc_zeroed::<bf16>(shape.q_len())?;
-                let ours = time_us(stream, &mut |st| {
-                    dense.attention(st, &q, &k, &v, &mut o, shape, causal)
-                })?;
-                let tflops = |us: f64| shape.flops(causal) / us * 1e-6;
-                let peer = peers
-                    .get(&case)
-                    .and_then(|p| p.get("torch.sdpa"))
-                    .and_then(|t| t.get(&s.to_string()))
-                    .copied();
-                match peer {
-                    Some(p) => println!(
-                        "{case:<20}{s:>6}{ours:>11.1}{:>11.1}{p:>11.1}{:>11.1}{:>7.2}x",
-                        tflops(ours),
-                        tflops(p),
-                        p / ours
-                    ),
-                    None => println!(
-                        "{case:<20}{s:>6}{ours:>11.1}{:>11.1}{:>11}{:>11}{:>8}",
-                        tflops(ours),
-                        "-",
-                        "-",
-                        "-"
-                    ),
+                let names: Vec<&str> = if variants {
+                    attention_kernel_names(d).collect()
+                } else {
+                    vec![""]
+                };
+                for name in names {
+                    let ours = time_us(stream, &mut |st| {
+                        if name.is_empty() {
+                            dense.attention(st, &q, &k, &v, &mut o, shape, causal)
+                        } else {
+                            dense.attention_kernel(name, st, &q, &k, &v, &mut o, shape, causal)
+                        }
+                    })?;
+                    let label = match name.rsplit_once('_') {
+                        Some((_, tiling)) if tiling.starts_with('w') => tiling,
+                        _ => "default",
+                    };
+                    let tflops = |us: f64| shape.flops(causal) / us * 1e-6;
+                    let peer = peers
+                        .get(&case)
+                        .and_then(|p| p.get("torch.sdpa"))
+                        .and_then(|t| t.get(&s.to_string()))
+                        .copied();
+                    match peer {
+                        Some(p) => println!(
+                            "{case:<20}{label:<7}{s:>6}{ours:>11.1}{:>11.1}{p:>11.1}{:>11.1}{:>7.2}x",
+                            tflops(ours),
+                            tflops(p),
+                            p / ours
+                        ),
+                        None => println!(
+                            "{case:<20}{label:<7}{s:>6}{ours:>11.1}{:>11.1}{:>11}{:>11}{:>8}",
+                            tflops(ours),
+                            "-",
+                            "-",
+                            "-"
+                        ),
+                    }
                 }
             }
         }

@@ -71,6 +71,26 @@ impl Dense {
             128 => "attention_fwd_bf16_d128",
             _ => "attention_fwd_bf16",
         };
+        self.attention_kernel(name, stream, q, k, v, o, shape, causal)
+    }
+
+    /// [`Dense::attention`] through one named kernel of `dense_kernels::attention::TILINGS`
+    /// (the default kernels and the tuning variants, e.g. `attention_fwd_bf16_d64_w8m1`), for
+    /// the benchmark's comparison of tilings. An unknown name, or one for another head
+    /// dimension, is an argument error.
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention_kernel(
+        &self,
+        name: &str,
+        stream: &Stream,
+        q: &DeviceBuffer<bf16>,
+        k: &DeviceBuffer<bf16>,
+        v: &DeviceBuffer<bf16>,
+        o: &mut DeviceBuffer<bf16>,
+        shape: AttentionShape,
+        causal: bool,
+    ) -> Result<()> {
         let bad = |argument: &str, message: String| Error::Argument {
             kernel: name.to_string(),
             argument: argument.to_string(),
@@ -82,6 +102,20 @@ impl Dense {
                 format!("head_dim {} is not supported: 64 or 128", shape.head_dim),
             ));
         }
+        let tiling = kernel::TILINGS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .filter(|_| attention_kernel_names(shape.head_dim).any(|n| n == name))
+            .map(|&(_, t)| t)
+            .ok_or_else(|| {
+                bad(
+                    "name",
+                    format!(
+                        "no attention kernel `{name}` for head_dim {}",
+                        shape.head_dim
+                    ),
+                )
+            })?;
         // Every product below must fit; a shape whose tensors overflow usize is nonsense.
         let checked = |dims: &[usize]| dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
         let q_len = checked(&[shape.batch, shape.heads, shape.seq_q, shape.head_dim])
@@ -138,20 +172,40 @@ impl Dense {
             scale_log2: (1.0 / (shape.head_dim as f64).sqrt() * std::f64::consts::LOG2_E) as f32,
             causal: causal as u32,
         };
-        let blocks_m = shape.seq_q.div_ceil(kernel::BLOCK_M) as u32;
-        let (threads, smem) = if shape.head_dim == 64 {
-            (kernel::THREADS, kernel::shared_bytes(64))
-        } else {
-            (kernel::THREADS, kernel::shared_bytes(128))
-        };
-        let cfg = LaunchConfig::new((blocks_m, bh as u32, 1), (threads, 1, 1))
-            .with_shared_mem(smem as u32);
-        if shape.head_dim == 64 {
-            self.dense
-                .attention_fwd_bf16_d64(stream, cfg, q, k, v, o, params)
-        } else {
-            self.dense
-                .attention_fwd_bf16_d128(stream, cfg, q, k, v, o, params)
+        let blocks_m = shape.seq_q.div_ceil(tiling.block_m()) as u32;
+        let cfg = LaunchConfig::new((blocks_m, bh as u32, 1), (tiling.threads(), 1, 1))
+            .with_shared_mem(tiling.shared_bytes(shape.head_dim) as u32);
+        let m = &self.dense;
+        match name {
+            "attention_fwd_bf16_d64" => m.attention_fwd_bf16_d64(stream, cfg, q, k, v, o, params),
+            "attention_fwd_bf16_d128" => m.attention_fwd_bf16_d128(stream, cfg, q, k, v, o, params),
+            "attention_fwd_bf16_d64_w4m1" => {
+                m.attention_fwd_bf16_d64_w4m1(stream, cfg, q, k, v, o, params)
+            }
+            "attention_fwd_bf16_d128_w4m1" => {
+                m.attention_fwd_bf16_d128_w4m1(stream, cfg, q, k, v, o, params)
+            }
+            "attention_fwd_bf16_d64_w8m1" => {
+                m.attention_fwd_bf16_d64_w8m1(stream, cfg, q, k, v, o, params)
+            }
+            "attention_fwd_bf16_d128_w8m1" => {
+                m.attention_fwd_bf16_d128_w8m1(stream, cfg, q, k, v, o, params)
+            }
+            "attention_fwd_bf16_d64_w4m2" => {
+                m.attention_fwd_bf16_d64_w4m2(stream, cfg, q, k, v, o, params)
+            }
+            _ => Err(bad("name", format!("no launcher for `{name}`"))),
         }
     }
+}
+
+/// Names of every attention kernel (defaults and tuning variants) for `head_dim`, for
+/// [`Dense::attention_kernel`].
+#[doc(hidden)]
+pub fn attention_kernel_names(head_dim: usize) -> impl Iterator<Item = &'static str> {
+    let prefix = format!("attention_fwd_bf16_d{head_dim}");
+    kernel::TILINGS
+        .iter()
+        .map(|&(n, _)| n)
+        .filter(move |n| *n == prefix || n.starts_with(&format!("{prefix}_")))
 }

@@ -13,7 +13,7 @@ mod attention;
 
 use gpu_host::{Gpu, Result};
 
-pub use attention::AttentionShape;
+pub use attention::{AttentionShape, attention_kernel_names};
 
 pub use gpu_host::gpu;
 
