@@ -56,6 +56,8 @@ impl Dense {
     /// `scaled_dot_product_attention(is_causal=True)`), and skips key tiles that are entirely
     /// masked. `head_dim` must be 64 or 128; `seq_q` and `seq_k` are arbitrary (`seq_k >= 1`
     /// when `seq_q >= 1`: a softmax over no keys is undefined). Asynchronous on `stream`.
+    // The signature the issue asks for: three inputs, an output, the shape and the mask flag.
+    #[allow(clippy::too_many_arguments)]
     pub fn attention(
         &self,
         stream: &Stream,

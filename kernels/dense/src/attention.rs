@@ -3,8 +3,9 @@
 //! `O = softmax(Q·Kᵀ·scale [causal]) · V` per (batch, head); Q, K, V, O are `[batch, heads, seq,
 //! head_dim]` contiguous bf16. FlashAttention-2 structure:
 //!
-//! - a block of 4 warps owns [`BLOCK_M`] = 64 query rows of one (batch, head); each warp owns 16
-//!   rows and keeps their Q fragments in registers for the whole kernel;
+//! - a block of `warps` warps owns `warps × 16 × m_tiles` query rows of one (batch, head)
+//!   ([`Tiling`]; d64: 4 warps × 32 rows, d128: 8 warps × 16 rows); each warp keeps the Q
+//!   fragments of its rows in registers for the whole kernel;
 //! - K and V stream through shared memory in [`BLOCK_N`] = 64-key tiles, double-buffered with
 //!   `cp.async` (the next K tile loads while this tile's scores are computed, the next V tile
 //!   while this tile's `P·V` runs);
@@ -81,9 +82,11 @@ const W4M2: Tiling = Tiling {
     warps: 4,
     m_tiles: 2,
 };
-/// The default tilings.
-pub const D64: Tiling = W4M1;
-pub const D128: Tiling = W4M1;
+/// The default tilings, the fastest of the variants at seq 4096 and 8192 on an H100 (see
+/// docs/gemm-tuning.md, "Flash attention"): d64 4 warps × 32 rows (each K/V fragment feeds two
+/// m-tiles), d128 8 warps × 16 rows (its 255 registers leave no room for a second m-tile).
+pub const D64: Tiling = W4M2;
+pub const D128: Tiling = W8M1;
 
 /// Sizes and flags of one launch (the tensors' batch and heads are the grid's y dimension).
 #[derive(Debug, Clone, Copy, PartialEq, DeviceCopy)]
@@ -442,18 +445,18 @@ macro_rules! attention_kernel {
 
 attention_kernel!(
     /// Flash-attention forward, head dimension 64, the default tiling [`D64`].
-    attention_fwd_bf16_d64, 64, 4, 8, D64, 64, 128, 3
+    attention_fwd_bf16_d64, 64, 4, 8, D64, 128, 128, 2
 );
 attention_kernel!(
     /// Flash-attention forward, head dimension 128, the default tiling [`D128`].
-    attention_fwd_bf16_d128, 128, 8, 16, D128, 64, 128, 2
+    attention_fwd_bf16_d128, 128, 8, 16, D128, 128, 256, 1
 );
 attention_kernel!(
-    /// Tuning variant: 4 warps × 16 rows (the default's shape, another name).
+    /// Tuning variant: 4 warps × 16 rows (the first version's tiling; 165 registers).
     attention_fwd_bf16_d64_w4m1, 64, 4, 8, W4M1, 64, 128, 3
 );
 attention_kernel!(
-    /// Tuning variant: 4 warps × 16 rows.
+    /// Tuning variant: 4 warps × 16 rows (the first version's tiling).
     attention_fwd_bf16_d128_w4m1, 128, 8, 16, W4M1, 64, 128, 2
 );
 attention_kernel!(
