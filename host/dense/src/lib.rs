@@ -9,9 +9,12 @@
 //! Ampere) and `hopper_kernels` (PTX for sm_90a: `wgmma`, TMA). The Hopper module is loaded only
 //! on compute capability 9.0 devices; the methods pick the fastest kernel the device has.
 
+mod attention;
 mod sgemm;
 
 use gpu_host::{Gpu, Result};
+
+pub use attention::{AttentionShape, attention_kernel_names};
 
 pub use gpu_host::gpu;
 

@@ -6,6 +6,7 @@
 // Links the device library (its panic handler) even before a module here uses it.
 use gpu as _;
 
+pub mod attention;
 pub mod layernorm;
 pub mod rows;
 pub mod sgemm;

@@ -30,6 +30,8 @@
 //! - [`ops`]: operators (`Sum`, `Min`, `Max`, bitwise, closures, your own).
 //! - [`atomic`]: atomic read-modify-write on global and shared memory, with a scope.
 //! - [`math`]: the hardware's fast approximate math and bit operations.
+//! - [`mma`]: tensor cores (`mma.sync`), `ldmatrix`, `cp.async` (sm_80+).
+//! - `packed`: `Bf16x2`/`F16x2` packed 16-bit floats and hardware conversions.
 //! - [`time`]: clocks, the global timer, `nanosleep`.
 //! - [`print`]: device-side `printf!`.
 //! - [`asm`]: how to write your own inline PTX, with small examples.
@@ -77,7 +79,10 @@ pub mod device;
 #[cfg(any(gpu_sm90, not(target_arch = "nvptx64")))]
 pub mod hopper;
 pub mod math;
+pub mod mma;
 pub mod ops;
+#[cfg(feature = "half")]
+pub mod packed;
 pub mod print;
 pub mod shared;
 pub mod slice;

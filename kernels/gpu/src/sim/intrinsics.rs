@@ -92,6 +92,17 @@ pub(crate) fn shfl(mode: u8, mask: u32, v: u32, b: u32, c: u32) -> u32 {
     }
 }
 
+/// [`rendezvous::exchange_map`]: per-lane results computed at one instant by the last lane.
+#[track_caller]
+pub(crate) fn warp_exchange_map(
+    what: &str,
+    mask: u32,
+    value: u64,
+    f: impl FnOnce(&[u64; 32]) -> [[u64; 2]; 32],
+) -> [u64; 2] {
+    rendezvous::exchange_map(what, mask, value, f)
+}
+
 #[track_caller]
 pub(crate) fn ballot(mask: u32, predicate: bool) -> u32 {
     let values = warp_exchange("warp::ballot_sync", mask, predicate as u64);

@@ -168,6 +168,56 @@ pub(crate) fn exchange(what: &str, mask: u32, value: u64) -> [u64; 32] {
     values
 }
 
+/// A warp collective whose per-lane results the last lane to arrive computes from every lane's
+/// `value` with `f`, all at one instant (as the GPU executes `ldmatrix` for the whole warp):
+/// no lane runs between the reads `f` makes for the lanes. Returns this lane's result.
+#[track_caller]
+pub(crate) fn exchange_map(
+    what: &str,
+    mask: u32,
+    value: u64,
+    f: impl FnOnce(&[u64; 32]) -> [[u64; 2]; 32],
+) -> [u64; 2] {
+    let site = Location::caller();
+    let t = current(what);
+    let warp = t.warp();
+    let lane = t.lane();
+    let mask = mask & warp.exists;
+    if mask & (1 << lane) == 0 {
+        panic!(
+            "gpu::{what}: lane {lane} called a warp collective with mask {mask:#010x}, which does \
+             not include the lane itself (undefined on a GPU)"
+        );
+    }
+    warp.pending[lane as usize].set(Some((mask, value)));
+    let complete = (0..WARP_SIZE)
+        .filter(|l| mask & (1 << l) != 0)
+        .all(|l| matches!(warp.pending[l as usize].get(), Some((m, _)) if m == mask));
+    if !complete {
+        t.suspend(State::Warp, site);
+        let v = t.warp_values.get();
+        return [v[0], v[1]];
+    }
+    let mut values = [0u64; 32];
+    for l in 0..WARP_SIZE {
+        if mask & (1 << l) != 0 {
+            values[l as usize] = warp.pending[l as usize].take().map_or(0, |(_, v)| v);
+        }
+    }
+    let results = f(&values);
+    let block = t.block();
+    for l in 0..WARP_SIZE {
+        if mask & (1 << l) != 0 && l != lane {
+            let other = &block.threads[(warp.first_thread + l) as usize];
+            let mut v = [0u64; 32];
+            v[..2].copy_from_slice(&results[l as usize]);
+            other.warp_values.set(v);
+            other.state.set(State::Ready);
+        }
+    }
+    results[lane as usize]
+}
+
 /// Why no thread of a stalled block can run: which threads wait where, which exited.
 pub(crate) fn describe_stall(block: &BlockCtx) -> String {
     let mut out = String::new();

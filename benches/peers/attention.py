@@ -1,0 +1,46 @@
+"""Peer timings for `attention-bench`: torch.nn.functional.scaled_dot_product_attention on bf16
+[batch, heads, seq, head_dim] tensors (its default backend on an H100 is flash attention), timed
+with CUDA events exactly like the Rust side. Prints JSON {case: {peer: {seq: microseconds}}} with
+the same case names as the bench (e.g. "d64_b4_h16", "d128_b4_h8_causal")."""
+import json
+import sys
+
+import torch
+import torch.nn.functional as F
+
+from timing import time_us
+
+# (head_dim, batch, heads) and sequence lengths: keep in sync with attention_bench.rs.
+CONFIGS = [(64, 4, 16), (128, 4, 8)]
+SEQS = [1024, 4096, 8192]
+if "--quick" in sys.argv:
+    SEQS = [1024, 4096]
+
+
+def case_name(d, b, h, causal):
+    return f"d{d}_b{b}_h{h}" + ("_causal" if causal else "")
+
+
+def main():
+    out = {}
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    for d, b, h in CONFIGS:
+        for causal in (False, True):
+            times = {}
+            for s in SEQS:
+                q, k, v = (
+                    (torch.rand(b, h, s, d, device="cuda", generator=gen, dtype=torch.float32) * 2 - 1)
+                    .to(torch.bfloat16)
+                    for _ in range(3)
+                )
+                times[str(s)] = time_us(
+                    lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                )
+                del q, k, v
+                torch.cuda.empty_cache()
+            out[case_name(d, b, h, causal)] = {"torch.sdpa": times}
+    json.dump(out, sys.stdout, indent=1)
+
+
+if __name__ == "__main__":
+    main()

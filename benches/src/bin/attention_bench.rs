@@ -1,0 +1,140 @@
+//! `attention-bench [--peers peers.json] [--quick]`: times the flash-attention forward of
+//! `gpu-dense` (`Dense::attention`, bf16) with CUDA events and prints a table against
+//! `torch.nn.functional.scaled_dot_product_attention` timed by `benches/peers/attention.py` in
+//! the same session:
+//!
+//! ```text
+//! case                  seq    ours us  ours TF/s    peer us  peer TF/s   ratio
+//! d64_b4_h16           4096     1234.5      222.8     1000.0      275.0   0.81x
+//! ```
+//! TFLOP/s count the two matrix products, `4 · batch · heads · seq² · head_dim` (half of it
+//! when causal); `ratio` = peer time / our time (> 1: we are faster).
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use benches::time_us;
+use gpu_dense::{AttentionShape, Dense, attention_kernel_names};
+use gpu_host::{Gpu, Stream};
+use half::bf16;
+
+/// Peer timings: case → peer → seq → microseconds.
+type Peers = BTreeMap<String, BTreeMap<String, BTreeMap<String, f64>>>;
+
+/// (head_dim, batch, heads); keep in sync with benches/peers/attention.py.
+const CONFIGS: &[(usize, usize, usize)] = &[(64, 4, 16), (128, 4, 8)];
+
+fn random_bf16(n: usize, seed: u64) -> Vec<bf16> {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            bf16::from_f32((state >> 40) as f32 / (1u64 << 23) as f32 - 1.0)
+        })
+        .collect()
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("attention-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let (mut peers_path, mut quick, mut variants) = (None, false, false);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--peers" => peers_path = Some(args.next().ok_or("--peers needs a file")?),
+            "--quick" => quick = true,
+            // Also time the tuning variants (other tilings) of each head dimension.
+            "--variants" => variants = true,
+            other => return Err(format!("unknown argument {other}").into()),
+        }
+    }
+    let peers: Peers = match &peers_path {
+        Some(p) => serde_json::from_str(&std::fs::read_to_string(p)?)?,
+        None => Peers::new(),
+    };
+    let seqs: &[usize] = if quick {
+        &[1024, 4096]
+    } else {
+        &[1024, 4096, 8192]
+    };
+    let gpu = Gpu::first()?;
+    let dense = Dense::load(&gpu)?;
+    println!(
+        "GPU: {} ({} SMs)",
+        gpu.properties().name,
+        gpu.properties().multiprocessor_count
+    );
+    println!(
+        "{:<20}{:<7}{:>6}{:>11}{:>11}{:>11}{:>11}{:>8}",
+        "case", "kernel", "seq", "ours us", "ours TF/s", "peer us", "peer TF/s", "ratio"
+    );
+    let stream: &Stream = gpu.default_stream();
+    for &(d, b, h) in CONFIGS {
+        for causal in [false, true] {
+            let case = format!("d{d}_b{b}_h{h}{}", if causal { "_causal" } else { "" });
+            for &s in seqs {
+                let shape = AttentionShape {
+                    batch: b,
+                    heads: h,
+                    seq_q: s,
+                    seq_k: s,
+                    head_dim: d,
+                };
+                let q = gpu.to_device(&random_bf16(shape.q_len(), 1))?;
+                let k = gpu.to_device(&random_bf16(shape.kv_len(), 2))?;
+                let v = gpu.to_device(&random_bf16(shape.kv_len(), 3))?;
+                let mut o = gpu.alloc_zeroed::<bf16>(shape.q_len())?;
+                let names: Vec<&str> = if variants {
+                    attention_kernel_names(d).collect()
+                } else {
+                    vec![""]
+                };
+                for name in names {
+                    let ours = time_us(stream, &mut |st| {
+                        if name.is_empty() {
+                            dense.attention(st, &q, &k, &v, &mut o, shape, causal)
+                        } else {
+                            dense.attention_kernel(name, st, &q, &k, &v, &mut o, shape, causal)
+                        }
+                    })?;
+                    let label = match name.rsplit_once('_') {
+                        Some((_, tiling)) if tiling.starts_with('w') => tiling,
+                        _ => "default",
+                    };
+                    let tflops = |us: f64| shape.flops(causal) / us * 1e-6;
+                    let peer = peers
+                        .get(&case)
+                        .and_then(|p| p.get("torch.sdpa"))
+                        .and_then(|t| t.get(&s.to_string()))
+                        .copied();
+                    match peer {
+                        Some(p) => println!(
+                            "{case:<20}{label:<7}{s:>6}{ours:>11.1}{:>11.1}{p:>11.1}{:>11.1}{:>7.2}x",
+                            tflops(ours),
+                            tflops(p),
+                            p / ours
+                        ),
+                        None => println!(
+                            "{case:<20}{label:<7}{s:>6}{ours:>11.1}{:>11.1}{:>11}{:>11}{:>8}",
+                            tflops(ours),
+                            "-",
+                            "-",
+                            "-"
+                        ),
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,213 @@
+//! Flash-attention forward on tensor cores (`mma.sync`, any sm_80+ GPU).
+//!
+//! `O = softmax(Q·Kᵀ·scale [+ causal mask]) · V` per (batch, head), with Q, K, V, O bf16 tensors
+//! of shape `[batch, heads, seq, head_dim]`, contiguous. The kernel never materializes the
+//! `seq_q × seq_k` score matrix: each block streams 64-key tiles of K and V through shared memory
+//! and keeps a running softmax (FlashAttention-2), so memory traffic is one read of Q, K, V per
+//! query block and one write of O.
+
+use gpu_host::{DeviceBuffer, Error, LaunchConfig, Result, Stream};
+use half::bf16;
+
+use crate::Dense;
+use ::dense_kernels::attention::{self as kernel, AttentionParams};
+
+/// The sizes of one attention call. Q and O are `[batch, heads, seq_q, head_dim]`, K and V
+/// `[batch, heads, seq_k, head_dim]`, all contiguous (row-major, `head_dim` fastest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttentionShape {
+    pub batch: usize,
+    pub heads: usize,
+    pub seq_q: usize,
+    pub seq_k: usize,
+    pub head_dim: usize,
+}
+
+impl AttentionShape {
+    /// Elements of Q (and of O).
+    pub fn q_len(&self) -> usize {
+        self.batch * self.heads * self.seq_q * self.head_dim
+    }
+
+    /// Elements of K (and of V).
+    pub fn kv_len(&self) -> usize {
+        self.batch * self.heads * self.seq_k * self.head_dim
+    }
+
+    /// Floating-point operations of the two matrix products, the usual figure for attention
+    /// throughput: `4 · batch · heads · seq_q · seq_k · head_dim`, halved when causal (about half
+    /// of the scores are masked; exact only for `seq_q == seq_k` and long sequences).
+    pub fn flops(&self, causal: bool) -> f64 {
+        let full = 4.0
+            * self.batch as f64
+            * self.heads as f64
+            * self.seq_q as f64
+            * self.seq_k as f64
+            * self.head_dim as f64;
+        if causal { full / 2.0 } else { full }
+    }
+}
+
+impl Dense {
+    /// Flash-attention forward: `o = softmax(q·kᵀ / sqrt(head_dim) [causal]) · v` for every
+    /// (batch, head), bf16 in and out, f32 scores and accumulators.
+    ///
+    /// `causal` masks key `j` for query `i` when `j > i` (top-left aligned, like torch's
+    /// `scaled_dot_product_attention(is_causal=True)`), and skips key tiles that are entirely
+    /// masked. `head_dim` must be 64 or 128; `seq_q` and `seq_k` are arbitrary (`seq_k >= 1`
+    /// when `seq_q >= 1`: a softmax over no keys is undefined). Asynchronous on `stream`.
+    // The signature the issue asks for: three inputs, an output, the shape and the mask flag.
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention(
+        &self,
+        stream: &Stream,
+        q: &DeviceBuffer<bf16>,
+        k: &DeviceBuffer<bf16>,
+        v: &DeviceBuffer<bf16>,
+        o: &mut DeviceBuffer<bf16>,
+        shape: AttentionShape,
+        causal: bool,
+    ) -> Result<()> {
+        let name = match shape.head_dim {
+            64 => "attention_fwd_bf16_d64",
+            128 => "attention_fwd_bf16_d128",
+            _ => "attention_fwd_bf16",
+        };
+        self.attention_kernel(name, stream, q, k, v, o, shape, causal)
+    }
+
+    /// [`Dense::attention`] through one named kernel of `dense_kernels::attention::TILINGS`
+    /// (the default kernels and the tuning variants, e.g. `attention_fwd_bf16_d64_w8m1`), for
+    /// the benchmark's comparison of tilings. An unknown name, or one for another head
+    /// dimension, is an argument error.
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention_kernel(
+        &self,
+        name: &str,
+        stream: &Stream,
+        q: &DeviceBuffer<bf16>,
+        k: &DeviceBuffer<bf16>,
+        v: &DeviceBuffer<bf16>,
+        o: &mut DeviceBuffer<bf16>,
+        shape: AttentionShape,
+        causal: bool,
+    ) -> Result<()> {
+        let bad = |argument: &str, message: String| Error::Argument {
+            kernel: name.to_string(),
+            argument: argument.to_string(),
+            message,
+        };
+        if shape.head_dim != 64 && shape.head_dim != 128 {
+            return Err(bad(
+                "shape.head_dim",
+                format!("head_dim {} is not supported: 64 or 128", shape.head_dim),
+            ));
+        }
+        let tiling = kernel::TILINGS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .filter(|_| attention_kernel_names(shape.head_dim).any(|n| n == name))
+            .map(|&(_, t)| t)
+            .ok_or_else(|| {
+                bad(
+                    "name",
+                    format!(
+                        "no attention kernel `{name}` for head_dim {}",
+                        shape.head_dim
+                    ),
+                )
+            })?;
+        // Every product below must fit; a shape whose tensors overflow usize is nonsense.
+        let checked = |dims: &[usize]| dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+        let q_len = checked(&[shape.batch, shape.heads, shape.seq_q, shape.head_dim])
+            .ok_or_else(|| bad("shape", format!("{shape:?}: Q's element count overflows")))?;
+        let kv_len = checked(&[shape.batch, shape.heads, shape.seq_k, shape.head_dim])
+            .ok_or_else(|| bad("shape", format!("{shape:?}: K's element count overflows")))?;
+        for (argument, len, want) in [
+            ("q", q.len(), q_len),
+            ("k", k.len(), kv_len),
+            ("v", v.len(), kv_len),
+            ("o", o.len(), q_len),
+        ] {
+            if len != want {
+                return Err(bad(
+                    argument,
+                    format!(
+                        "has {len} elements; shape {shape:?} needs {want} \
+                         ([batch, heads, seq, head_dim] contiguous)"
+                    ),
+                ));
+            }
+        }
+        if q_len == 0 {
+            return Ok(());
+        }
+        if shape.seq_k == 0 {
+            return Err(bad(
+                "shape.seq_k",
+                "is 0: a softmax over no keys is undefined".to_string(),
+            ));
+        }
+        // The kernel indexes rows with 32-bit arithmetic per (batch, head) and the grid's y
+        // dimension holds batch * heads.
+        let bh = shape.batch * shape.heads;
+        if bh > 65_535 {
+            return Err(bad(
+                "shape",
+                format!("batch * heads = {bh}: at most 65535 (the grid's y dimension)"),
+            ));
+        }
+        if shape.seq_q.max(shape.seq_k) > (u32::MAX / 256) as usize {
+            return Err(bad(
+                "shape",
+                format!(
+                    "sequence length {} is too long",
+                    shape.seq_q.max(shape.seq_k)
+                ),
+            ));
+        }
+        let params = AttentionParams {
+            seq_q: shape.seq_q as u32,
+            seq_k: shape.seq_k as u32,
+            // softmax(x·scale) = 2^(x·scale·log2 e − max) / Σ: prescaling lets ex2.approx do it.
+            scale_log2: (1.0 / (shape.head_dim as f64).sqrt() * std::f64::consts::LOG2_E) as f32,
+            causal: causal as u32,
+        };
+        let blocks_m = shape.seq_q.div_ceil(tiling.block_m()) as u32;
+        let cfg = LaunchConfig::new((blocks_m, bh as u32, 1), (tiling.threads(), 1, 1))
+            .with_shared_mem(tiling.shared_bytes(shape.head_dim) as u32);
+        let m = &self.dense;
+        match name {
+            "attention_fwd_bf16_d64" => m.attention_fwd_bf16_d64(stream, cfg, q, k, v, o, params),
+            "attention_fwd_bf16_d128" => m.attention_fwd_bf16_d128(stream, cfg, q, k, v, o, params),
+            "attention_fwd_bf16_d64_w4m1" => {
+                m.attention_fwd_bf16_d64_w4m1(stream, cfg, q, k, v, o, params)
+            }
+            "attention_fwd_bf16_d128_w4m1" => {
+                m.attention_fwd_bf16_d128_w4m1(stream, cfg, q, k, v, o, params)
+            }
+            "attention_fwd_bf16_d64_w8m1" => {
+                m.attention_fwd_bf16_d64_w8m1(stream, cfg, q, k, v, o, params)
+            }
+            "attention_fwd_bf16_d128_w8m1" => {
+                m.attention_fwd_bf16_d128_w8m1(stream, cfg, q, k, v, o, params)
+            }
+            "attention_fwd_bf16_d64_w4m2" => {
+                m.attention_fwd_bf16_d64_w4m2(stream, cfg, q, k, v, o, params)
+            }
+            _ => Err(bad("name", format!("no launcher for `{name}`"))),
+        }
+    }
+}
+
+/// Names of every attention kernel (defaults and tuning variants) for `head_dim`, for
+/// [`Dense::attention_kernel`].
+#[doc(hidden)]
+pub fn attention_kernel_names(head_dim: usize) -> impl Iterator<Item = &'static str> {
+    let prefix = format!("attention_fwd_bf16_d{head_dim}");
+    kernel::TILINGS
+        .iter()
+        .map(|&(n, _)| n)
+        .filter(move |n| *n == prefix || n.starts_with(&format!("{prefix}_")))
+}

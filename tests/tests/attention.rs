@@ -1,0 +1,267 @@
+//! Flash-attention forward (`Dense::attention`) against a CPU reference computed in f64 from the
+//! same bf16 inputs: head dims 64 and 128, causal and not, batch and heads > 1, sequence lengths
+//! that are not multiples of the 64-row tiles (1, 77, 200, ...), seq_q != seq_k, and the errors
+//! for bad shapes. Small shapes on the CPU simulator, larger ones on a GPU.
+
+use gpu_dense::{AttentionShape, Dense, attention_kernel_names};
+use gpu_host::{Error, Gpu};
+use gpu_tests::gpu_or_skip;
+use half::bf16;
+
+/// Deterministic pseudo-random numbers (xorshift64*), so failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    /// Uniform in [-a, a), never exactly 0 after rounding to bf16 (zeros hide indexing bugs).
+    fn bf16s(&mut self, n: usize, a: f64) -> Vec<bf16> {
+        (0..n)
+            .map(|_| {
+                let u = (self.next() >> 11) as f64 / (1u64 << 52) as f64 * 2.0 - 1.0;
+                let x = bf16::from_f64(u * a);
+                if x.to_f64() == 0.0 {
+                    bf16::from_f64(a / 64.0)
+                } else {
+                    x
+                }
+            })
+            .collect()
+    }
+}
+
+/// softmax(q·kᵀ/sqrt(d) [causal, key j > query i masked]) · v in f64, per (batch, head).
+fn reference(q: &[bf16], k: &[bf16], v: &[bf16], s: AttentionShape, causal: bool) -> Vec<f64> {
+    let d = s.head_dim;
+    let scale = 1.0 / (d as f64).sqrt();
+    let (qf, kf, vf): (Vec<f64>, Vec<f64>, Vec<f64>) = (
+        q.iter().map(|x| x.to_f64()).collect(),
+        k.iter().map(|x| x.to_f64()).collect(),
+        v.iter().map(|x| x.to_f64()).collect(),
+    );
+    let mut out = vec![0.0; s.q_len()];
+    let mut scores = vec![0.0; s.seq_k];
+    for bh in 0..s.batch * s.heads {
+        let (qh, kh, vh) = (
+            &qf[bh * s.seq_q * d..],
+            &kf[bh * s.seq_k * d..],
+            &vf[bh * s.seq_k * d..],
+        );
+        for i in 0..s.seq_q {
+            let keys = if causal {
+                (i + 1).min(s.seq_k)
+            } else {
+                s.seq_k
+            };
+            let qi = &qh[i * d..(i + 1) * d];
+            let mut max = f64::NEG_INFINITY;
+            for (j, sc) in scores[..keys].iter_mut().enumerate() {
+                let kj = &kh[j * d..(j + 1) * d];
+                *sc = qi.iter().zip(kj).map(|(a, b)| a * b).sum::<f64>() * scale;
+                max = max.max(*sc);
+            }
+            let mut sum = 0.0;
+            for sc in &mut scores[..keys] {
+                *sc = (*sc - max).exp();
+                sum += *sc;
+            }
+            let oi = &mut out[(bh * s.seq_q + i) * d..(bh * s.seq_q + i + 1) * d];
+            for (j, p) in scores[..keys].iter().enumerate() {
+                let vj = &vh[j * d..(j + 1) * d];
+                for (o, x) in oi.iter_mut().zip(vj) {
+                    *o += p / sum * x;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Runs one shape on `gpu` and checks ‖out − ref‖ / ‖ref‖ < 2e-2, every output written.
+fn check(gpu: &Gpu, dense: &Dense, shape: AttentionShape, causal: bool, seed: u64) {
+    check_kernel(gpu, dense, None, shape, causal, seed)
+}
+
+/// [`check`] through the named kernel (a tuning variant), or the default with `None`.
+fn check_kernel(
+    gpu: &Gpu,
+    dense: &Dense,
+    kernel: Option<&str>,
+    shape: AttentionShape,
+    causal: bool,
+    seed: u64,
+) {
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    // |q|, |k| < 2 gives softmaxes from flat to peaked (score std about 1.3).
+    let q = rng.bf16s(shape.q_len(), 2.0);
+    let k = rng.bf16s(shape.kv_len(), 2.0);
+    let v = rng.bf16s(shape.kv_len(), 1.0);
+    let (dq, dk, dv) = (
+        gpu.to_device(&q).unwrap(),
+        gpu.to_device(&k).unwrap(),
+        gpu.to_device(&v).unwrap(),
+    );
+    // Poison: NaN everywhere, so an unwritten element fails the check.
+    let mut o = gpu.to_device(&vec![bf16::NAN; shape.q_len()]).unwrap();
+    let s = gpu.default_stream();
+    match kernel {
+        None => dense.attention(s, &dq, &dk, &dv, &mut o, shape, causal),
+        Some(name) => dense.attention_kernel(name, s, &dq, &dk, &dv, &mut o, shape, causal),
+    }
+    .unwrap_or_else(|e| panic!("{kernel:?} {shape:?} causal={causal}: {e}"));
+    let got = o.to_vec().unwrap();
+    let want = reference(&q, &k, &v, shape, causal);
+    let (mut err, mut norm) = (0.0f64, 0.0f64);
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        let g = g.to_f64();
+        assert!(
+            g.is_finite(),
+            "{kernel:?} {shape:?} causal={causal}: element {i} is {g} (unwritten or NaN)"
+        );
+        err += (g - w) * (g - w);
+        norm += w * w;
+    }
+    let rel = (err / norm).sqrt();
+    assert!(
+        rel < 2e-2,
+        "{kernel:?} {shape:?} causal={causal}: relative error {rel:.3e} >= 2e-2"
+    );
+}
+
+fn shape(
+    batch: usize,
+    heads: usize,
+    seq_q: usize,
+    seq_k: usize,
+    head_dim: usize,
+) -> AttentionShape {
+    AttentionShape {
+        batch,
+        heads,
+        seq_q,
+        seq_k,
+        head_dim,
+    }
+}
+
+#[test]
+fn attention_matches_reference() {
+    let Some(gpu) = gpu_or_skip("attention_matches_reference") else {
+        return;
+    };
+    let dense = Dense::load(&gpu).unwrap();
+    // (batch, heads, seq_q, seq_k): tails, one row, several tiles, seq_q != seq_k both ways.
+    let shapes: &[(usize, usize, usize, usize)] = if gpu.is_simulator() {
+        &[
+            (1, 1, 1, 1),
+            (2, 2, 77, 77),
+            (1, 1, 70, 130),
+            (1, 2, 130, 20),
+        ]
+    } else {
+        &[
+            (1, 1, 1, 1),
+            (2, 3, 77, 77),
+            (2, 2, 200, 200),
+            (1, 2, 64, 64),
+            (1, 3, 128, 300),
+            (2, 1, 300, 100),
+            (1, 2, 1000, 1000),
+        ]
+    };
+    let mut seed = 1;
+    for &d in &[64, 128] {
+        for &(b, h, sq, sk) in shapes {
+            for causal in [false, true] {
+                seed += 1;
+                check(&gpu, &dense, shape(b, h, sq, sk, d), causal, seed);
+            }
+        }
+    }
+}
+
+/// Every tiling the benchmark compares computes the same function (ragged shapes, causal).
+#[test]
+fn attention_variants_match_reference() {
+    let Some(gpu) = gpu_or_skip("attention_variants_match_reference") else {
+        return;
+    };
+    let dense = Dense::load(&gpu).unwrap();
+    let shapes: &[(usize, usize, usize, usize)] = if gpu.is_simulator() {
+        &[(1, 2, 140, 70)]
+    } else {
+        &[(2, 3, 200, 200), (1, 2, 77, 300), (1, 1, 333, 129)]
+    };
+    let mut seed = 100;
+    for d in [64, 128] {
+        for name in attention_kernel_names(d) {
+            for &(b, h, sq, sk) in shapes {
+                for causal in [false, true] {
+                    seed += 1;
+                    check_kernel(
+                        &gpu,
+                        &dense,
+                        Some(name),
+                        shape(b, h, sq, sk, d),
+                        causal,
+                        seed,
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn attention_rejects_bad_input() {
+    let Some(gpu) = gpu_or_skip("attention_rejects_bad_input") else {
+        return;
+    };
+    let dense = Dense::load(&gpu).unwrap();
+    let s = gpu.default_stream();
+    let buf = |n: usize| gpu.to_device(&vec![bf16::ONE; n]).unwrap();
+    let good = shape(1, 2, 10, 12, 64);
+    let (q, k, v) = (buf(good.q_len()), buf(good.kv_len()), buf(good.kv_len()));
+    let mut o = buf(good.q_len());
+    let argument_of = |r: gpu_host::Result<()>| match r {
+        Err(Error::Argument {
+            kernel, argument, ..
+        }) => (kernel, argument),
+        other => panic!("expected an argument error, got {other:?}"),
+    };
+
+    let bad_dim = shape(1, 2, 10, 12, 96);
+    let (kernel, argument) = argument_of(dense.attention(s, &q, &k, &v, &mut o, bad_dim, false));
+    assert!(kernel.starts_with("attention_fwd_bf16"), "{kernel}");
+    assert_eq!(argument, "shape.head_dim");
+
+    let (_, argument) = argument_of(dense.attention(s, &k, &k, &v, &mut o, good, false));
+    assert_eq!(argument, "q");
+    let (_, argument) = argument_of(dense.attention(s, &q, &q, &v, &mut o, good, true));
+    assert_eq!(argument, "k");
+    let (_, argument) = argument_of(dense.attention(s, &q, &k, &q, &mut o, good, false));
+    assert_eq!(argument, "v");
+    let mut short = buf(good.q_len() - 1);
+    let (kernel, argument) = argument_of(dense.attention(s, &q, &k, &v, &mut short, good, false));
+    assert_eq!(
+        (kernel.as_str(), argument.as_str()),
+        ("attention_fwd_bf16_d64", "o")
+    );
+
+    let no_keys = shape(1, 2, 10, 0, 64);
+    let empty = buf(0);
+    let (_, argument) = argument_of(dense.attention(s, &q, &empty, &empty, &mut o, no_keys, false));
+    assert_eq!(argument, "shape.seq_k");
+
+    // No queries: nothing to do, not an error.
+    let no_queries = shape(1, 2, 0, 12, 128);
+    let mut none = buf(0);
+    let (k128, v128) = (buf(no_queries.kv_len()), buf(no_queries.kv_len()));
+    dense
+        .attention(s, &empty, &k128, &v128, &mut none, no_queries, true)
+        .unwrap();
+}
