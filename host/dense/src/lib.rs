@@ -9,6 +9,10 @@
 //! Ampere) and `hopper_kernels` (PTX for sm_90a: `wgmma`, TMA). The Hopper module is loaded only
 //! on compute capability 9.0 devices; the methods pick the fastest kernel the device has.
 
+mod gemm;
+
+pub use gemm::GemmElement;
+
 use gpu_host::{Gpu, Result};
 
 pub use gpu_host::gpu;

@@ -5,3 +5,5 @@
 
 // Links the device library (its panic handler) even before a module here uses it.
 use gpu as _;
+
+pub mod gemm;
