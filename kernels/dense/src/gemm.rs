@@ -8,13 +8,15 @@
 //! # Design (the classic Ampere kernel)
 //! - A block computes a `BM × BN` = 128 × 256 tile of C with 8 warps (2 × 4), each owning a
 //!   64 × 64 warp tile: 4 × 8 `m16n8k16` accumulators = 128 f32 registers per thread.
-//! - K is walked in steps of `BK` = 32. The A and B tiles of a step are copied global → shared
+//! - K is walked in steps of `BK` = 64. The A and B tiles of a step are copied global → shared
 //!   with 16-byte `cp.async.cg` (zero-fill for rows past M/N and chunks past K) into a
 //!   `STAGES`-deep ring in dynamic shared memory, so the copies for step `s + STAGES - 1` are in
 //!   flight while step `s` is multiplied. One barrier per step.
-//! - Shared rows are padded from 32 to 40 elements (80 bytes): the eight 16-byte rows one
-//!   `ldmatrix` phase reads then start in eight different 16-byte bank groups (80 = 5 · 16,
-//!   5 odd), so fragment loads are conflict free.
+//! - Shared rows are padded from 64 to 72 elements (144 bytes): the eight 16-byte rows one
+//!   `ldmatrix` phase reads then start in eight different 16-byte bank groups (144 = 9 · 16,
+//!   9 odd), so fragment loads are conflict free. 4 stages × (128 + 256) rows × 144 bytes =
+//!   216 KiB of dynamic shared memory (H100: up to 227 KiB per block; A100: 163 KiB, so
+//!   this configuration needs a Hopper-class shared memory).
 //! - Fragments come from `ldmatrix.x4` (A: one per 16 rows; B: one per 16 columns, since B is
 //!   stored n-major, i.e. already "col" for `mma`).
 //! - Blocks are ordered in groups of `GROUP_M` tile rows (a 1-D grid remapped), so concurrently
@@ -45,7 +47,7 @@ pub const GEMM_BM: u32 = 128;
 /// Block tile columns (N).
 pub const GEMM_BN: u32 = 256;
 /// K per pipeline stage.
-pub const GEMM_BK: u32 = 32;
+pub const GEMM_BK: u32 = 64;
 /// Pipeline depth (shared-memory stages).
 pub const GEMM_STAGES: u32 = 4;
 /// Threads per block (8 warps).
@@ -53,6 +55,8 @@ pub const GEMM_THREADS: u32 = 256;
 /// Tile rows per L2 group in the block order.
 pub const GEMM_GROUP_M: u32 = 8;
 /// Shared row pitch in elements (BK + 8 of padding, see the module docs).
+/// 16-byte chunks per tile row.
+const ROW_CHUNKS: u32 = GEMM_BK / 8;
 const PITCH: u32 = GEMM_BK + 8;
 /// Elements of one stage: the A tile then the B tile.
 const STAGE_ELEMS: u32 = (GEMM_BM + GEMM_BN) * PITCH;
@@ -121,7 +125,7 @@ impl Loader {
     #[inline(always)]
     fn new<T>(a: &[T], b: &[T], m0: u32, n0: u32, m: u32, n: u32, k: u32) -> Loader {
         let tid = thread::thread_idx().x;
-        let col = (tid % 4) * 8;
+        let col = (tid % ROW_CHUNKS) * 8;
         let mut l = Loader {
             src: [core::ptr::null(); A_CHUNKS + B_CHUNKS],
             valid: [false; A_CHUNKS + B_CHUNKS],
@@ -134,7 +138,7 @@ impl Loader {
             } else {
                 (false, i - A_CHUNKS)
             };
-            let row = tid / 4 + j as u32 * (GEMM_THREADS / 4);
+            let row = tid / ROW_CHUNKS + j as u32 * (GEMM_THREADS / ROW_CHUNKS);
             let (base, limit, r0, tile_off) = if is_a {
                 (a.as_ptr(), m, m0, 0)
             } else {
@@ -268,7 +272,7 @@ fn gemm_body<T: GemmElem>(a: &[T], b: &[T], c: DisjointSlice<T>, m: u32, n: u32,
     // Epilogue: lane holds rows g, g + 8 and columns 2t, 2t + 1 of each 16×8 accumulator.
     let (g, t) = (lane / 4, lane % 4);
     let out = c.as_mut_ptr();
-    let pairs = n % 2 == 0;
+    let pairs = n.is_multiple_of(2);
     unroll!(MI, |i| {
         unroll!(NI, |j| {
             let col = n0 + wn * WN + j as u32 * 8 + 2 * t;
