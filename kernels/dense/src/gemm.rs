@@ -223,49 +223,69 @@ fn gemm_body<T: GemmElem>(a: &[T], b: &[T], c: DisjointSlice<T>, m: u32, n: u32,
         (GEMM_BM * PITCH + (wn * WN + (lane / 16) * 8 + lane % 8) * PITCH + ((lane / 8) % 2) * 8)
             * 2;
 
+    // Fragments of one k16 slice of the stage at `base`: A for MI m16 tiles, B for NI n8 tiles.
+    let fragments = |base: u32, kk: u32| {
+        let mut fa = [[0u32; 4]; MI];
+        let mut fb = [[0u32; 2]; NI];
+        unroll!(MI, |i| {
+            // SAFETY: 16-byte aligned rows inside this stage's A tile.
+            fa[i] =
+                unsafe { mma::ldmatrix_x4(base + a_off + ((i as u32 * 16) * PITCH + kk * 16) * 2) };
+        });
+        unroll!(NI / 2, |j| {
+            // SAFETY: 16-byte aligned rows inside this stage's B tile.
+            let r =
+                unsafe { mma::ldmatrix_x4(base + b_off + ((j as u32 * 16) * PITCH + kk * 16) * 2) };
+            fb[2 * j] = [r[0], r[1]];
+            fb[2 * j + 1] = [r[2], r[3]];
+        });
+        (fa, fb)
+    };
+    const SLICES: usize = (GEMM_BK / 16) as usize;
+
+    // Fragments are double-buffered: the ldmatrix of slice kk + 1 is issued before the mma of
+    // slice kk, and the first slice of step s + 1 is loaded (after the step's wait + barrier)
+    // before the last mma of step s, so no k-step starts with an ldmatrix latency bubble.
+    // Groups: the prologue committed steps 0..STAGES-1; step s commits step s + STAGES - 1.
+    mma::wait_group::<{ GEMM_STAGES - 2 }>();
+    sync_threads();
+    let mut cur = fragments(smem, 0);
     let mut acc = [[[0.0f32; 4]; NI]; MI];
     let mut stage = 0;
     for step in 0..steps {
-        mma::wait_group::<{ GEMM_STAGES - 2 }>();
-        sync_threads();
-        // Refill the stage consumed in the previous step (every thread has passed the barrier,
-        // so nobody still reads it).
-        let next = step + GEMM_STAGES - 1;
-        if next < steps {
-            loader.load::<T>(smem, next % GEMM_STAGES, next, k);
-        }
-        mma::commit_group();
-
         let base = smem + stage * STAGE_ELEMS * 2;
-        unroll!((GEMM_BK / 16) as usize, |kk| {
-            let kk = kk as u32;
-            let mut fa = [[0u32; 4]; MI];
-            let mut fb = [[0u32; 2]; NI];
-            unroll!(MI, |i| {
-                // SAFETY: 16-byte aligned rows inside this stage's A tile.
-                fa[i] = unsafe {
-                    mma::ldmatrix_x4(base + a_off + ((i as u32 * 16) * PITCH + kk * 16) * 2)
-                };
-            });
-            unroll!(NI / 2, |j| {
-                // SAFETY: 16-byte aligned rows inside this stage's B tile.
-                let r = unsafe {
-                    mma::ldmatrix_x4(base + b_off + ((j as u32 * 16) * PITCH + kk * 16) * 2)
-                };
-                fb[2 * j] = [r[0], r[1]];
-                fb[2 * j + 1] = [r[2], r[3]];
-            });
+        let next_stage = if stage + 1 == GEMM_STAGES {
+            0
+        } else {
+            stage + 1
+        };
+        unroll!(SLICES, |kk| {
+            let next = if kk + 1 < SLICES {
+                fragments(base, kk as u32 + 1)
+            } else {
+                // Step s + 1 complete for this thread (at most STAGES - 3 groups pending:
+                // step s + 1 is group s + 1 of s + STAGES - 1 committed), then for all threads
+                // after the barrier; every thread has also finished reading step s - 1's
+                // stage, which is refilled with step s + STAGES - 1.
+                mma::wait_group::<{ GEMM_STAGES - 3 }>();
+                sync_threads();
+                let refill = step + GEMM_STAGES - 1;
+                if refill < steps {
+                    loader.load::<T>(smem, refill % GEMM_STAGES, refill, k);
+                }
+                mma::commit_group();
+                // Past the last step this reads a stage nothing refills: unused values.
+                fragments(smem + next_stage * STAGE_ELEMS * 2, 0)
+            };
+            let (fa, fb) = cur;
             unroll!(MI, |i| {
                 unroll!(NI, |j| {
                     acc[i][j] = T::mma(fa[i], fb[j], acc[i][j]);
                 });
             });
+            cur = next;
         });
-        stage = if stage + 1 == GEMM_STAGES {
-            0
-        } else {
-            stage + 1
-        };
+        stage = next_stage;
     }
     mma::wait_all();
 
