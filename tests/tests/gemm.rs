@@ -159,8 +159,8 @@ fn gemm_rejects_bad_arguments_before_launch() {
     // Nothing was launched: C is untouched.
     assert!(c.to_vec().unwrap().iter().all(|x| x.is_nan()));
     // f16 names its own kernel.
-    let af = gpu.to_device(&vec![f16::ONE; 64]).unwrap();
-    let mut cf = gpu.to_device(&vec![f16::ONE; 64]).unwrap();
+    let af = gpu.to_device(&[f16::ONE; 64]).unwrap();
+    let mut cf = gpu.to_device(&[f16::ONE; 64]).unwrap();
     assert_eq!(
         arg(dense.gemm_mma_sync(s, &af, &af, &mut cf, 8, 8, 4)).0,
         "gemm_f16"

@@ -70,7 +70,7 @@ pub(crate) fn check_gemm_args(
         argument: argument.to_string(),
         message,
     };
-    if k % 8 != 0 {
+    if !k.is_multiple_of(8) {
         return Err(bad(
             "k",
             format!(
