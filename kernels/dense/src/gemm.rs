@@ -18,7 +18,10 @@
 //!   216 KiB of dynamic shared memory (H100: up to 227 KiB per block; A100: 163 KiB, so
 //!   this configuration needs a Hopper-class shared memory).
 //! - Fragments come from `ldmatrix.x4` (A: one per 16 rows; B: one per 16 columns, since B is
-//!   stored n-major, i.e. already "col" for `mma`).
+//!   stored n-major, i.e. already "col" for `mma`). They are double-buffered: slice kk + 1 is
+//!   loaded before slice kk's `mma`s, and the step's wait + barrier + refill sit before the
+//!   last slice, whose `mma`s overlap the first `ldmatrix` of the next stage (docs/gemm-tuning.md:
+//!   +21% on the H100).
 //! - Blocks are ordered in groups of `GROUP_M` tile rows (a 1-D grid remapped), so concurrently
 //!   running blocks share A and B tiles in L2.
 //! - The epilogue converts pairs of accumulators to packed bf16x2/f16x2 and stores 4 bytes per
