@@ -161,34 +161,7 @@ impl Dense {
         n: usize,
         k: usize,
     ) -> Result<()> {
-        let bad = |argument: &str, message: String| Error::Argument {
-            kernel: T::KERNEL.to_string(),
-            argument: argument.to_string(),
-            message,
-        };
-        for (name, v) in [("m", m), ("n", n), ("k", k)] {
-            if v > i32::MAX as usize {
-                return Err(bad(name, format!("{name} = {v} exceeds {}", i32::MAX)));
-            }
-        }
-        if !k.is_multiple_of(8) {
-            return Err(bad(
-                "k",
-                format!("k = {k} must be a multiple of 8 (TMA needs 16-byte row strides)"),
-            ));
-        }
-        for (name, buf_len, want, shape) in [
-            ("a", a.len(), m.checked_mul(k), format!("{m}×{k}")),
-            ("b", b.len(), n.checked_mul(k), format!("{n}×{k}")),
-            ("c", c.len(), m.checked_mul(n), format!("{m}×{n}")),
-        ] {
-            if Some(buf_len) != want {
-                return Err(bad(
-                    name,
-                    format!("has {buf_len} elements; a {shape} matrix needs {want:?}"),
-                ));
-            }
-        }
+        crate::gemm::check_gemm_args(T::KERNEL, (a.len(), b.len(), c.len()), m, n, k)?;
         // Shapes first (they are wrong on any device), then the device.
         let Some(module) = self.hopper.as_ref() else {
             return Err(Error::LaunchConfig {

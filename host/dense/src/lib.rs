@@ -10,22 +10,21 @@
 //! on compute capability 9.0 devices; the methods pick the fastest kernel the device has.
 
 mod attention;
+mod gemm;
+mod hopper_gemm;
+mod rows;
 mod sgemm;
 
 use gpu_host::{Gpu, Result};
 
 pub use attention::{AttentionShape, attention_kernel_names};
-
+pub use gemm::GemmElement;
 pub use gpu_host::gpu;
-
-mod hopper_gemm;
 pub use hopper_gemm::{TensorMap, WgmmaElem};
+pub use rows::{RowElement, row_block_size};
 
 gpu_host::include_kernels!("dense_kernels");
 gpu_host::include_kernels!("hopper_kernels");
-
-mod rows;
-pub use rows::{RowElement, row_block_size};
 
 /// The dense kernels, loaded on one GPU.
 pub struct Dense {

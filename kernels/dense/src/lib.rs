@@ -7,6 +7,7 @@
 use gpu as _;
 
 pub mod attention;
+pub mod gemm;
 pub mod layernorm;
 pub mod rows;
 pub mod sgemm;

@@ -1,0 +1,338 @@
+//! bf16/f16 GEMM on tensor cores with `mma.sync` (any sm_80+ GPU): `C = A · Bᵀ`.
+//!
+//! A is M×K row-major, B is N×K row-major (an `nn.Linear` weight: torch's `a @ b.T`), C is M×N
+//! row-major in the input type, accumulated in f32. M and N are arbitrary (edges masked: zero
+//! filled loads, guarded stores); K must be a multiple of 8 so that every 16-byte row chunk
+//! is either wholly inside or wholly outside the matrix (the host checks).
+//!
+//! # Design (the classic Ampere kernel)
+//! - A block computes a `BM × BN` = 128 × 256 tile of C with 8 warps (2 × 4), each owning a
+//!   64 × 64 warp tile: 4 × 8 `m16n8k16` accumulators = 128 f32 registers per thread.
+//! - K is walked in steps of `BK` = 64. The A and B tiles of a step are copied global → shared
+//!   with 16-byte `cp.async.cg` (zero-fill for rows past M/N and chunks past K) into a
+//!   `STAGES`-deep ring in dynamic shared memory, so the copies for step `s + STAGES - 1` are in
+//!   flight while step `s` is multiplied. One barrier per step.
+//! - Shared rows are padded from 64 to 72 elements (144 bytes): the eight 16-byte rows one
+//!   `ldmatrix` phase reads then start in eight different 16-byte bank groups (144 = 9 · 16,
+//!   9 odd), so fragment loads are conflict free. 4 stages × (128 + 256) rows × 144 bytes =
+//!   216 KiB of dynamic shared memory (H100: up to 227 KiB per block; A100: 163 KiB, so
+//!   this configuration needs a Hopper-class shared memory).
+//! - Fragments come from `ldmatrix.x4` (A: one per 16 rows; B: one per 16 columns, since B is
+//!   stored n-major, i.e. already "col" for `mma`). They are double-buffered: slice kk + 1 is
+//!   loaded before slice kk's `mma`s, and the step's wait + barrier + refill sit before the
+//!   last slice, whose `mma`s overlap the first `ldmatrix` of the next stage (docs/gemm-tuning.md:
+//!   +21% on the H100).
+//! - Blocks are ordered in groups of `GROUP_M` tile rows (a 1-D grid remapped), so concurrently
+//!   running blocks share A and B tiles in L2.
+//! - The epilogue converts pairs of accumulators to packed bf16x2/f16x2 and stores 4 bytes per
+//!   lane when the pair is inside C and N is even (else element by element).
+
+use gpu::mma;
+use gpu::packed::{Bf16x2, F16x2};
+use gpu::prelude::*;
+use half::{bf16, f16};
+
+/// Runs `body` with `i = 0, 1, …, n-1` (`n` a constant ≤ 16), fully unrolled: the accumulator
+/// and fragment arrays stay in registers only if every index into them is a constant, and
+/// LLVM's unroller gives up on loop bodies with many asm statements (`mma`, `ldmatrix`).
+macro_rules! unroll {
+    ($n:expr, |$i:ident| $body:block) => {{
+        const { assert!($n <= 16, "unroll!: at most 16 iterations") };
+        unroll!(@steps $n, $i, $body, 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+    }};
+    (@steps $n:expr, $i:ident, $body:block, $($k:literal)*) => {
+        { $( if $k < $n { let $i: usize = $k; $body } )* }
+    };
+}
+
+/// Block tile rows (M).
+pub const GEMM_BM: u32 = 128;
+/// Block tile columns (N).
+pub const GEMM_BN: u32 = 256;
+/// K per pipeline stage.
+pub const GEMM_BK: u32 = 64;
+/// Pipeline depth (shared-memory stages).
+pub const GEMM_STAGES: u32 = 4;
+/// Threads per block (8 warps).
+pub const GEMM_THREADS: u32 = 256;
+/// Tile rows per L2 group in the block order.
+pub const GEMM_GROUP_M: u32 = 8;
+/// Shared row pitch in elements (BK + 8 of padding, see the module docs).
+/// 16-byte chunks per tile row.
+const ROW_CHUNKS: u32 = GEMM_BK / 8;
+const PITCH: u32 = GEMM_BK + 8;
+/// Elements of one stage: the A tile then the B tile.
+const STAGE_ELEMS: u32 = (GEMM_BM + GEMM_BN) * PITCH;
+/// Dynamic shared memory the kernels need, in bytes (the host passes this at launch).
+pub const GEMM_SHARED_BYTES: u32 = GEMM_STAGES * STAGE_ELEMS * 2;
+
+const WARPS_N: u32 = 4;
+const WM: u32 = GEMM_BM / 2; // 64 rows per warp
+const WN: u32 = GEMM_BN / WARPS_N; // 64 columns per warp
+const MI: usize = (WM / 16) as usize; // m16 tiles per warp
+const NI: usize = (WN / 8) as usize; // n8 tiles per warp
+/// 16-byte chunks per thread per stage.
+const A_CHUNKS: usize = (GEMM_BM * GEMM_BK / 8 / GEMM_THREADS) as usize;
+const B_CHUNKS: usize = (GEMM_BN * GEMM_BK / 8 / GEMM_THREADS) as usize;
+
+/// The 16-bit input types: the `mma` instruction and the packing of the output.
+pub trait GemmElem: DeviceCopy {
+    fn mma(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4];
+    /// Two f32 → two values packed (lo = lower column).
+    fn pack(lo: f32, hi: f32) -> u32;
+    fn from_f32(x: f32) -> Self;
+}
+
+impl GemmElem for bf16 {
+    #[inline(always)]
+    fn mma(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+        mma::mma_bf16_m16n8k16(a, b, c)
+    }
+    #[inline(always)]
+    fn pack(lo: f32, hi: f32) -> u32 {
+        Bf16x2::from_f32(lo, hi).0
+    }
+    #[inline(always)]
+    fn from_f32(x: f32) -> Self {
+        gpu::packed::f32_to_bf16(x)
+    }
+}
+
+impl GemmElem for f16 {
+    #[inline(always)]
+    fn mma(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+        mma::mma_f16_m16n8k16(a, b, c)
+    }
+    #[inline(always)]
+    fn pack(lo: f32, hi: f32) -> u32 {
+        F16x2::from_f32(lo, hi).0
+    }
+    #[inline(always)]
+    fn from_f32(x: f32) -> Self {
+        gpu::packed::f32_to_f16(x)
+    }
+}
+
+/// One thread's share of the copies of one stage: source pointers advance by `BK` elements per
+/// step; rows past M/N are zero-filled (`valid` false).
+struct Loader {
+    src: [*const u8; A_CHUNKS + B_CHUNKS],
+    valid: [bool; A_CHUNKS + B_CHUNKS],
+    /// Byte offset of each chunk inside a stage.
+    dst: [u32; A_CHUNKS + B_CHUNKS],
+    /// Column (element) of this thread's chunks within the BK slice: all chunks share it.
+    col: u32,
+}
+
+impl Loader {
+    #[inline(always)]
+    fn new<T>(a: &[T], b: &[T], m0: u32, n0: u32, m: u32, n: u32, k: u32) -> Loader {
+        let tid = thread::thread_idx().x;
+        let col = (tid % ROW_CHUNKS) * 8;
+        let mut l = Loader {
+            src: [core::ptr::null(); A_CHUNKS + B_CHUNKS],
+            valid: [false; A_CHUNKS + B_CHUNKS],
+            dst: [0; A_CHUNKS + B_CHUNKS],
+            col,
+        };
+        unroll!(A_CHUNKS + B_CHUNKS, |i| {
+            let (is_a, j) = if i < A_CHUNKS {
+                (true, i)
+            } else {
+                (false, i - A_CHUNKS)
+            };
+            let row = tid / ROW_CHUNKS + j as u32 * (GEMM_THREADS / ROW_CHUNKS);
+            let (base, limit, r0, tile_off) = if is_a {
+                (a.as_ptr(), m, m0, 0)
+            } else {
+                (b.as_ptr(), n, n0, GEMM_BM * PITCH)
+            };
+            let grow = r0 + row;
+            l.valid[i] = grow < limit;
+            let off = if l.valid[i] {
+                grow as usize * k as usize + col as usize
+            } else {
+                0
+            };
+            // The offset is inside the matrix (row < limit, col < 32 ≤ ... checked per step).
+            l.src[i] = base.wrapping_add(off).cast();
+            l.dst[i] = (tile_off + row * PITCH + col) * 2;
+        });
+        l
+    }
+
+    /// Issues the copies of K step `step` into stage `stage` of shared memory at `smem`.
+    #[inline(always)]
+    fn load<T>(&self, smem: u32, stage: u32, step: u32, k: u32) {
+        let k0 = step * GEMM_BK;
+        let in_k = k0 + self.col < k;
+        let stage_base = smem + stage * STAGE_ELEMS * 2;
+        unroll!(A_CHUNKS + B_CHUNKS, |i| {
+            let ok = self.valid[i] && in_k;
+            let src = if ok {
+                self.src[i].wrapping_add(k0 as usize * core::mem::size_of::<T>())
+            } else {
+                self.src[i]
+            };
+            // SAFETY: `dst` is a 16-byte aligned chunk inside this stage of the dynamic shared
+            // memory (the host launches with GEMM_SHARED_BYTES); when `ok`, `src` points at 8
+            // elements inside row `grow` of the matrix (k0 + col + 8 <= K since K % 8 == 0),
+            // 16-byte aligned because K % 8 == 0 and the buffer is 256-byte aligned; when not,
+            // nothing is read (src-size 0) from the row's start, a valid address.
+            unsafe {
+                mma::cp_async_cg16_zfill(stage_base + self.dst[i], src, if ok { 16 } else { 0 })
+            };
+        });
+    }
+}
+
+/// The kernel body, for both element types. See the module docs.
+#[inline(always)]
+fn gemm_body<T: GemmElem>(a: &[T], b: &[T], c: DisjointSlice<T>, m: u32, n: u32, k: u32) {
+    let tiles_m = m.div_ceil(GEMM_BM);
+    let tiles_n = n.div_ceil(GEMM_BN);
+    let pid = thread::block_idx().x;
+    // Grouped order: GROUP_M tile rows are walked column by column, so the blocks running at
+    // once read few distinct A and B tiles.
+    let in_group = GEMM_GROUP_M * tiles_n;
+    let first_m = (pid / in_group) * GEMM_GROUP_M;
+    let group_rows = (tiles_m - first_m).min(GEMM_GROUP_M);
+    let tile_m = first_m + (pid % in_group) % group_rows;
+    let tile_n = (pid % in_group) / group_rows;
+    let (m0, n0) = (tile_m * GEMM_BM, tile_n * GEMM_BN);
+
+    let smem = shared::dynamic::<u16>().addr();
+    let tid = thread::thread_idx().x;
+    let lane = tid % 32;
+    let warp = tid / 32;
+    let (wm, wn) = (warp / WARPS_N, warp % WARPS_N);
+
+    let loader = Loader::new(a, b, m0, n0, m, n, k);
+    let steps = k.div_ceil(GEMM_BK);
+
+    // Prologue: STAGES - 1 steps in flight.
+    for s in 0..GEMM_STAGES - 1 {
+        if s < steps {
+            loader.load::<T>(smem, s, s, k);
+        }
+        mma::commit_group();
+    }
+
+    // Per-lane ldmatrix byte offsets within a stage (k added per 16-wide slice).
+    // A: row (lane % 16) of each 16-row tile, column (lane / 16) * 8.
+    let a_off = ((wm * WM + lane % 16) * PITCH + (lane / 16) * 8) * 2;
+    // B (n-major): row n = (lane / 16) * 8 + lane % 8 of each 16-column pair, k ((lane / 8) % 2) * 8.
+    let b_off =
+        (GEMM_BM * PITCH + (wn * WN + (lane / 16) * 8 + lane % 8) * PITCH + ((lane / 8) % 2) * 8)
+            * 2;
+
+    // Fragments of one k16 slice of the stage at `base`: A for MI m16 tiles, B for NI n8 tiles.
+    let fragments = |base: u32, kk: u32| {
+        let mut fa = [[0u32; 4]; MI];
+        let mut fb = [[0u32; 2]; NI];
+        unroll!(MI, |i| {
+            // SAFETY: 16-byte aligned rows inside this stage's A tile.
+            fa[i] =
+                unsafe { mma::ldmatrix_x4(base + a_off + ((i as u32 * 16) * PITCH + kk * 16) * 2) };
+        });
+        unroll!(NI / 2, |j| {
+            // SAFETY: 16-byte aligned rows inside this stage's B tile.
+            let r =
+                unsafe { mma::ldmatrix_x4(base + b_off + ((j as u32 * 16) * PITCH + kk * 16) * 2) };
+            fb[2 * j] = [r[0], r[1]];
+            fb[2 * j + 1] = [r[2], r[3]];
+        });
+        (fa, fb)
+    };
+    const SLICES: usize = (GEMM_BK / 16) as usize;
+
+    // Fragments are double-buffered: the ldmatrix of slice kk + 1 is issued before the mma of
+    // slice kk, and the first slice of step s + 1 is loaded (after the step's wait + barrier)
+    // before the last mma of step s, so no k-step starts with an ldmatrix latency bubble.
+    // Groups: the prologue committed steps 0..STAGES-1; step s commits step s + STAGES - 1.
+    mma::wait_group::<{ GEMM_STAGES - 2 }>();
+    sync_threads();
+    let mut cur = fragments(smem, 0);
+    let mut acc = [[[0.0f32; 4]; NI]; MI];
+    let mut stage = 0;
+    for step in 0..steps {
+        let base = smem + stage * STAGE_ELEMS * 2;
+        let next_stage = if stage + 1 == GEMM_STAGES {
+            0
+        } else {
+            stage + 1
+        };
+        unroll!(SLICES, |kk| {
+            let next = if kk + 1 < SLICES {
+                fragments(base, kk as u32 + 1)
+            } else {
+                // Step s + 1 complete for this thread (at most STAGES - 3 groups pending:
+                // step s + 1 is group s + 1 of s + STAGES - 1 committed), then for all threads
+                // after the barrier; every thread has also finished reading step s - 1's
+                // stage, which is refilled with step s + STAGES - 1.
+                mma::wait_group::<{ GEMM_STAGES - 3 }>();
+                sync_threads();
+                let refill = step + GEMM_STAGES - 1;
+                if refill < steps {
+                    loader.load::<T>(smem, refill % GEMM_STAGES, refill, k);
+                }
+                mma::commit_group();
+                // Past the last step this reads a stage nothing refills: unused values.
+                fragments(smem + next_stage * STAGE_ELEMS * 2, 0)
+            };
+            let (fa, fb) = cur;
+            unroll!(MI, |i| {
+                unroll!(NI, |j| {
+                    acc[i][j] = T::mma(fa[i], fb[j], acc[i][j]);
+                });
+            });
+            cur = next;
+        });
+        stage = next_stage;
+    }
+    mma::wait_all();
+
+    // Epilogue: lane holds rows g, g + 8 and columns 2t, 2t + 1 of each 16×8 accumulator.
+    let (g, t) = (lane / 4, lane % 4);
+    let out = c.as_mut_ptr();
+    let pairs = n.is_multiple_of(2);
+    unroll!(MI, |i| {
+        unroll!(NI, |j| {
+            let col = n0 + wn * WN + j as u32 * 8 + 2 * t;
+            unroll!(2, |h| {
+                let row = m0 + wm * WM + i as u32 * 16 + g + 8 * h as u32;
+                let (lo, hi) = (acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+                let at = row as usize * n as usize + col as usize;
+                if row >= m || col >= n {
+                    // Outside C: nothing to store.
+                } else if pairs {
+                    // SAFETY: (row, col) and (row, col + 1) are inside C (col + 1 < n as n is
+                    // even and col is even); the byte offset is 4-aligned; this lane is the only
+                    // writer of these two elements.
+                    unsafe { out.add(at).cast::<u32>().write(T::pack(lo, hi)) };
+                } else {
+                    // SAFETY: as above, element by element, each checked against n.
+                    unsafe {
+                        out.add(at).write(T::from_f32(lo));
+                        if col + 1 < n {
+                            out.add(at + 1).write(T::from_f32(hi));
+                        }
+                    }
+                }
+            });
+        });
+    });
+}
+
+/// `C = A · Bᵀ` for bf16 (f32 accumulate). Grid: `ceil(M/128) · ceil(N/256)` blocks (1-D) of
+/// 256 threads, `GEMM_SHARED_BYTES` of dynamic shared memory. See the module docs.
+#[kernel(launch_bounds(256, 1))]
+pub fn gemm_bf16(a: &[bf16], b: &[bf16], c: DisjointSlice<bf16>, m: u32, n: u32, k: u32) {
+    gemm_body(a, b, c, m, n, k);
+}
+
+/// `C = A · Bᵀ` for f16 (f32 accumulate). As [`gemm_bf16`].
+#[kernel(launch_bounds(256, 1))]
+pub fn gemm_f16(a: &[f16], b: &[f16], c: DisjointSlice<f16>, m: u32, n: u32, k: u32) {
+    gemm_body(a, b, c, m, n, k);
+}

@@ -1,0 +1,168 @@
+//! Tensor-core GEMM (`Dense::gemm_mma_sync`, bf16 and f16, `C = A · Bᵀ`) against a CPU
+//! reference that accumulates the rounded inputs in f64: relative-norm error under 1e-2,
+//! every element written (the output is poisoned with NaN first), ragged shapes that are not
+//! multiples of the 128×256×32 tile, and the argument errors. Small shapes on the simulator,
+//! larger ones on a GPU.
+
+use gpu_dense::{Dense, GemmElement};
+use gpu_host::{Error, Gpu};
+use gpu_tests::gpu_or_skip;
+use half::{bf16, f16};
+
+/// Deterministic pseudo-random numbers (xorshift64*), so failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    /// Uniform in [-1, 1), never exactly 0.
+    fn unit(&mut self) -> f32 {
+        let x = (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0;
+        if x == 0.0 { 0.5 } else { x }
+    }
+}
+
+trait Elem: GemmElement + Copy + Send {
+    const NAN: Self;
+    fn from_f32(x: f32) -> Self;
+    fn to_f64(self) -> f64;
+}
+impl Elem for bf16 {
+    const NAN: Self = bf16::NAN;
+    fn from_f32(x: f32) -> Self {
+        bf16::from_f32(x)
+    }
+    fn to_f64(self) -> f64 {
+        bf16::to_f64(self)
+    }
+}
+impl Elem for f16 {
+    const NAN: Self = f16::NAN;
+    fn from_f32(x: f32) -> Self {
+        f16::from_f32(x)
+    }
+    fn to_f64(self) -> f64 {
+        f16::to_f64(self)
+    }
+}
+
+/// Runs one GEMM and returns ‖C − ref‖ / ‖ref‖; panics on an unwritten (NaN) element.
+fn check<T: Elem>(gpu: &Gpu, dense: &Dense, (m, n, k): (usize, usize, usize), seed: u64) -> f64 {
+    let mut rng = Rng(seed);
+    let a: Vec<T> = (0..m * k).map(|_| T::from_f32(rng.unit())).collect();
+    let b: Vec<T> = (0..n * k).map(|_| T::from_f32(rng.unit())).collect();
+    let da = gpu.to_device(&a).unwrap();
+    let db = gpu.to_device(&b).unwrap();
+    let mut dc = gpu.to_device(&vec![T::NAN; m * n]).unwrap();
+    dense
+        .gemm_mma_sync(gpu.default_stream(), &da, &db, &mut dc, m, n, k)
+        .unwrap();
+    let c = dc.to_vec().unwrap();
+    let af: Vec<f64> = a.iter().map(|x| x.to_f64()).collect();
+    let bf: Vec<f64> = b.iter().map(|x| x.to_f64()).collect();
+    let (mut err, mut norm) = (0.0f64, 0.0f64);
+    for i in 0..m {
+        for j in 0..n {
+            let want: f64 = (0..k).map(|p| af[i * k + p] * bf[j * k + p]).sum();
+            let got = c[i * n + j].to_f64();
+            assert!(
+                got.is_finite(),
+                "{m}x{n}x{k}: C[{i}][{j}] = {got} (not written?)"
+            );
+            err += (got - want) * (got - want);
+            norm += want * want;
+        }
+    }
+    (err / norm.max(1e-300)).sqrt()
+}
+
+fn shapes(gpu: &Gpu) -> Vec<(usize, usize, usize)> {
+    let mut s = vec![(1, 8, 8), (130, 70, 40), (130, 71, 40), (257, 129, 264)];
+    if !gpu.is_simulator() {
+        s.extend([
+            (128, 256, 32),
+            (1000, 1000, 1000),
+            (1024, 1536, 1032),
+            (2051, 515, 776),
+            (3, 2000, 2048),
+        ]);
+    }
+    s
+}
+
+fn gemm_matches_reference<T: Elem>(test: &str) {
+    let Some(gpu) = gpu_or_skip(test) else {
+        return;
+    };
+    let dense = Dense::load(&gpu).unwrap();
+    for (i, &shape) in shapes(&gpu).iter().enumerate() {
+        let rel = check::<T>(&gpu, &dense, shape, 0x9e37_79b9 + i as u64);
+        println!("{test} {shape:?}: relative error {rel:.2e}");
+        assert!(rel < 1e-2, "{test} {shape:?}: relative error {rel:.3e}");
+    }
+}
+
+#[test]
+fn gemm_bf16_matches_reference() {
+    gemm_matches_reference::<bf16>("gemm_bf16_matches_reference");
+}
+
+#[test]
+fn gemm_f16_matches_reference() {
+    gemm_matches_reference::<f16>("gemm_f16_matches_reference");
+}
+
+#[test]
+fn gemm_rejects_bad_arguments_before_launch() {
+    let Some(gpu) = gpu_or_skip("gemm_rejects_bad_arguments_before_launch") else {
+        return;
+    };
+    let dense = Dense::load(&gpu).unwrap();
+    let s = gpu.default_stream();
+    let a = gpu.to_device(&vec![bf16::ONE; 16 * 16]).unwrap();
+    let b = gpu.to_device(&vec![bf16::ONE; 16 * 16]).unwrap();
+    let mut c = gpu.to_device(&vec![bf16::NAN; 16 * 16]).unwrap();
+    let arg = |r: Result<(), Error>| match r {
+        Err(Error::Argument {
+            kernel, argument, ..
+        }) => (kernel, argument),
+        other => panic!("expected an argument error, got {other:?}"),
+    };
+    // K not a multiple of 8.
+    let (kernel, argument) = arg(dense.gemm_mma_sync(s, &a, &b, &mut c, 16, 16, 12));
+    assert_eq!((kernel.as_str(), argument.as_str()), ("gemm_bf16", "k"));
+    // A too short for M×K.
+    assert_eq!(
+        arg(dense.gemm_mma_sync(s, &a, &b, &mut c, 17, 16, 16)).1,
+        "a"
+    );
+    // B too short for N×K.
+    assert_eq!(
+        arg(dense.gemm_mma_sync(s, &a, &b, &mut c, 16, 16, 24)).1,
+        "a"
+    );
+    let a_long = gpu.to_device(&vec![bf16::ONE; 16 * 24]).unwrap();
+    assert_eq!(
+        arg(dense.gemm_mma_sync(s, &a_long, &b, &mut c, 16, 16, 24)).1,
+        "b"
+    );
+    // C too short for M×N.
+    let b_long = gpu.to_device(&vec![bf16::ONE; 17 * 16]).unwrap();
+    assert_eq!(
+        arg(dense.gemm_mma_sync(s, &a, &b_long, &mut c, 16, 17, 16)).1,
+        "c"
+    );
+    // Nothing was launched: C is untouched.
+    assert!(c.to_vec().unwrap().iter().all(|x| x.is_nan()));
+    // f16 names its own kernel.
+    let af = gpu.to_device(&[f16::ONE; 64]).unwrap();
+    let mut cf = gpu.to_device(&[f16::ONE; 64]).unwrap();
+    assert_eq!(
+        arg(dense.gemm_mma_sync(s, &af, &af, &mut cf, 8, 8, 4)).0,
+        "gemm_f16"
+    );
+}
