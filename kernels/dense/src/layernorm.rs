@@ -10,13 +10,34 @@
 use gpu::prelude::*;
 use half::bf16;
 
-use crate::rows::{Cache, MAX_CHUNKS, RowElem, RowLayout};
+use crate::rows::{Cache, MAX_CHUNKS, RowElem, RowLayout, words_to_f32};
 use crate::unroll8;
 
 /// 16-byte chunks per thread held in registers by the f32 kernel (32 values).
 pub const CHUNKS_F32: usize = 8;
 /// 16-byte chunks per thread held in registers by the bf16 kernel (32 values).
 pub const CHUNKS_BF16: usize = 4;
+/// Whether the register path sums `x − shift` and its square in one block reduction (else: the
+/// mean, then the squared deviations, two reductions).
+const ONE_PASS: bool = true;
+/// Whether the aligned register path issues all its loads as raw words before converting.
+const RAW_LOADS: bool = true;
+/// Chunks of gamma and beta loaded before the reduction (aligned rows), per kernel.
+const PF_BF16: usize = 4;
+const PF_F32: usize = 2;
+
+/// Sum of `a` as a tree (log₂ N dependent adds instead of N).
+#[inline(always)]
+fn tree_sum<const N: usize>(mut a: [f32; N]) -> f32 {
+    for step in [16, 8, 4, 2, 1] {
+        for i in 0..step {
+            if i + step < N {
+                a[i] += a[i + step];
+            }
+        }
+    }
+    a[0]
+}
 
 /// The pointers of one row: input, gamma, beta, output.
 #[derive(Clone, Copy)]
@@ -77,7 +98,13 @@ fn squared_deviations<const VEC: usize, const ALIGNED: bool>(
 /// `p.x`, `p.gamma`, `p.beta` must address `layout.cols` read-only elements and `p.y` as many
 /// elements that only this block accesses; all 16-byte aligned when `ALIGNED`.
 #[inline(always)]
-unsafe fn layernorm_row<T: RowElem, const VEC: usize, const K: usize, const ALIGNED: bool>(
+unsafe fn layernorm_row<
+    T: RowElem,
+    const VEC: usize,
+    const K: usize,
+    const PF: usize,
+    const ALIGNED: bool,
+>(
     p: RowPtrs<T>,
     layout: RowLayout<ALIGNED>,
     eps: f32,
@@ -86,33 +113,108 @@ unsafe fn layernorm_row<T: RowElem, const VEC: usize, const K: usize, const ALIG
     let tile = layout.tile::<VEC>();
     let n = cols as f32;
     if cols <= K * tile {
-        const { assert!(K <= MAX_CHUNKS) };
-        let mut v = [[0.0f32; VEC]; K];
-        unroll8!(k => {
-            if k < K && k * tile < cols {
-                // SAFETY: the caller's promise on `x`.
-                v[k] = unsafe { layout.load::<T, VEC>(p.x, k, 0.0, Cache::Stream) };
-            }
-        });
-        let mut s = 0.0f32;
-        for chunk in &v {
-            for &e in chunk {
-                s += e;
+        const { assert!(K <= MAX_CHUNKS && PF <= K) };
+        // The shift of the one-pass sums: the row's first element, the same in every thread.
+        // SAFETY: `cols >= 1` (the host launches nothing for empty rows): x[0] is readable.
+        let shift = unsafe { p.x.read() }.to_f32();
+        // Padding reads as `shift`, so it adds nothing to the shifted sums.
+        let mut v = [[shift; VEC]; K];
+        // gamma and beta of the first PF chunks, loaded early (packed) so that their latency
+        // overlaps the reduction instead of following it.
+        let mut gw = [[0u32; 4]; K];
+        let mut bw = [[0u32; 4]; K];
+        if ALIGNED && RAW_LOADS {
+            let mut xw = [([0u32; 4], false); K];
+            unroll8!(k => {
+                if k < K {
+                    // SAFETY: the caller's promise on `x` (aligned layout, cols >= 1).
+                    xw[k] = unsafe { layout.load_words::<T, VEC>(p.x, k, Cache::Stream) };
+                }
+            });
+            unroll8!(k => {
+                if k < PF {
+                    // SAFETY: the caller's promises on gamma and beta (aligned layout).
+                    unsafe {
+                        gw[k] = layout.load_words::<T, VEC>(p.gamma, k, Cache::Keep).0;
+                        bw[k] = layout.load_words::<T, VEC>(p.beta, k, Cache::Keep).0;
+                    }
+                }
+            });
+            unroll8!(k => {
+                if k < K && xw[k].1 {
+                    v[k] = words_to_f32::<T, VEC>(xw[k].0);
+                }
+            });
+        } else {
+            unroll8!(k => {
+                if k < K && k * tile < cols {
+                    // SAFETY: the caller's promise on `x`.
+                    v[k] = unsafe { layout.load::<T, VEC>(p.x, k, shift, Cache::Stream) };
+                }
+            });
+            if ALIGNED {
+                unroll8!(k => {
+                    if k < PF {
+                        // SAFETY: the caller's promises on gamma and beta (aligned layout).
+                        unsafe {
+                            gw[k] = layout.load_words::<T, VEC>(p.gamma, k, Cache::Keep).0;
+                            bw[k] = layout.load_words::<T, VEC>(p.beta, k, Cache::Keep).0;
+                        }
+                    }
+                });
             }
         }
-        let mean = block::reduce(s, Sum) / n;
-        let mut q = 0.0f32;
-        unroll8!(k => {
-            if k < K {
-                q = squared_deviations(&v[k], layout, k, mean, q);
+        let (mean, var) = if ONE_PASS {
+            // Sums of d = x − shift and d² in one block reduction: var = Σd²/n − (Σd/n)². The
+            // shift (a row element) keeps the mean of d within the row's spread, so the
+            // subtraction does not cancel the way raw Σx² − (Σx)²/n would for a large mean.
+            // VEC independent accumulators, then a tree: short dependency chains.
+            let mut sa = [0.0f32; VEC];
+            let mut qa = [0.0f32; VEC];
+            for chunk in &v {
+                for e in 0..VEC {
+                    let d = chunk[e] - shift;
+                    sa[e] += d;
+                    qa[e] = math::fma(d, d, qa[e]);
+                }
             }
-        });
-        let var = block::reduce(q, Sum) / n;
+            let [s, q] = block::reduce([tree_sum(sa), tree_sum(qa)], |a: [f32; 2], b: [f32; 2]| {
+                [a[0] + b[0], a[1] + b[1]]
+            });
+            let md = s / n;
+            (shift + md, (q / n - md * md).max(0.0))
+        } else {
+            let mut s = 0.0f32;
+            for chunk in &v {
+                for &e in chunk {
+                    s += e - shift;
+                }
+            }
+            let mean = block::reduce(s, Sum) / n + shift;
+            let mut q = 0.0f32;
+            unroll8!(k => {
+                if k < K {
+                    q = squared_deviations(&v[k], layout, k, mean, q);
+                }
+            });
+            (mean, block::reduce(q, Sum) / n)
+        };
         let rstd = 1.0 / math::sqrt(var + eps);
         unroll8!(k => {
             if k < K && k * tile < cols {
-                // SAFETY: the caller's promises.
-                unsafe { finish_chunk::<T, VEC, ALIGNED>(v[k], p, layout, k, (mean, rstd)) };
+                if ALIGNED && k < PF {
+                    let g = words_to_f32::<T, VEC>(gw[k]);
+                    let be = words_to_f32::<T, VEC>(bw[k]);
+                    let mut out = [0.0f32; VEC];
+                    for e in 0..VEC {
+                        out[e] = math::fma((v[k][e] - mean) * rstd, g[e], be[e]);
+                    }
+                    // SAFETY: the caller's promise on `y`.
+                    unsafe { layout.store::<T, VEC>(p.y, k, out) };
+                } else {
+                    // SAFETY: the caller's promises.
+                    unsafe { finish_chunk::<T, VEC, ALIGNED>(v[k], p, layout, k, (mean, rstd)) };
+                }
             }
         });
     } else {
@@ -144,7 +246,7 @@ unsafe fn layernorm_row<T: RowElem, const VEC: usize, const K: usize, const ALIG
 }
 
 #[inline(always)]
-fn layernorm_kernel<T: RowElem, const VEC: usize, const K: usize>(
+fn layernorm_kernel<T: RowElem, const VEC: usize, const K: usize, const PF: usize>(
     x: &[T],
     gamma: &[T],
     beta: &[T],
@@ -177,9 +279,9 @@ fn layernorm_kernel<T: RowElem, const VEC: usize, const K: usize>(
     // aligned when `aligned`.
     unsafe {
         if aligned {
-            layernorm_row::<T, VEC, K, true>(p, RowLayout { t, b, cols }, eps);
+            layernorm_row::<T, VEC, K, PF, true>(p, RowLayout { t, b, cols }, eps);
         } else {
-            layernorm_row::<T, VEC, K, false>(p, RowLayout { t, b, cols }, eps);
+            layernorm_row::<T, VEC, K, PF, false>(p, RowLayout { t, b, cols }, eps);
         }
     }
 }
@@ -196,7 +298,7 @@ pub fn layernorm_f32(
     cols: u32,
     eps: f32,
 ) {
-    layernorm_kernel::<f32, 4, CHUNKS_F32>(x, gamma, beta, &y, cols as usize, eps);
+    layernorm_kernel::<f32, 4, CHUNKS_F32, PF_F32>(x, gamma, beta, &y, cols as usize, eps);
 }
 
 /// Layer normalization of bf16 rows (math in f32); launch as [`layernorm_f32`].
@@ -209,5 +311,5 @@ pub fn layernorm_bf16(
     cols: u32,
     eps: f32,
 ) {
-    layernorm_kernel::<bf16, 8, CHUNKS_BF16>(x, gamma, beta, &y, cols as usize, eps);
+    layernorm_kernel::<bf16, 8, CHUNKS_BF16, PF_BF16>(x, gamma, beta, &y, cols as usize, eps);
 }
