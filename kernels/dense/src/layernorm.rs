@@ -2,8 +2,8 @@
 //! mean and the (biased) variance of each row, `gamma` and `beta` of the row's length and type,
 //! math in f32.
 //!
-//! One block per row. Rows that fit in registers (32 values per thread) are read once: the
-//! mean, then the variance as the mean of `(x - mean)²` from the registers (two-pass, so no
+//! One block per row. Rows that fit in registers (32 values per thread) are read once (all of
+//! a thread's 16-byte loads issued before the first use): the mean, then the variance as the mean of `(x - mean)²` from the registers (two-pass, so no
 //! cancellation), then the write. Longer rows read the row three times (sum, squared
 //! deviations, write).
 
@@ -17,28 +17,6 @@ use crate::unroll8;
 pub const CHUNKS_F32: usize = 8;
 /// 16-byte chunks per thread held in registers by the bf16 kernel (32 values).
 pub const CHUNKS_BF16: usize = 4;
-/// Whether the register path sums `x − shift` and its square in one block reduction (else: the
-/// mean, then the squared deviations, two reductions).
-const ONE_PASS: bool = true;
-/// Whether the aligned register path issues all its loads as raw words before converting.
-const RAW_LOADS: bool = true;
-/// Chunks of gamma and beta loaded before the reduction (aligned rows), per kernel.
-const PF_BF16: usize = 4;
-const PF_F32: usize = 2;
-
-/// Sum of `a` as a tree (log₂ N dependent adds instead of N).
-#[inline(always)]
-fn tree_sum<const N: usize>(mut a: [f32; N]) -> f32 {
-    for step in [16, 8, 4, 2, 1] {
-        for i in 0..step {
-            if i + step < N {
-                a[i] += a[i + step];
-            }
-        }
-    }
-    a[0]
-}
-
 /// The pointers of one row: input, gamma, beta, output.
 #[derive(Clone, Copy)]
 struct RowPtrs<T> {
@@ -98,13 +76,7 @@ fn squared_deviations<const VEC: usize, const ALIGNED: bool>(
 /// `p.x`, `p.gamma`, `p.beta` must address `layout.cols` read-only elements and `p.y` as many
 /// elements that only this block accesses; all 16-byte aligned when `ALIGNED`.
 #[inline(always)]
-unsafe fn layernorm_row<
-    T: RowElem,
-    const VEC: usize,
-    const K: usize,
-    const PF: usize,
-    const ALIGNED: bool,
->(
+unsafe fn layernorm_row<T: RowElem, const VEC: usize, const K: usize, const ALIGNED: bool>(
     p: RowPtrs<T>,
     layout: RowLayout<ALIGNED>,
     eps: f32,
@@ -113,31 +85,21 @@ unsafe fn layernorm_row<
     let tile = layout.tile::<VEC>();
     let n = cols as f32;
     if cols <= K * tile {
-        const { assert!(K <= MAX_CHUNKS && PF <= K) };
-        // The shift of the one-pass sums: the row's first element, the same in every thread.
+        const { assert!(K <= MAX_CHUNKS) };
+        // The shift of the mean's sum: the row's first element, the same in every thread.
         // SAFETY: `cols >= 1` (the host launches nothing for empty rows): x[0] is readable.
         let shift = unsafe { p.x.read() }.to_f32();
-        // Padding reads as `shift`, so it adds nothing to the shifted sums.
+        // Chunks past the row's end stay `shift`: they add nothing to the shifted sum.
         let mut v = [[shift; VEC]; K];
-        // gamma and beta of the first PF chunks, loaded early (packed) so that their latency
-        // overlaps the reduction instead of following it.
-        let mut gw = [[0u32; 4]; K];
-        let mut bw = [[0u32; 4]; K];
-        if ALIGNED && RAW_LOADS {
+        if ALIGNED {
+            // All loads first, as raw words, then the conversions: loads in one basic block
+            // all issue before the first use (see `RowLayout::load_words`). Guarded
+            // load-then-convert per chunk made the compiler wait a memory latency per chunk.
             let mut xw = [([0u32; 4], false); K];
             unroll8!(k => {
                 if k < K {
                     // SAFETY: the caller's promise on `x` (aligned layout, cols >= 1).
                     xw[k] = unsafe { layout.load_words::<T, VEC>(p.x, k, Cache::Stream) };
-                }
-            });
-            unroll8!(k => {
-                if k < PF {
-                    // SAFETY: the caller's promises on gamma and beta (aligned layout).
-                    unsafe {
-                        gw[k] = layout.load_words::<T, VEC>(p.gamma, k, Cache::Keep).0;
-                        bw[k] = layout.load_words::<T, VEC>(p.beta, k, Cache::Keep).0;
-                    }
                 }
             });
             unroll8!(k => {
@@ -152,69 +114,28 @@ unsafe fn layernorm_row<
                     v[k] = unsafe { layout.load::<T, VEC>(p.x, k, shift, Cache::Stream) };
                 }
             });
-            if ALIGNED {
-                unroll8!(k => {
-                    if k < PF {
-                        // SAFETY: the caller's promises on gamma and beta (aligned layout).
-                        unsafe {
-                            gw[k] = layout.load_words::<T, VEC>(p.gamma, k, Cache::Keep).0;
-                            bw[k] = layout.load_words::<T, VEC>(p.beta, k, Cache::Keep).0;
-                        }
-                    }
-                });
+        }
+        // The mean of `x − shift`, plus the shift (the row's first element): the sum stays
+        // within the row's spread (less rounding for a large mean).
+        let mut s = 0.0f32;
+        for chunk in &v {
+            for &e in chunk {
+                s += e - shift;
             }
         }
-        let (mean, var) = if ONE_PASS {
-            // Sums of d = x − shift and d² in one block reduction: var = Σd²/n − (Σd/n)². The
-            // shift (a row element) keeps the mean of d within the row's spread, so the
-            // subtraction does not cancel the way raw Σx² − (Σx)²/n would for a large mean.
-            // VEC independent accumulators, then a tree: short dependency chains.
-            let mut sa = [0.0f32; VEC];
-            let mut qa = [0.0f32; VEC];
-            for chunk in &v {
-                for e in 0..VEC {
-                    let d = chunk[e] - shift;
-                    sa[e] += d;
-                    qa[e] = math::fma(d, d, qa[e]);
-                }
+        let mean = block::reduce(s, Sum) / n + shift;
+        let mut q = 0.0f32;
+        unroll8!(k => {
+            if k < K {
+                q = squared_deviations(&v[k], layout, k, mean, q);
             }
-            let [s, q] = block::reduce([tree_sum(sa), tree_sum(qa)], |a: [f32; 2], b: [f32; 2]| {
-                [a[0] + b[0], a[1] + b[1]]
-            });
-            let md = s / n;
-            (shift + md, (q / n - md * md).max(0.0))
-        } else {
-            let mut s = 0.0f32;
-            for chunk in &v {
-                for &e in chunk {
-                    s += e - shift;
-                }
-            }
-            let mean = block::reduce(s, Sum) / n + shift;
-            let mut q = 0.0f32;
-            unroll8!(k => {
-                if k < K {
-                    q = squared_deviations(&v[k], layout, k, mean, q);
-                }
-            });
-            (mean, block::reduce(q, Sum) / n)
-        };
+        });
+        let var = block::reduce(q, Sum) / n;
         let rstd = 1.0 / math::sqrt(var + eps);
         unroll8!(k => {
             if k < K && k * tile < cols {
-                if ALIGNED && k < PF {
-                    let g = words_to_f32::<T, VEC>(gw[k]);
-                    let be = words_to_f32::<T, VEC>(bw[k]);
-                    let mut out = [0.0f32; VEC];
-                    for e in 0..VEC {
-                        out[e] = math::fma((v[k][e] - mean) * rstd, g[e], be[e]);
-                    }
-                    // SAFETY: the caller's promise on `y`.
-                    unsafe { layout.store::<T, VEC>(p.y, k, out) };
-                } else {
-                    // SAFETY: the caller's promises.
-                    unsafe { finish_chunk::<T, VEC, ALIGNED>(v[k], p, layout, k, (mean, rstd)) };
-                }
+                // SAFETY: the caller's promises.
+                unsafe { finish_chunk::<T, VEC, ALIGNED>(v[k], p, layout, k, (mean, rstd)) };
             }
         });
     } else {
@@ -246,7 +167,7 @@ unsafe fn layernorm_row<
 }
 
 #[inline(always)]
-fn layernorm_kernel<T: RowElem, const VEC: usize, const K: usize, const PF: usize>(
+fn layernorm_kernel<T: RowElem, const VEC: usize, const K: usize>(
     x: &[T],
     gamma: &[T],
     beta: &[T],
@@ -279,9 +200,9 @@ fn layernorm_kernel<T: RowElem, const VEC: usize, const K: usize, const PF: usiz
     // aligned when `aligned`.
     unsafe {
         if aligned {
-            layernorm_row::<T, VEC, K, PF, true>(p, RowLayout { t, b, cols }, eps);
+            layernorm_row::<T, VEC, K, true>(p, RowLayout { t, b, cols }, eps);
         } else {
-            layernorm_row::<T, VEC, K, PF, false>(p, RowLayout { t, b, cols }, eps);
+            layernorm_row::<T, VEC, K, false>(p, RowLayout { t, b, cols }, eps);
         }
     }
 }
@@ -298,7 +219,7 @@ pub fn layernorm_f32(
     cols: u32,
     eps: f32,
 ) {
-    layernorm_kernel::<f32, 4, CHUNKS_F32, PF_F32>(x, gamma, beta, &y, cols as usize, eps);
+    layernorm_kernel::<f32, 4, CHUNKS_F32>(x, gamma, beta, &y, cols as usize, eps);
 }
 
 /// Layer normalization of bf16 rows (math in f32); launch as [`layernorm_f32`].
@@ -311,5 +232,5 @@ pub fn layernorm_bf16(
     cols: u32,
     eps: f32,
 ) {
-    layernorm_kernel::<bf16, 8, CHUNKS_BF16, PF_BF16>(x, gamma, beta, &y, cols as usize, eps);
+    layernorm_kernel::<bf16, 8, CHUNKS_BF16>(x, gamma, beta, &y, cols as usize, eps);
 }

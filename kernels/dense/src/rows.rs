@@ -298,8 +298,7 @@ impl<const ALIGNED: bool> RowLayout<ALIGNED> {
     /// instead). The load is unconditional (the address is clamped into the row), so a thread's
     /// loads sit in one basic block and all issue before the first use: a guarded load and its
     /// conversion, chunk after chunk, let the compiler reuse one register quadruple and wait a
-    /// full memory latency per chunk. Also for data converted late (layernorm's gamma and beta,
-    /// loaded before the block reduction so their latency hides behind it).
+    /// full memory latency per chunk.
     ///
     /// # Safety
     /// As for [`Self::load`], with `ALIGNED` (so `cols` is a multiple of VEC) and `cols >= 1`.
