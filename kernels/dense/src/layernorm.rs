@@ -2,22 +2,21 @@
 //! mean and the (biased) variance of each row, `gamma` and `beta` of the row's length and type,
 //! math in f32.
 //!
-//! One block per row. Rows that fit in registers (32 values per thread) are read once: the
-//! mean, then the variance as the mean of `(x - mean)²` from the registers (two-pass, so no
+//! One block per row. Rows that fit in registers (32 values per thread) are read once (all of
+//! a thread's 16-byte loads issued before the first use): the mean, then the variance as the mean of `(x - mean)²` from the registers (two-pass, so no
 //! cancellation), then the write. Longer rows read the row three times (sum, squared
 //! deviations, write).
 
 use gpu::prelude::*;
 use half::bf16;
 
-use crate::rows::{Cache, MAX_CHUNKS, RowElem, RowLayout};
+use crate::rows::{Cache, MAX_CHUNKS, RowElem, RowLayout, words_to_f32};
 use crate::unroll8;
 
 /// 16-byte chunks per thread held in registers by the f32 kernel (32 values).
 pub const CHUNKS_F32: usize = 8;
 /// 16-byte chunks per thread held in registers by the bf16 kernel (32 values).
 pub const CHUNKS_BF16: usize = 4;
-
 /// The pointers of one row: input, gamma, beta, output.
 #[derive(Clone, Copy)]
 struct RowPtrs<T> {
@@ -87,20 +86,44 @@ unsafe fn layernorm_row<T: RowElem, const VEC: usize, const K: usize, const ALIG
     let n = cols as f32;
     if cols <= K * tile {
         const { assert!(K <= MAX_CHUNKS) };
-        let mut v = [[0.0f32; VEC]; K];
-        unroll8!(k => {
-            if k < K && k * tile < cols {
-                // SAFETY: the caller's promise on `x`.
-                v[k] = unsafe { layout.load::<T, VEC>(p.x, k, 0.0, Cache::Stream) };
-            }
-        });
+        // The shift of the mean's sum: the row's first element, the same in every thread.
+        // SAFETY: `cols >= 1` (the host launches nothing for empty rows): x[0] is readable.
+        let shift = unsafe { p.x.read() }.to_f32();
+        // Chunks past the row's end stay `shift`: they add nothing to the shifted sum.
+        let mut v = [[shift; VEC]; K];
+        if ALIGNED {
+            // All loads first, as raw words, then the conversions: loads in one basic block
+            // all issue before the first use (see `RowLayout::load_words`). Guarded
+            // load-then-convert per chunk made the compiler wait a memory latency per chunk.
+            let mut xw = [([0u32; 4], false); K];
+            unroll8!(k => {
+                if k < K {
+                    // SAFETY: the caller's promise on `x` (aligned layout, cols >= 1).
+                    xw[k] = unsafe { layout.load_words::<T, VEC>(p.x, k, Cache::Stream) };
+                }
+            });
+            unroll8!(k => {
+                if k < K && xw[k].1 {
+                    v[k] = words_to_f32::<T, VEC>(xw[k].0);
+                }
+            });
+        } else {
+            unroll8!(k => {
+                if k < K && k * tile < cols {
+                    // SAFETY: the caller's promise on `x`.
+                    v[k] = unsafe { layout.load::<T, VEC>(p.x, k, shift, Cache::Stream) };
+                }
+            });
+        }
+        // The mean of `x − shift`, plus the shift (the row's first element): the sum stays
+        // within the row's spread (less rounding for a large mean).
         let mut s = 0.0f32;
         for chunk in &v {
             for &e in chunk {
-                s += e;
+                s += e - shift;
             }
         }
-        let mean = block::reduce(s, Sum) / n;
+        let mean = block::reduce(s, Sum) / n + shift;
         let mut q = 0.0f32;
         unroll8!(k => {
             if k < K {

@@ -94,6 +94,16 @@ impl RowElem for bf16 {
     }
 }
 
+/// The VEC elements of a 16-byte chunk loaded by [`RowLayout::load_words`], in f32.
+#[inline(always)]
+pub fn words_to_f32<T: RowElem, const VEC: usize>(words: [u32; 4]) -> [f32; VEC] {
+    const { assert!(VEC == T::VEC && VEC * size_of::<T>() == 16) };
+    // SAFETY: 16 bytes of plain data reinterpreted as VEC elements (any bit pattern is a
+    // valid `T`: DeviceCopy).
+    let c: [T; VEC] = unsafe { core::mem::transmute_copy(&words) };
+    c.map(T::to_f32)
+}
+
 /// Runs `$body` with `$k` bound to 0, 1, … 7 in turn, written out: the loops over a thread's
 /// chunks must be unrolled for the chunks to stay in registers, and LLVM's unroller gives up on
 /// the guarded loads and stores of eight chunks. Bodies guard with `if $k < K`.
@@ -281,6 +291,31 @@ impl<const ALIGNED: bool> RowLayout<ALIGNED> {
                 }
             })
         }
+    }
+
+    /// Chunk `k` of this thread from `row` as the 16 raw bytes (aligned layout only), not yet
+    /// converted, and whether the chunk lies in the row (past the end: the row's last chunk
+    /// instead). The load is unconditional (the address is clamped into the row), so a thread's
+    /// loads sit in one basic block and all issue before the first use: a guarded load and its
+    /// conversion, chunk after chunk, let the compiler reuse one register quadruple and wait a
+    /// full memory latency per chunk.
+    ///
+    /// # Safety
+    /// As for [`Self::load`], with `ALIGNED` (so `cols` is a multiple of VEC) and `cols >= 1`.
+    #[inline(always)]
+    pub unsafe fn load_words<T: RowElem, const VEC: usize>(
+        &self,
+        row: *const T,
+        k: usize,
+        cache: Cache,
+    ) -> ([u32; 4], bool) {
+        const { assert!(VEC == T::VEC && VEC * size_of::<T>() == 16) };
+        let start = self.index::<VEC>(k, 0);
+        let inside = start < self.cols;
+        let at = if inside { start } else { self.cols - VEC };
+        // SAFETY: `at + VEC <= cols` (cols is a nonzero multiple of VEC when ALIGNED), and
+        // `row + at` is 16-byte aligned; readable and read-only by the caller's promise.
+        (unsafe { read16(row.add(at).cast::<u8>(), cache) }, inside)
     }
 
     /// Stores chunk `k` of this thread (values in f32) to `row`; elements past the row's end
