@@ -51,16 +51,26 @@ impl Elem for f16 {
 }
 
 /// Runs one GEMM and returns ‖C − ref‖ / ‖ref‖; panics on an unwritten (NaN) element.
-fn check<T: Elem>(gpu: &Gpu, dense: &Dense, (m, n, k): (usize, usize, usize), seed: u64) -> f64 {
+/// `dispatch`: call `Dense::gemm` (wgmma on CC 9.0 GPUs) instead of `Dense::gemm_mma_sync`.
+fn check<T: Elem>(
+    gpu: &Gpu,
+    dense: &Dense,
+    (m, n, k): (usize, usize, usize),
+    seed: u64,
+    dispatch: bool,
+) -> f64 {
     let mut rng = Rng(seed);
     let a: Vec<T> = (0..m * k).map(|_| T::from_f32(rng.unit())).collect();
     let b: Vec<T> = (0..n * k).map(|_| T::from_f32(rng.unit())).collect();
     let da = gpu.to_device(&a).unwrap();
     let db = gpu.to_device(&b).unwrap();
     let mut dc = gpu.to_device(&vec![T::NAN; m * n]).unwrap();
-    dense
-        .gemm_mma_sync(gpu.default_stream(), &da, &db, &mut dc, m, n, k)
-        .unwrap();
+    let s = gpu.default_stream();
+    if dispatch {
+        dense.gemm(s, &da, &db, &mut dc, m, n, k).unwrap();
+    } else {
+        dense.gemm_mma_sync(s, &da, &db, &mut dc, m, n, k).unwrap();
+    }
     let c = dc.to_vec().unwrap();
     let af: Vec<f64> = a.iter().map(|x| x.to_f64()).collect();
     let bf: Vec<f64> = b.iter().map(|x| x.to_f64()).collect();
@@ -94,13 +104,13 @@ fn shapes(gpu: &Gpu) -> Vec<(usize, usize, usize)> {
     s
 }
 
-fn gemm_matches_reference<T: Elem>(test: &str) {
+fn gemm_matches_reference<T: Elem>(test: &str, dispatch: bool) {
     let Some(gpu) = gpu_or_skip(test) else {
         return;
     };
     let dense = Dense::load(&gpu).unwrap();
     for (i, &shape) in shapes(&gpu).iter().enumerate() {
-        let rel = check::<T>(&gpu, &dense, shape, 0x9e37_79b9 + i as u64);
+        let rel = check::<T>(&gpu, &dense, shape, 0x9e37_79b9 + i as u64, dispatch);
         println!("{test} {shape:?}: relative error {rel:.2e}");
         assert!(rel < 1e-2, "{test} {shape:?}: relative error {rel:.3e}");
     }
@@ -108,12 +118,19 @@ fn gemm_matches_reference<T: Elem>(test: &str) {
 
 #[test]
 fn gemm_bf16_matches_reference() {
-    gemm_matches_reference::<bf16>("gemm_bf16_matches_reference");
+    gemm_matches_reference::<bf16>("gemm_bf16_matches_reference", false);
+}
+
+/// `Dense::gemm` picks wgmma + TMA on compute capability 9.0 GPUs and mma.sync elsewhere (and
+/// on the simulator): the same shapes must come out right through whichever path it takes.
+#[test]
+fn gemm_dispatch_matches_reference() {
+    gemm_matches_reference::<bf16>("gemm_dispatch_matches_reference", true);
 }
 
 #[test]
 fn gemm_f16_matches_reference() {
-    gemm_matches_reference::<f16>("gemm_f16_matches_reference");
+    gemm_matches_reference::<f16>("gemm_f16_matches_reference", false);
 }
 
 #[test]
