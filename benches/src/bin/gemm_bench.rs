@@ -43,12 +43,21 @@ struct Variant {
 }
 
 fn variants() -> Vec<Variant> {
-    vec![Variant {
-        name: "mma_sync",
-        available: |_| true,
-        bf16: Some(|d, s, a, b, c, m, n, k| d.gemm_mma_sync(s, a, b, c, m, n, k)),
-        f16: Some(|d, s, a, b, c, m, n, k| d.gemm_mma_sync(s, a, b, c, m, n, k)),
-    }]
+    vec![
+        Variant {
+            name: "mma_sync",
+            available: |_| true,
+            bf16: Some(|d, s, a, b, c, m, n, k| d.gemm_mma_sync(s, a, b, c, m, n, k)),
+            f16: Some(|d, s, a, b, c, m, n, k| d.gemm_mma_sync(s, a, b, c, m, n, k)),
+        },
+        // Ladder step 2 (sm_90a only): what `Dense::gemm` runs on an H100/H200.
+        Variant {
+            name: "wgmma+tma",
+            available: |d| d.has_hopper(),
+            bf16: Some(|d, s, a, b, c, m, n, k| d.gemm_wgmma(s, a, b, c, m, n, k)),
+            f16: Some(|d, s, a, b, c, m, n, k| d.gemm_wgmma(s, a, b, c, m, n, k)),
+        },
+    ]
 }
 
 /// Uniform values in [-1, 1), never 0 (zeros can run faster than real data).
