@@ -42,3 +42,17 @@ pub fn time_us(stream: &Stream, run: &mut dyn FnMut(&Stream) -> Result<()>) -> R
     }
     Ok(best)
 }
+
+/// Peer timings written by a `benches/peers/*.py` script: `{case: {peer: {size: microseconds}}}`.
+pub type Peers = std::collections::BTreeMap<
+    String,
+    std::collections::BTreeMap<String, std::collections::BTreeMap<String, f64>>,
+>;
+
+/// Reads the `--peers` file, or no peers without one (the bench then prints only our figures).
+pub fn load_peers(path: Option<&str>) -> std::result::Result<Peers, Box<dyn std::error::Error>> {
+    Ok(match path {
+        Some(p) => serde_json::from_str(&std::fs::read_to_string(p)?)?,
+        None => Peers::new(),
+    })
+}

@@ -9,16 +9,12 @@
 //! `ratio` = peer time / our time (> 1: we are faster). Bandwidth counts the bytes each
 //! algorithm must move (reduce: n reads; scan: n reads + n writes).
 
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use benches::time_us;
 use gpu_algorithms::Algorithms;
 use gpu_host::gpu::ops::{CompareOp, Sum};
 use gpu_host::{Gpu, Result, Stream};
-
-/// Peer timings: case → peer → size → microseconds.
-type Peers = BTreeMap<String, BTreeMap<String, BTreeMap<String, f64>>>;
 
 /// One timed call of an algorithm (its inputs and outputs captured).
 type Run<'a> = Box<dyn FnMut(&Stream) -> Result<()> + 'a>;
@@ -114,10 +110,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
             _ => only.push(a),
         }
     }
-    let peers: Peers = match &peers_path {
-        Some(p) => serde_json::from_str(&std::fs::read_to_string(p)?)?,
-        None => Peers::new(),
-    };
+    let peers = benches::load_peers(peers_path.as_deref())?;
     let sizes: Vec<usize> = if quick {
         vec![1 << 10, 1 << 16, 1 << 20, 1 << 24]
     } else {

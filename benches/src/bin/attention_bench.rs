@@ -10,16 +10,12 @@
 //! TFLOP/s count the two matrix products, `4 · batch · heads · seq² · head_dim` (half of it
 //! when causal); `ratio` = peer time / our time (> 1: we are faster).
 
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use benches::time_us;
 use gpu_dense::{AttentionShape, Dense, attention_kernel_names};
 use gpu_host::{Gpu, Stream};
 use half::bf16;
-
-/// Peer timings: case → peer → seq → microseconds.
-type Peers = BTreeMap<String, BTreeMap<String, BTreeMap<String, f64>>>;
 
 /// (head_dim, batch, heads); keep in sync with benches/peers/attention.py.
 const CONFIGS: &[(usize, usize, usize)] = &[(64, 4, 16), (128, 4, 8)];
@@ -58,10 +54,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
-    let peers: Peers = match &peers_path {
-        Some(p) => serde_json::from_str(&std::fs::read_to_string(p)?)?,
-        None => Peers::new(),
-    };
+    let peers = benches::load_peers(peers_path.as_deref())?;
     let seqs: &[usize] = if quick {
         &[1024, 4096]
     } else {

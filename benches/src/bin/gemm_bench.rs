@@ -10,16 +10,12 @@
 //! TFLOP/s = 2·M·N·K / t. `ratio` = peer time / our time (> 1: we are faster). Add a kernel
 //! path as one more entry of [`variants`].
 
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use benches::time_us;
 use gpu_dense::Dense;
 use gpu_host::{DeviceBuffer, Gpu, Result, Stream};
 use half::{bf16, f16};
-
-/// Peer timings: case (`gemm_bf16`) → peer → size → microseconds.
-type Peers = BTreeMap<String, BTreeMap<String, BTreeMap<String, f64>>>;
 
 /// One GEMM call: `(dense, stream, a, b, c, m, n, k)`.
 type GemmFn<T> = fn(
@@ -118,10 +114,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
             _ => only.push(a),
         }
     }
-    let peers: Peers = match &peers_path {
-        Some(p) => serde_json::from_str(&std::fs::read_to_string(p)?)?,
-        None => Peers::new(),
-    };
+    let peers = benches::load_peers(peers_path.as_deref())?;
     let gpu = Gpu::first()?;
     let dense = Dense::load(&gpu)?;
     println!(

@@ -9,15 +9,12 @@
 //!
 //! ratio = peer time / our time (> 1: we are faster).
 
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use benches::time_us;
 use gpu_dense::{Dense, WgmmaElem};
 use gpu_host::{Gpu, Result, Stream};
 use half::{bf16, f16};
-
-type Peers = BTreeMap<String, BTreeMap<String, BTreeMap<String, f64>>>;
 
 fn random(len: usize, seed: u64) -> Vec<f32> {
     let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
@@ -67,10 +64,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     if sizes.is_empty() {
         sizes = vec![4096, 8192];
     }
-    let peers: Peers = match &peers_path {
-        Some(p) => serde_json::from_str(&std::fs::read_to_string(p)?)?,
-        None => Peers::new(),
-    };
+    let peers = benches::load_peers(peers_path.as_deref())?;
     let gpu = Gpu::first()?;
     let dense = Dense::load(&gpu)?;
     println!(

@@ -7,16 +7,12 @@
 //! ```
 //! Interactions per step: N². `ratio` = peer time / our time (> 1: we are faster).
 
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use benches::time_us;
 use gpu_host::Gpu;
 use seed_examples::SeedKernels;
 use seed_examples::nbody::{Simulation, plummer};
-
-/// Peer timings: case → peer → N → microseconds.
-type Peers = BTreeMap<String, BTreeMap<String, BTreeMap<String, f64>>>;
 
 fn main() -> ExitCode {
     match run() {
@@ -37,10 +33,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
-    let peers: Peers = match &peers_path {
-        Some(p) => serde_json::from_str(&std::fs::read_to_string(p)?)?,
-        None => Peers::new(),
-    };
+    let peers = benches::load_peers(peers_path.as_deref())?;
     let gpu = Gpu::first()?;
     let kernels = SeedKernels::load(&gpu)?;
     println!(

@@ -10,7 +10,6 @@
 //! time / our time (> 1: we are faster). `--threads` also times the listed block sizes (where
 //! they are valid for the shape), for tuning.
 
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use benches::time_us;
@@ -18,8 +17,7 @@ use gpu_dense::{Dense, RowElement, row_block_size};
 use gpu_host::{DeviceCopy, Gpu, Result, Stream};
 use half::bf16;
 
-/// Peer timings: case → peer → "ROWSxCOLS" → microseconds.
-type Peers = BTreeMap<String, BTreeMap<String, BTreeMap<String, f64>>>;
+use benches::Peers;
 
 const SHAPES: &[(usize, usize)] = &[
     (16384, 8192),
@@ -159,10 +157,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
-    let peers: Peers = match &peers_path {
-        Some(p) => serde_json::from_str(&std::fs::read_to_string(p)?)?,
-        None => Peers::new(),
-    };
+    let peers = benches::load_peers(peers_path.as_deref())?;
     let gpu = Gpu::first()?;
     let dense = Dense::load(&gpu)?;
     println!(

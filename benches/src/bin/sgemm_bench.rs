@@ -8,15 +8,11 @@
 //! `ratio` = peer time / our time (> 1: we are faster). Each size is also checked: 512 random
 //! entries of C against an f64 dot product on the CPU (relative error of the samples' norm).
 
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use benches::time_us;
 use gpu_dense::Dense;
 use gpu_host::Gpu;
-
-/// Peer timings: case → peer → size → microseconds.
-type Peers = BTreeMap<String, BTreeMap<String, BTreeMap<String, f64>>>;
 
 /// Uniform in [-1, 1), never zero (xorshift), so the product is not trivially sparse.
 fn random(n: usize, seed: u64) -> Vec<f32> {
@@ -54,10 +50,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     if sizes.is_empty() {
         sizes = vec![1024, 2048, 4096, 8192];
     }
-    let peers: Peers = match &peers_path {
-        Some(p) => serde_json::from_str(&std::fs::read_to_string(p)?)?,
-        None => Peers::new(),
-    };
+    let peers = benches::load_peers(peers_path.as_deref())?;
     let gpu = Gpu::first()?;
     let dense = Dense::load(&gpu)?;
     let occupancy = dense.sgemm_occupancy()?;

@@ -45,39 +45,27 @@ mod sealed {
     impl Sealed for half::f16 {}
 }
 
-impl WgmmaElem for bf16 {
-    const KERNEL: &'static str = "gemm_bf16_wgmma";
-    const TMA_TYPE: sys::CUtensorMapDataType =
-        sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    fn launch(
-        module: &crate::hopper_kernels::Module,
-        stream: &Stream,
-        cfg: LaunchConfig,
-        inputs: Inputs<'_, Self>,
-        c: &mut DeviceBuffer<Self>,
-        dims: GemmDims,
-    ) -> Result<()> {
-        let (a, b, maps) = inputs;
-        module.gemm_bf16_wgmma(stream, cfg, a, b, maps, c, dims)
-    }
+macro_rules! wgmma_elem {
+    ($t:ty, $kernel:ident, $tma:ident) => {
+        impl WgmmaElem for $t {
+            const KERNEL: &'static str = stringify!($kernel);
+            const TMA_TYPE: sys::CUtensorMapDataType = sys::CUtensorMapDataType::$tma;
+            fn launch(
+                module: &crate::hopper_kernels::Module,
+                stream: &Stream,
+                cfg: LaunchConfig,
+                inputs: Inputs<'_, Self>,
+                c: &mut DeviceBuffer<Self>,
+                dims: GemmDims,
+            ) -> Result<()> {
+                let (a, b, maps) = inputs;
+                module.$kernel(stream, cfg, a, b, maps, c, dims)
+            }
+        }
+    };
 }
-
-impl WgmmaElem for f16 {
-    const KERNEL: &'static str = "gemm_f16_wgmma";
-    const TMA_TYPE: sys::CUtensorMapDataType =
-        sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    fn launch(
-        module: &crate::hopper_kernels::Module,
-        stream: &Stream,
-        cfg: LaunchConfig,
-        inputs: Inputs<'_, Self>,
-        c: &mut DeviceBuffer<Self>,
-        dims: GemmDims,
-    ) -> Result<()> {
-        let (a, b, maps) = inputs;
-        module.gemm_f16_wgmma(stream, cfg, a, b, maps, c, dims)
-    }
-}
+wgmma_elem!(bf16, gemm_bf16_wgmma, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+wgmma_elem!(f16, gemm_f16_wgmma, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
 
 /// Tensor maps already copied to the device, by (A address, B address, m, n, k, type). A map's
 /// bytes depend only on these, so an entry stays right even if the buffers it was made for are

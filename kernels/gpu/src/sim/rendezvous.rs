@@ -132,40 +132,13 @@ impl Warp {
 /// with the same mask, then returns every lane's `value` (lanes outside the mask read 0).
 #[track_caller]
 pub(crate) fn exchange(what: &str, mask: u32, value: u64) -> [u64; 32] {
-    let site = Location::caller();
-    let t = current(what);
-    let warp = t.warp();
-    let lane = t.lane();
-    let mask = mask & warp.exists;
-    if mask & (1 << lane) == 0 {
-        panic!(
-            "gpu::{what}: lane {lane} called a warp collective with mask {mask:#010x}, which does \
-             not include the lane itself (undefined on a GPU)"
-        );
-    }
-    warp.pending[lane as usize].set(Some((mask, value)));
-    let complete = (0..WARP_SIZE)
-        .filter(|l| mask & (1 << l) != 0)
-        .all(|l| matches!(warp.pending[l as usize].get(), Some((m, _)) if m == mask));
-    if !complete {
-        t.suspend(State::Warp, site);
-        return t.warp_values.get();
-    }
-    let mut values = [0u64; 32];
-    for l in 0..WARP_SIZE {
-        if mask & (1 << l) != 0 {
-            values[l as usize] = warp.pending[l as usize].take().map_or(0, |(_, v)| v);
+    match arrive(what, mask, value, Location::caller()) {
+        Arrival::Woken(woken) => woken,
+        Arrival::Last(values) => {
+            release_lanes(what, mask, |_| values);
+            values
         }
     }
-    let block = t.block();
-    for l in 0..WARP_SIZE {
-        if mask & (1 << l) != 0 && l != lane {
-            let other = &block.threads[(warp.first_thread + l) as usize];
-            other.warp_values.set(values);
-            other.state.set(State::Ready);
-        }
-    }
-    values
 }
 
 /// A warp collective whose per-lane results the last lane to arrive computes from every lane's
@@ -178,7 +151,30 @@ pub(crate) fn exchange_map(
     value: u64,
     f: impl FnOnce(&[u64; 32]) -> [[u64; 2]; 32],
 ) -> [u64; 2] {
-    let site = Location::caller();
+    match arrive(what, mask, value, Location::caller()) {
+        Arrival::Woken(woken) => [woken[0], woken[1]],
+        Arrival::Last(values) => {
+            let results = f(&values);
+            release_lanes(what, mask, |l| {
+                let mut v = [0u64; 32];
+                v[..2].copy_from_slice(&results[l as usize]);
+                v
+            });
+            results[current(what).lane() as usize]
+        }
+    }
+}
+
+/// How a lane came out of [`arrive`].
+enum Arrival {
+    /// It was the last lane of the mask: every lane's value (it must then `release_lanes`).
+    Last([u64; 32]),
+    /// It waited: what the last lane handed it.
+    Woken([u64; 32]),
+}
+
+/// The arrival half of a warp collective.
+fn arrive(what: &str, mask: u32, value: u64, site: &'static Location<'static>) -> Arrival {
     let t = current(what);
     let warp = t.warp();
     let lane = t.lane();
@@ -195,8 +191,7 @@ pub(crate) fn exchange_map(
         .all(|l| matches!(warp.pending[l as usize].get(), Some((m, _)) if m == mask));
     if !complete {
         t.suspend(State::Warp, site);
-        let v = t.warp_values.get();
-        return [v[0], v[1]];
+        return Arrival::Woken(t.warp_values.get());
     }
     let mut values = [0u64; 32];
     for l in 0..WARP_SIZE {
@@ -204,18 +199,24 @@ pub(crate) fn exchange_map(
             values[l as usize] = warp.pending[l as usize].take().map_or(0, |(_, v)| v);
         }
     }
-    let results = f(&values);
+    Arrival::Last(values)
+}
+
+/// The release half, run by the last lane to arrive: hands every other lane of `mask` its
+/// result (`result_for(lane)`) and makes it runnable.
+fn release_lanes(what: &str, mask: u32, result_for: impl Fn(u32) -> [u64; 32]) {
+    let t = current(what);
+    let warp = t.warp();
+    let lane = t.lane();
+    let mask = mask & warp.exists;
     let block = t.block();
     for l in 0..WARP_SIZE {
         if mask & (1 << l) != 0 && l != lane {
             let other = &block.threads[(warp.first_thread + l) as usize];
-            let mut v = [0u64; 32];
-            v[..2].copy_from_slice(&results[l as usize]);
-            other.warp_values.set(v);
+            other.warp_values.set(result_for(l));
             other.state.set(State::Ready);
         }
     }
-    results[lane as usize]
 }
 
 /// Why no thread of a stalled block can run: which threads wait where, which exited.
