@@ -12,7 +12,9 @@ use std::marker::PhantomData;
 use std::mem::{ManuallyDrop, size_of};
 use std::ptr::NonNull;
 
-use cudarc::driver::{CudaSlice, DriverError, sys};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, DriverError, sys};
 use gpu::DeviceCopy;
 
 use crate::device::Gpu;
@@ -165,6 +167,75 @@ fn alloc_error(stream: &Stream, bytes: usize, what: String) -> impl FnOnce(Drive
             stream.epoch().driver(|| what)(source)
         }
     }
+}
+
+/// A buffer lent to foreign work on a stream ([`DeviceBuffer::use_on`]); dropping it orders the
+/// buffer's later uses after that work.
+pub struct BufferUse<'a> {
+    ptr: sys::CUdeviceptr,
+    _guard: Option<cudarc::driver::SyncOnDrop<'a>>,
+    /// (the buffer's stream, the work's stream) when they differ.
+    cross: Option<(Stream, Stream)>,
+}
+
+impl BufferUse<'_> {
+    /// The device address (0 for an empty buffer; on the simulator a host address).
+    pub fn ptr(&self) -> sys::CUdeviceptr {
+        self.ptr
+    }
+}
+
+impl Drop for BufferUse<'_> {
+    fn drop(&mut self) {
+        if let Some((own, work)) = &self.cross
+            && let (Some(own), Some(work)) = (own.cuda_stream(), work.cuda_stream())
+        {
+            // Best effort: a failure here is a sticky device error, which the next call on
+            // either stream reports.
+            if let Ok(after) = work.record_event(None) {
+                let _ = own.wait(&after);
+            }
+        }
+    }
+}
+
+/// Copies `bytes` bytes from `src` (a buffer of another device, whose work is queued on
+/// `src_stream`) into `dst`, on `dst_stream`; see [`DeviceBuffer::copy_from_device`].
+fn peer_copy(
+    dst_stream: &Arc<CudaStream>,
+    dst: &mut CudaSlice<u8>,
+    src_stream: &Arc<CudaStream>,
+    src: &CudaSlice<u8>,
+    bytes: usize,
+) -> std::result::Result<(), DriverError> {
+    use cudarc::driver::{DevicePtr, DevicePtrMut};
+    dst_stream.context().bind_to_thread()?;
+    // Work already queued on the source's stream (its writes) comes first.
+    let before = src_stream.record_event(None)?;
+    dst_stream.wait(&before)?;
+    // The source's address, with the read recorded on its own stream: cudarc's per-buffer
+    // events belong to the source's context and cannot be recorded on `dst_stream`.
+    let (src_ptr, src_guard) = src.device_ptr(src_stream);
+    drop(src_guard);
+    let (dst_ptr, _dst_guard) = dst.device_ptr_mut(dst_stream);
+    // SAFETY: both addresses point to live allocations of at least `bytes` bytes (equal
+    // lengths were checked), owned by their contexts, which the handles keep alive; the copy is
+    // ordered after the source's queued work by the event above and before later work on the
+    // source's stream by the event below.
+    unsafe {
+        sys::cuMemcpyPeerAsync(
+            dst_ptr,
+            dst_stream.context().cu_ctx(),
+            src_ptr,
+            src_stream.context().cu_ctx(),
+            bytes,
+            dst_stream.cu_stream(),
+        )
+        .result()?;
+    }
+    // Later work on the source's stream (a write, the free of a dropped buffer) waits for it.
+    let after = dst_stream.record_event(None)?;
+    src_stream.wait(&after)
 }
 
 /// `len * size_of::<T>()`, or an error naming `operation` when it overflows.
@@ -376,6 +447,14 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
     /// Overwrites the buffer with the contents of `src` (same length), device to device, ordered
     /// on this buffer's stream.
+    ///
+    /// `src` may live on another device. Then the copy is a peer copy (`cuMemcpyPeerAsync`):
+    /// direct over NVLink or PCIe when the two devices can access each other's memory
+    /// ([`crate::Gpu::can_access_peer`]; enabling it with [`crate::Gpu::enable_peer_access`]
+    /// makes it the fast path), staged through host memory by the driver otherwise; the call is
+    /// the same either way. Ordering across the two devices: the copy waits for the work queued
+    /// on `src`'s stream before the call, and work queued on `src`'s stream after the call waits
+    /// for the copy (so `src` may be overwritten or dropped at once).
     pub fn copy_from_device(&mut self, src: &DeviceBuffer<T>) -> Result<()> {
         if src.len != self.len {
             return Err(Error::SizeMismatch {
@@ -385,19 +464,17 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
             });
         }
         let n = self.size_bytes();
-        let what = || format!("copying {n} bytes from device to device");
+        let (to, from) = (self.stream.device_key(), src.stream.device_key());
+        let what = || {
+            if to == from {
+                format!("copying {n} bytes from device to device")
+            } else {
+                format!("copying {n} bytes from {from} to {to}")
+            }
+        };
         self.stream.check(what)?;
         src.stream
             .check(|| format!("{} (the source buffer)", what()))?;
-        let (to, from) = (self.stream.device_key(), src.stream.device_key());
-        if to != from {
-            return Err(Error::DeviceMismatch {
-                context: format!(
-                    "{} between buffers of different devices ({from} to {to})",
-                    what()
-                ),
-            });
-        }
         let epoch = self.stream.epoch().clone();
         match (self.stream.cuda_stream(), &mut *self.bytes, &*src.bytes) {
             (_, None, _) | (_, _, None) => Ok(()),
@@ -405,11 +482,94 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 dst.as_mut_slice().copy_from_slice(from.as_slice());
                 Ok(())
             }
-            (Some(stream), Some(Bytes::Cuda(dst)), Some(Bytes::Cuda(from))) => {
-                stream.memcpy_dtod(from, dst).map_err(epoch.driver(what))
+            (Some(stream), Some(Bytes::Cuda(dst)), Some(Bytes::Cuda(src_bytes))) if to == from => {
+                stream.memcpy_dtod(src_bytes, dst).map_err(epoch.driver(what))
             }
-            _ => unreachable!("buffers of one device have the same kind of memory"),
+            (Some(stream), Some(Bytes::Cuda(dst)), Some(Bytes::Cuda(from_bytes))) => {
+                let Some(src_stream) = src.stream.cuda_stream() else {
+                    unreachable!("a CUDA buffer on a simulator stream")
+                };
+                peer_copy(stream, dst, src_stream, from_bytes, n).map_err(epoch.driver(what))
+            }
+            _ => Err(Error::DeviceMismatch {
+                context: format!("{}: one is on the CPU simulator, the other on a GPU", what()),
+            }),
         }
+    }
+
+    /// ESCAPE HATCH for libraries that queue their own device work (NCCL, cuBLAS): the buffer's
+    /// address for work that only reads it, queued on `stream` while the returned guard lives.
+    ///
+    /// Orders that work like a launch: it starts after the writes queued before (on the
+    /// buffer's own stream, and on other streams through cudarc's per-buffer events), and
+    /// later writes and the buffer's free wait for it once the guard is dropped. `stream` must
+    /// belong to the buffer's device ([`Error::DeviceMismatch`] otherwise). On the simulator
+    /// the address is the host memory's and the work must be done before the guard drops.
+    pub fn use_on<'a>(&'a self, stream: &'a Stream) -> Result<BufferUse<'a>> {
+        let cross = self.prepare_use(stream)?;
+        let (ptr, guard) = match (&*self.bytes, stream.cuda_stream()) {
+            (None, _) => (0, None),
+            (Some(Bytes::Host(h)), _) => (h.addr(), None),
+            (Some(Bytes::Cuda(b)), Some(s)) => {
+                let (ptr, guard) = cudarc::driver::DevicePtr::device_ptr(b, s);
+                (ptr, Some(guard))
+            }
+            (Some(Bytes::Cuda(_)), None) => unreachable!("a CUDA buffer on a simulator stream"),
+        };
+        Ok(BufferUse {
+            ptr,
+            _guard: guard,
+            cross,
+        })
+    }
+
+    /// [`DeviceBuffer::use_on`] for work that writes the buffer: it also starts after the
+    /// reads queued before.
+    pub fn use_mut_on<'a>(&'a mut self, stream: &'a Stream) -> Result<BufferUse<'a>> {
+        let cross = self.prepare_use(stream)?;
+        let (ptr, guard) = match (&mut *self.bytes, stream.cuda_stream()) {
+            (None, _) => (0, None),
+            (Some(Bytes::Host(h)), _) => (h.addr(), None),
+            (Some(Bytes::Cuda(b)), Some(s)) => {
+                let (ptr, guard) = cudarc::driver::DevicePtrMut::device_ptr_mut(b, s);
+                (ptr, Some(guard))
+            }
+            (Some(Bytes::Cuda(_)), None) => unreachable!("a CUDA buffer on a simulator stream"),
+        };
+        Ok(BufferUse {
+            ptr,
+            _guard: guard,
+            cross,
+        })
+    }
+
+    /// Checks that `stream` may use the buffer and, when it is not the buffer's own stream,
+    /// makes it wait for the work queued on the buffer's stream; returns the two streams then.
+    fn prepare_use(&self, stream: &Stream) -> Result<Option<(Stream, Stream)>> {
+        let what = || {
+            format!(
+                "lending a {}-byte buffer to work on a stream",
+                self.size_bytes()
+            )
+        };
+        self.stream.check(what)?;
+        stream.check(what)?;
+        let (own, other) = (self.stream.device_key(), stream.device_key());
+        if own != other {
+            return Err(Error::DeviceMismatch {
+                context: format!("{}: the buffer is on {own}, the stream on {other}", what()),
+            });
+        }
+        if self.stream.same_as(stream) {
+            return Ok(None);
+        }
+        if let (Some(own), Some(s)) = (self.stream.cuda_stream(), stream.cuda_stream()) {
+            let before = own
+                .record_event(None)
+                .map_err(self.stream.epoch().driver(what))?;
+            s.wait(&before).map_err(self.stream.epoch().driver(what))?;
+        }
+        Ok(Some((self.stream.clone(), stream.clone())))
     }
 
     /// RAW ESCAPE HATCH: the buffer's device address (0 for an empty buffer); on the simulator

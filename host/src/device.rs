@@ -196,8 +196,9 @@ enum Backend {
     /// A CUDA device through its primary context.
     Cuda(Arc<CudaContext>),
     /// The CPU simulator (`gpu::sim`): buffers are host memory, launches run to completion on
-    /// the calling thread's call.
-    Sim,
+    /// the calling thread's call. `ordinal` tells simulated devices apart
+    /// ([`Gpu::simulator_device`]), so mixing their objects is refused as on GPUs.
+    Sim { ordinal: usize },
 }
 
 /// Which device an object belongs to, for refusing to mix objects of different devices.
@@ -205,8 +206,8 @@ enum Backend {
 pub(crate) enum DeviceKey {
     /// A CUDA context (its handle) of device `ordinal`.
     Cuda { ctx: usize, ordinal: usize },
-    /// The CPU simulator.
-    Sim,
+    /// Simulated device `ordinal` of the CPU simulator.
+    Sim { ordinal: usize },
 }
 
 impl DeviceKey {
@@ -222,7 +223,8 @@ impl std::fmt::Display for DeviceKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DeviceKey::Cuda { ordinal, .. } => write!(f, "device {ordinal}"),
-            DeviceKey::Sim => write!(f, "the CPU simulator"),
+            DeviceKey::Sim { ordinal: 0 } => write!(f, "the CPU simulator"),
+            DeviceKey::Sim { ordinal } => write!(f, "simulated device {ordinal}"),
         }
     }
 }
@@ -434,13 +436,31 @@ impl Gpu {
     /// must be loaded with their simulator entries ([`Gpu::load_module`], which generated
     /// launchers use). The cudarc escape hatches return `None`.
     pub fn simulator() -> Result<Gpu> {
+        Gpu::simulator_device(0)
+    }
+
+    /// Simulated device `ordinal` of the CPU simulator: like [`Gpu::simulator`] (which is
+    /// device 0), but a distinct device, so buffers, streams and modules of one are refused on
+    /// another ([`Error::DeviceMismatch`]) as they are between GPUs. Several of them stand in
+    /// for several GPUs in tests of multi-device code (e.g. one per rank of a simulated
+    /// communicator). Copies between them work ([`crate::DeviceBuffer::copy_from_device`]).
+    pub fn simulator_device(ordinal: usize) -> Result<Gpu> {
         let epoch = fault::simulator_state().epoch();
+        let mut properties = DeviceProperties::simulator();
+        properties.ordinal = ordinal;
         Ok(Gpu {
-            backend: Backend::Sim,
-            stream: Stream::new_sim(epoch.clone()),
-            properties: Arc::new(DeviceProperties::simulator()),
+            backend: Backend::Sim { ordinal },
+            stream: Stream::new_sim(ordinal, epoch.clone()),
+            properties: Arc::new(properties),
             epoch,
         })
+    }
+
+    /// Opens every CUDA device, in ordinal order (one [`Gpu`] each, with its own primary
+    /// context, default stream and modules). `Ok` of an empty list when the driver finds no
+    /// device; [`Error::NoDriver`] without a driver.
+    pub fn all() -> Result<Vec<Gpu>> {
+        (0..Gpu::count()?).map(Gpu::new).collect()
     }
 
     /// The device the environment asks for: `GPU_BACKEND=sim` gives the CPU simulator
@@ -463,13 +483,13 @@ impl Gpu {
 
     /// Whether this is the CPU simulator rather than a CUDA device.
     pub fn is_simulator(&self) -> bool {
-        matches!(self.backend, Backend::Sim)
+        matches!(self.backend, Backend::Sim { .. })
     }
 
     pub(crate) fn device_key(&self) -> DeviceKey {
         match &self.backend {
             Backend::Cuda(ctx) => DeviceKey::of_context(ctx),
-            Backend::Sim => DeviceKey::Sim,
+            Backend::Sim { ordinal } => DeviceKey::Sim { ordinal: *ordinal },
         }
     }
 
@@ -495,11 +515,12 @@ impl Gpu {
         &self.properties
     }
 
-    /// The device ordinal (0 for the simulator).
+    /// The device ordinal (for the simulator, the simulated device's: 0 for
+    /// [`Gpu::simulator`]).
     pub fn ordinal(&self) -> usize {
         match &self.backend {
             Backend::Cuda(ctx) => ctx.ordinal(),
-            Backend::Sim => 0,
+            Backend::Sim { ordinal } => *ordinal,
         }
     }
 
@@ -520,8 +541,9 @@ impl Gpu {
     pub fn new_stream(&self) -> Result<Stream> {
         let what = || format!("creating a stream on device {}", self.ordinal());
         self.check(what)?;
-        let Backend::Cuda(ctx) = &self.backend else {
-            return Ok(Stream::new_sim(self.epoch.clone()));
+        let ctx = match &self.backend {
+            Backend::Cuda(ctx) => ctx,
+            Backend::Sim { ordinal } => return Ok(Stream::new_sim(*ordinal, self.epoch.clone())),
         };
         if !ctx.is_in_multi_stream_mode() {
             self.synchronize()?;
@@ -554,10 +576,80 @@ impl Gpu {
         self.check(what)?;
         match &self.backend {
             Backend::Cuda(ctx) => ctx.mem_get_info().map_err(self.epoch.driver(what)),
-            Backend::Sim => host_memory().ok_or_else(|| Error::Unsupported {
+            Backend::Sim { .. } => host_memory().ok_or_else(|| Error::Unsupported {
                 what: "reading the memory use (the host's /proc/meminfo is not readable)"
                     .to_string(),
             }),
+        }
+    }
+
+    /// Whether kernels and copies on this device can read and write `peer`'s memory directly
+    /// (over NVLink or PCIe; `cuDeviceCanAccessPeer`). `true` for the same device, and between
+    /// simulated devices (all host memory).
+    pub fn can_access_peer(&self, peer: &Gpu) -> Result<bool> {
+        let what = || {
+            format!(
+                "asking whether device {} can access device {} (cuDeviceCanAccessPeer)",
+                self.ordinal(),
+                peer.ordinal()
+            )
+        };
+        self.check(what)?;
+        peer.check(what)?;
+        match (&self.backend, &peer.backend) {
+            (Backend::Sim { .. }, Backend::Sim { .. }) => Ok(true),
+            (Backend::Cuda(a), Backend::Cuda(b)) if a.ordinal() == b.ordinal() => Ok(true),
+            (Backend::Cuda(a), Backend::Cuda(b)) => {
+                let mut can = 0;
+                // SAFETY: both handles are live devices of the loaded driver; `can` outlives
+                // the call.
+                unsafe { sys::cuDeviceCanAccessPeer(&mut can, a.cu_device(), b.cu_device()) }
+                    .result()
+                    .map_err(self.epoch.driver(what))?;
+                Ok(can != 0)
+            }
+            _ => Err(Error::DeviceMismatch {
+                context: format!("{}: one is the CPU simulator", what()),
+            }),
+        }
+    }
+
+    /// Lets this device's kernels and copies access `peer`'s memory directly
+    /// (`cuCtxEnablePeerAccess` from this device's context to `peer`'s), which makes copies from
+    /// `peer` ([`crate::DeviceBuffer::copy_from_device`]) direct instead of staged. Access is
+    /// one-way: call it on both devices for both directions. Enabling it again is a no-op; so
+    /// is the same device and the simulator. [`Error::Unsupported`] when the devices cannot
+    /// access each other ([`Gpu::can_access_peer`]).
+    pub fn enable_peer_access(&self, peer: &Gpu) -> Result<()> {
+        let what = || {
+            format!(
+                "enabling access from device {} to device {} (cuCtxEnablePeerAccess)",
+                self.ordinal(),
+                peer.ordinal()
+            )
+        };
+        if !self.can_access_peer(peer)? {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "{}: the devices cannot access each other's memory (copies between them \
+                     are staged through the host)",
+                    what()
+                ),
+            });
+        }
+        let (Backend::Cuda(a), Backend::Cuda(b)) = (&self.backend, &peer.backend) else {
+            return Ok(());
+        };
+        if a.ordinal() == b.ordinal() {
+            return Ok(());
+        }
+        a.bind_to_thread().map_err(self.epoch.driver(what))?;
+        // SAFETY: `a`'s context is current on this thread and `b`'s context is live (held by
+        // `peer`); the flags must be 0.
+        match unsafe { sys::cuCtxEnablePeerAccess(b.cu_ctx(), 0) } {
+            sys::CUresult::CUDA_SUCCESS
+            | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(()),
+            code => Err(self.epoch.driver(what)(DriverError(code))),
         }
     }
 
@@ -566,7 +658,7 @@ impl Gpu {
     pub fn cuda_context(&self) -> Option<&Arc<CudaContext>> {
         match &self.backend {
             Backend::Cuda(ctx) => Some(ctx),
-            Backend::Sim => None,
+            Backend::Sim { .. } => None,
         }
     }
 }

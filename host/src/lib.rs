@@ -44,7 +44,7 @@ pub mod profile;
 pub mod ptx;
 mod stream;
 
-pub use buffer::{DeviceBuffer, SIM_ALIGN};
+pub use buffer::{BufferUse, DeviceBuffer, SIM_ALIGN};
 pub use device::{BACKEND_ENV, DeviceProperties, Gpu};
 pub use error::{Error, Result};
 pub use fault::KernelPanic;

@@ -34,8 +34,9 @@ enum StreamInner {
 
 #[derive(Debug)]
 struct SimStream {
-    /// Keeps the allocation non-empty, so every stream has its own address.
-    _id: u8,
+    /// The simulated device (also keeps the allocation non-empty, so every stream has its own
+    /// address).
+    ordinal: usize,
 }
 
 impl Clone for Stream {
@@ -64,9 +65,9 @@ impl Stream {
         }
     }
 
-    pub(crate) fn new_sim(epoch: Epoch) -> Stream {
+    pub(crate) fn new_sim(ordinal: usize, epoch: Epoch) -> Stream {
         Stream {
-            inner: ManuallyDrop::new(StreamInner::Sim(Arc::new(SimStream { _id: 0 }))),
+            inner: ManuallyDrop::new(StreamInner::Sim(Arc::new(SimStream { ordinal }))),
             epoch,
         }
     }
@@ -84,7 +85,9 @@ impl Stream {
     pub(crate) fn device_key(&self) -> DeviceKey {
         match &*self.inner {
             StreamInner::Cuda(s) => DeviceKey::of_context(s.context()),
-            StreamInner::Sim(_) => DeviceKey::Sim,
+            StreamInner::Sim(s) => DeviceKey::Sim {
+                ordinal: s.ordinal,
+            },
         }
     }
 
