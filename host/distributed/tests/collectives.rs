@@ -1,0 +1,254 @@
+//! Collectives, transfers and failures on simulated devices: ranks as threads (one process)
+//! and ranks over TCP (the multi-process path, here with one thread per rank), with NCCL's
+//! semantics checked against plain CPU results.
+
+use std::time::{Duration, Instant};
+
+use gpu_distributed::{
+    CommOptions, Communicator, DataType, Error, Group, ReduceOp, Rendezvous, run_ranks,
+};
+use gpu_host::Gpu;
+use half::bf16;
+
+fn sims(n: usize) -> Vec<Gpu> {
+    (0..n).map(|i| Gpu::simulator_device(i).unwrap()).collect()
+}
+
+/// Rank `r`'s test data: `len` values depending on the rank and index.
+fn data(r: usize, len: usize) -> Vec<f32> {
+    (0..len).map(|i| (r * 1000 + i) as f32 * 0.5).collect()
+}
+
+#[test]
+fn collectives_match_cpu_results() {
+    let n = 4;
+    let len = 1000;
+    let results = run_ranks(&sims(n), |c| {
+        let r = c.rank();
+        let g = c.gpu();
+        let x = g.to_device(&data(r, len))?;
+        // all_reduce: sum, max, avg
+        let mut y = g.alloc_zeroed::<f32>(len)?;
+        c.all_reduce(&x, &mut y, ReduceOp::Sum)?;
+        let sum: Vec<f32> = (0..len).map(|i| (0..n).map(|q| data(q, len)[i]).sum()).collect();
+        assert_eq!(y.to_vec()?, sum);
+        c.all_reduce(&x, &mut y, ReduceOp::Max)?;
+        assert_eq!(y.to_vec()?, data(n - 1, len));
+        let mut z = g.to_device(&data(r, len))?;
+        c.all_reduce_in_place(&mut z, ReduceOp::Avg)?;
+        let avg: Vec<f32> = sum.iter().map(|s| s / n as f32).collect();
+        assert_eq!(z.to_vec()?, avg);
+        // integers wrap like NCCL's, bf16 reduce too
+        let mut i = g.to_device(&[i64::MAX, r as i64])?;
+        c.all_reduce_in_place(&mut i, ReduceOp::Sum)?;
+        assert_eq!(i.to_vec()?, [i64::MAX.wrapping_mul(n as i64), 6]);
+        let mut h = g.to_device(&[bf16::from_f32(r as f32 + 1.0)])?;
+        c.all_reduce_in_place(&mut h, ReduceOp::Prod)?;
+        assert_eq!(h.to_vec()?[0].to_f32(), 24.0);
+        // reduce to root 2
+        let mut at_root = g.alloc_zeroed::<f32>(len)?;
+        c.reduce(&x, (r == 2).then_some(&mut at_root), ReduceOp::Sum, 2)?;
+        assert_eq!(at_root.to_vec()?, if r == 2 { sum.clone() } else { vec![0.0; len] });
+        // broadcast from 3
+        let mut b = g.to_device(&data(r, len))?;
+        c.broadcast(&mut b, 3)?;
+        assert_eq!(b.to_vec()?, data(3, len));
+        // all_gather: rank order
+        let mut all = g.alloc_zeroed::<f32>(len * n)?;
+        c.all_gather(&x, &mut all)?;
+        assert_eq!(all.to_vec()?, (0..n).flat_map(|q| data(q, len)).collect::<Vec<_>>());
+        // reduce_scatter: rank r gets part r of the sum
+        let big = g.to_device(&data(r, len * n))?;
+        let mut part = g.alloc_zeroed::<f32>(len)?;
+        c.reduce_scatter(&big, &mut part, ReduceOp::Sum)?;
+        let want: Vec<f32> =
+            (r * len..(r + 1) * len).map(|i| (0..n).map(|q| data(q, len * n)[i]).sum()).collect();
+        assert_eq!(part.to_vec()?, want);
+        // a ring of transfers in one group (both directions at once)
+        let (next, prev) = ((r + 1) % n, (r + n - 1) % n);
+        let mut got = g.alloc_zeroed::<f32>(len)?;
+        let mut grp = Group::new();
+        grp.send(c, &x, 0..len, next)?;
+        grp.recv(c, &mut got, 0..len, prev)?;
+        grp.run()?;
+        c.synchronize()?;
+        assert_eq!(got.to_vec()?, data(prev, len));
+        c.barrier()?;
+        Ok(r)
+    })
+    .unwrap();
+    let ranks: Vec<usize> = results.into_iter().map(|r| r.unwrap()).collect();
+    assert_eq!(ranks, [0, 1, 2, 3]);
+}
+
+#[test]
+fn one_thread_drives_every_device_in_groups() {
+    let gpus = sims(3);
+    let comms = Communicator::for_devices(&gpus).unwrap();
+    let mut bufs: Vec<_> = comms
+        .iter()
+        .map(|c| c.gpu().to_device(&[c.rank() as u32 + 1; 5]).unwrap())
+        .collect();
+    let mut g = Group::new();
+    for (c, b) in comms.iter().zip(bufs.iter_mut()) {
+        g.all_reduce_in_place(c, b, ReduceOp::Sum).unwrap();
+    }
+    g.run().unwrap();
+    for b in &bufs {
+        assert_eq!(b.to_vec().unwrap(), [6; 5]);
+    }
+}
+
+#[test]
+fn mismatched_lengths_fail_every_rank() {
+    let opts = Duration::from_secs(20);
+    let start = Instant::now();
+    let results = run_ranks(&sims(3), |c| {
+        let len = if c.rank() == 1 { 7 } else { 8 };
+        let mut x = c.gpu().alloc_zeroed::<f32>(len)?;
+        c.all_reduce_in_place(&mut x, ReduceOp::Sum)
+    })
+    .unwrap();
+    assert!(start.elapsed() < opts, "reported within the timeout");
+    for (r, res) in results.iter().enumerate() {
+        let e = res.as_ref().unwrap_err();
+        let text = e.to_string();
+        assert!(matches!(e, Error::RankFailed { .. }), "rank {r}: {text}");
+        assert!(text.contains("does not match"), "rank {r}: {text}");
+        assert!(text.contains("7 x f32") && text.contains("8 x f32"), "rank {r}: {text}");
+    }
+}
+
+#[test]
+fn a_panicking_rank_is_named_on_the_others() {
+    let results = run_ranks(&sims(3), |c| {
+        if c.rank() == 2 {
+            panic!("planted failure before the collective");
+        }
+        let mut x = c.gpu().alloc_zeroed::<u32>(4)?;
+        c.all_reduce_in_place(&mut x, ReduceOp::Sum)?;
+        Ok(())
+    })
+    .unwrap();
+    for (r, res) in results.iter().enumerate() {
+        match res {
+            Err(Error::RankFailed {
+                failed_rank: 2,
+                reason,
+                ..
+            }) => assert!(reason.contains("planted failure"), "rank {r}: {reason}"),
+            other => panic!("rank {r}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_rank_that_leaves_early_is_named() {
+    let results = run_ranks(&sims(2), |c| {
+        let mut x = c.gpu().alloc_zeroed::<u64>(4)?;
+        c.all_reduce_in_place(&mut x, ReduceOp::Sum)?;
+        if c.rank() == 0 {
+            return Ok(()); // skips the second collective
+        }
+        c.all_reduce_in_place(&mut x, ReduceOp::Sum)
+    })
+    .unwrap();
+    match &results[1] {
+        Err(e @ Error::RankFailed { failed_rank: 0, .. }) => {
+            assert!(e.to_string().contains("finished"), "{e}")
+        }
+        other => panic!("rank 1: {other:?}"),
+    }
+}
+
+#[test]
+fn a_silent_rank_times_out_instead_of_hanging() {
+    let opts = CommOptions {
+        timeout: Duration::from_millis(500),
+        ..CommOptions::default()
+    };
+    let comms = Communicator::for_devices_with(&sims(2), opts).unwrap();
+    let mut x = comms[0].gpu().alloc_zeroed::<f32>(3).unwrap();
+    let start = Instant::now();
+    let e = comms[0].all_reduce_in_place(&mut x, ReduceOp::Sum).unwrap_err();
+    assert!(matches!(e, Error::Timeout { rank: 0, .. }), "{e}");
+    assert!(start.elapsed() < Duration::from_secs(10));
+    // and the other rank learns it
+    let mut y = comms[1].gpu().alloc_zeroed::<f32>(3).unwrap();
+    let e = comms[1].all_reduce_in_place(&mut y, ReduceOp::Sum).unwrap_err();
+    assert!(matches!(e, Error::RankFailed { rank: 1, failed_rank: 0, .. }), "{e}");
+}
+
+#[test]
+fn bad_arguments_are_refused_before_anything_is_sent() {
+    let gpus = sims(2);
+    let comms = Communicator::for_devices(&gpus).unwrap();
+    let c = &comms[0];
+    let x = c.gpu().alloc_zeroed::<f32>(4).unwrap();
+    let mut short = c.gpu().alloc_zeroed::<f32>(3).unwrap();
+    let e = c.all_reduce(&x, &mut short, ReduceOp::Sum).unwrap_err();
+    assert!(matches!(e, Error::Argument { rank: 0, .. }), "{e}");
+    assert!(e.to_string().contains("`send` has 4 element(s) but `recv` 3"), "{e}");
+    let mut gathered = c.gpu().alloc_zeroed::<f32>(7).unwrap();
+    let e = c.all_gather(&x, &mut gathered).unwrap_err();
+    assert!(e.to_string().contains("needs 4 x 2 ranks"), "{e}");
+    let e = c.send(&x, 5).unwrap_err();
+    assert!(e.to_string().contains("peer 5 is not a rank"), "{e}");
+    let mut b = c.gpu().alloc_zeroed::<f32>(4).unwrap();
+    let e = c.broadcast(&mut b, 2).unwrap_err();
+    assert!(e.to_string().contains("root 2"), "{e}");
+    // a buffer of rank 1's device on rank 0
+    let mut other = gpus[1].alloc_zeroed::<f32>(4).unwrap();
+    let e = c.all_reduce_in_place(&mut other, ReduceOp::Sum).unwrap_err();
+    assert!(e.to_string().contains("not on rank 0's device 0"), "{e}");
+    // nothing reached the hub: both ranks still run a matching collective
+    drop(comms);
+}
+
+#[test]
+fn ranks_meet_over_tcp() {
+    let port = gpu_distributed::launch::free_port().unwrap();
+    let n = 3;
+    let outs: Vec<Vec<u32>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..n)
+            .map(|rank| {
+                s.spawn(move || {
+                    let rdv = Rendezvous {
+                        rank,
+                        world_size: n,
+                        local_rank: rank,
+                        master_addr: "127.0.0.1".into(),
+                        master_port: port,
+                    };
+                    let gpu = Gpu::simulator_device(rank).unwrap();
+                    let c = Communicator::join(&gpu, &rdv, CommOptions::default()).unwrap();
+                    let x = gpu.to_device(&[rank as u32 * 10; 4]).unwrap();
+                    let mut all = gpu.alloc_zeroed::<u32>(4 * n).unwrap();
+                    c.all_gather(&x, &mut all).unwrap();
+                    let mut from_prev = gpu.alloc_zeroed::<u32>(4).unwrap();
+                    let mut g = Group::new();
+                    g.send(&c, &x, 0..4, (rank + 1) % n).unwrap();
+                    g.recv(&c, &mut from_prev, 0..4, (rank + n - 1) % n).unwrap();
+                    g.run().unwrap();
+                    let mut v = all.to_vec().unwrap();
+                    v.extend(from_prev.to_vec().unwrap());
+                    v
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (rank, v) in outs.iter().enumerate() {
+        let prev = ((rank + n - 1) % n) as u32 * 10;
+        assert_eq!(&v[..12], &[0, 0, 0, 0, 10, 10, 10, 10, 20, 20, 20, 20]);
+        assert_eq!(&v[12..], &[prev; 4]);
+    }
+}
+
+#[test]
+fn element_types_are_nccls() {
+    assert_eq!(DataType::Bf16.size(), 2);
+    assert_eq!(<bf16 as gpu_distributed::CommElement>::DATA_TYPE, DataType::Bf16);
+    assert_eq!(<u8 as gpu_distributed::CommElement>::DATA_TYPE as i32, 1);
+    assert_eq!(<f64 as gpu_distributed::CommElement>::DATA_TYPE as i32, 8);
+}
