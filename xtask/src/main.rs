@@ -12,6 +12,7 @@ use gpu_builder::workspace::Workspace;
 use gpu_builder::{Arch, Error, Result, sysroot};
 
 mod inspect;
+mod launch;
 mod profile;
 mod sanitize;
 
@@ -62,6 +63,15 @@ commands:
         launch_limits, gpu, algorithms, algorithms_sort), `all`, or `selftest` (planted bugs
         that must be caught). Uses binaries next to the xtask executable, in .gpu/ (gpu-bundle)
         or target/release; builds nothing.
+  launch -n N [--nnodes M --node-rank R --master-addr HOST --master-port P] [--timeout S]
+         PROGRAM [--] [ARGS...]
+        Start N processes of PROGRAM on this machine, one per GPU, with torchrun's variables
+        (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and
+        NCCL_NVLS_ENABLE=0; each output line is prefixed [rank R]. When a rank fails the others
+        are stopped and the report names the rank, its exit status and its last output.
+        Across machines: the same command on each with its --node-rank and node 0's address.
+        PROGRAM: a path, a binary next to this xtask, target/release/examples/NAME, or a
+        workspace binary (built with --release).
   help  Show this message.
 ";
 
@@ -77,6 +87,7 @@ fn main() -> ExitCode {
         Some("profile") => profile::profile(&args[1..], HELP),
         Some("gpu-bundle") => gpu_bundle(),
         Some("sanitize") => sanitize::sanitize(&args[1..]),
+        Some("launch") => launch::launch(&args[1..], HELP),
         Some("help") | Some("--help") | Some("-h") | None => {
             print!("{HELP}");
             Ok(())

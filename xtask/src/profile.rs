@@ -243,7 +243,7 @@ fn find_ncu() -> Result<PathBuf> {
 
 /// The program to profile: a path, a binary next to this xtask (the `.gpu/bin` bundle), or a
 /// workspace binary built here with `cargo build --release --bin NAME`.
-fn find_program(name: &str) -> Result<PathBuf> {
+pub(crate) fn find_program(name: &str) -> Result<PathBuf> {
     let as_path = Path::new(name);
     if name.contains('/') && as_path.is_file() {
         return Ok(as_path.to_path_buf());

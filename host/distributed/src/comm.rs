@@ -162,9 +162,10 @@ impl Rendezvous {
         }
         let master_port = match var("MASTER_PORT") {
             None => 29500,
-            Some(p) => p.trim().parse().map_err(|_| {
-                Error::Setup(format!("MASTER_PORT={p:?} is not a port number"))
-            })?,
+            Some(p) => p
+                .trim()
+                .parse()
+                .map_err(|_| Error::Setup(format!("MASTER_PORT={p:?} is not a port number")))?,
         };
         Ok(Rendezvous {
             rank,
@@ -229,7 +230,9 @@ impl Communicator {
     pub fn for_devices_with(gpus: &[Gpu], options: CommOptions) -> Result<Vec<Communicator>> {
         let n = gpus.len();
         if n == 0 {
-            return Err(Error::Setup("Communicator::for_devices: no devices given".into()));
+            return Err(Error::Setup(
+                "Communicator::for_devices: no devices given".into(),
+            ));
         }
         let sims = gpus.iter().filter(|g| g.is_simulator()).count();
         if sims != 0 && sims != n {
@@ -313,7 +316,9 @@ impl Communicator {
     pub fn from_env_with(options: CommOptions) -> Result<Communicator> {
         let rdv = Rendezvous::from_env()?;
         let sim = matches!(
-            std::env::var(gpu_host::BACKEND_ENV).as_deref().map(str::trim),
+            std::env::var(gpu_host::BACKEND_ENV)
+                .as_deref()
+                .map(str::trim),
             Ok("sim" | "simulator" | "cpu")
         );
         let gpu = if sim {
@@ -362,16 +367,15 @@ impl Communicator {
             )
         } else {
             let addr = format!("{}:{}", rdv.master_addr, rdv.master_port);
-            let link = tcp::TcpLink::connect(&addr, rank, size, deadline).map_err(|source| {
-                Error::Io {
+            let link =
+                tcp::TcpLink::connect(&addr, rank, size, deadline).map_err(|source| Error::Io {
                     context: format!(
                         "rank {rank}: connecting to rank 0 at {addr} (MASTER_ADDR:MASTER_PORT) \
                          for {:.0} s",
                         options.timeout.as_secs_f64()
                     ),
                     source,
-                }
-            })?;
+                })?;
             (Arc::new(link), None)
         };
         install_panic_hook(&link);
@@ -401,15 +405,15 @@ impl Communicator {
         };
         if rank == 0 {
             let id = unique_id(lib, rank)?;
-            comm.link.publish_id(id.internal.iter().map(|&c| c as u8).collect());
+            comm.link
+                .publish_id(id.internal.iter().map(|&c| c as u8).collect());
         }
-        let bytes = comm
-            .link
-            .wait_id(deadline)
-            .map_err(wait_error(rank, "waiting for rank 0's NCCL id", comm.options.timeout))?;
-        let mut id = UniqueId {
-            internal: [0; 128],
-        };
+        let bytes = comm.link.wait_id(deadline).map_err(wait_error(
+            rank,
+            "waiting for rank 0's NCCL id",
+            comm.options.timeout,
+        ))?;
+        let mut id = UniqueId { internal: [0; 128] };
         for (d, s) in id.internal.iter_mut().zip(&bytes) {
             *d = *s as std::ffi::c_char;
         }
@@ -597,7 +601,9 @@ impl Communicator {
     /// Polls a non-blocking NCCL communicator until its last call is accepted.
     pub(crate) fn settle(&self, what: &str) -> Result<()> {
         let Some(n) = &self.nccl else { return Ok(()) };
-        self.watch(what, || Ok(n.aborted.get() || n.async_error() != IN_PROGRESS))
+        self.watch(what, || {
+            Ok(n.aborted.get() || n.async_error() != IN_PROGRESS)
+        })
     }
 
     /// Waits on the host for every collective and transfer queued on this communicator's
@@ -633,7 +639,11 @@ impl Communicator {
         self.link
             .collect(seq, deadline)
             .map(drop)
-            .map_err(wait_error(self.rank, "at a barrier for the other ranks", self.options.timeout))
+            .map_err(wait_error(
+                self.rank,
+                "at a barrier for the other ranks",
+                self.options.timeout,
+            ))
             .inspect_err(|e| {
                 if matches!(e, Error::Timeout { .. }) {
                     self.fail(format!("timed out at barrier #{seq}"));
@@ -753,9 +763,7 @@ impl Communicator {
 }
 
 fn unique_id(lib: &Nccl, rank: usize) -> Result<UniqueId> {
-    let mut id = UniqueId {
-        internal: [0; 128],
-    };
+    let mut id = UniqueId { internal: [0; 128] };
     // SAFETY: writes the 128-byte id.
     let r = unsafe { (lib.get_unique_id)(&mut id) };
     if r != SUCCESS {
@@ -845,7 +853,10 @@ pub fn run_ranks<R: Send>(
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| unreachable!("panics are caught")))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| unreachable!("panics are caught"))
+            })
             .collect()
     }))
 }

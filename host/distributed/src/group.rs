@@ -78,9 +78,17 @@ fn on_device<T: CommElement>(
             operation,
             format!(
                 "`{name}` is on {} but rank {} runs on {}",
-                if stream.is_simulator() { "the CPU simulator" } else { "a GPU" },
+                if stream.is_simulator() {
+                    "the CPU simulator"
+                } else {
+                    "a GPU"
+                },
                 comm.rank(),
-                if dev.is_simulator() { "the CPU simulator" } else { "a GPU" }
+                if dev.is_simulator() {
+                    "the CPU simulator"
+                } else {
+                    "a GPU"
+                }
             ),
         ));
     }
@@ -96,9 +104,14 @@ fn lend<'a, T: CommElement>(
 ) -> Result<(BufferUse<'a>, (u64, usize))> {
     on_device(comm, operation, name, buf)?;
     check_range(comm, operation, name, buf.len(), &range)?;
-    let usage = buf.use_on(comm.stream()).map_err(|e| wrong_device(comm, operation, name, e))?;
+    let usage = buf
+        .use_on(comm.stream())
+        .map_err(|e| wrong_device(comm, operation, name, e))?;
     let size = size_of::<T>();
-    let at = (usage.ptr() + (range.start * size) as u64, range.len() * size);
+    let at = (
+        usage.ptr() + (range.start * size) as u64,
+        range.len() * size,
+    );
     Ok((usage, at))
 }
 
@@ -115,7 +128,10 @@ fn lend_mut<'a, T: CommElement>(
         .use_mut_on(comm.stream())
         .map_err(|e| wrong_device(comm, operation, name, e))?;
     let size = size_of::<T>();
-    let at = (usage.ptr() + (range.start * size) as u64, range.len() * size);
+    let at = (
+        usage.ptr() + (range.start * size) as u64,
+        range.len() * size,
+    );
     Ok((usage, at))
 }
 
@@ -156,17 +172,29 @@ fn check_rank(comm: &Communicator, operation: &str, name: &str, r: usize) -> Res
         return Err(argument(
             comm,
             operation,
-            format!("{name} {r} is not a rank of this world of {} ranks", comm.size()),
+            format!(
+                "{name} {r} is not a rank of this world of {} ranks",
+                comm.size()
+            ),
         ));
     }
     Ok(())
 }
 
 fn check_len(comm: &Communicator, operation: &str, message: String, ok: bool) -> Result<()> {
-    if ok { Ok(()) } else { Err(argument(comm, operation, message)) }
+    if ok {
+        Ok(())
+    } else {
+        Err(argument(comm, operation, message))
+    }
 }
 
-fn desc<T: CommElement>(kind: OpKind, count: usize, op: Option<ReduceOp>, root: Option<usize>) -> OpDesc {
+fn desc<T: CommElement>(
+    kind: OpKind,
+    count: usize,
+    op: Option<ReduceOp>,
+    root: Option<usize>,
+) -> OpDesc {
     OpDesc {
         kind,
         dtype: T::DATA_TYPE,
@@ -197,10 +225,23 @@ impl<'a> Group<'a> {
     ) -> Result<()> {
         const OP: &str = "all_reduce";
         let n = send.len();
-        check_len(comm, OP, format!("`send` has {n} element(s) but `recv` {}", recv.len()), recv.len() == n)?;
+        check_len(
+            comm,
+            OP,
+            format!("`send` has {n} element(s) but `recv` {}", recv.len()),
+            recv.len() == n,
+        )?;
         let (u1, s) = lend(comm, OP, "send", send, 0..n)?;
         let (u2, r) = lend_mut(comm, OP, "recv", recv, 0..n)?;
-        self.push(comm, What::Coll(desc::<T>(OpKind::AllReduce, n, Some(op), None)), T::DATA_TYPE, n, Some(s), Some(r), vec![u1, u2]);
+        self.push(
+            comm,
+            What::Coll(desc::<T>(OpKind::AllReduce, n, Some(op), None)),
+            T::DATA_TYPE,
+            n,
+            Some(s),
+            Some(r),
+            vec![u1, u2],
+        );
         Ok(())
     }
 
@@ -213,7 +254,15 @@ impl<'a> Group<'a> {
     ) -> Result<()> {
         let n = buf.len();
         let (u, at) = lend_mut(comm, "all_reduce", "buf", buf, 0..n)?;
-        self.push(comm, What::Coll(desc::<T>(OpKind::AllReduce, n, Some(op), None)), T::DATA_TYPE, n, Some(at), Some(at), vec![u]);
+        self.push(
+            comm,
+            What::Coll(desc::<T>(OpKind::AllReduce, n, Some(op), None)),
+            T::DATA_TYPE,
+            n,
+            Some(at),
+            Some(at),
+            vec![u],
+        );
         Ok(())
     }
 
@@ -233,17 +282,34 @@ impl<'a> Group<'a> {
         let mut uses = vec![u1];
         let r = match recv {
             Some(recv) => {
-                check_len(comm, OP, format!("`send` has {n} element(s) but `recv` {}", recv.len()), recv.len() == n)?;
+                check_len(
+                    comm,
+                    OP,
+                    format!("`send` has {n} element(s) but `recv` {}", recv.len()),
+                    recv.len() == n,
+                )?;
                 let (u2, r) = lend_mut(comm, OP, "recv", recv, 0..n)?;
                 uses.push(u2);
                 Some(r)
             }
             None if comm.rank() == root => {
-                return Err(argument(comm, OP, format!("rank {root} is the root and needs a `recv` buffer")));
+                return Err(argument(
+                    comm,
+                    OP,
+                    format!("rank {root} is the root and needs a `recv` buffer"),
+                ));
             }
             None => None,
         };
-        self.push(comm, What::Coll(desc::<T>(OpKind::Reduce, n, Some(op), Some(root))), T::DATA_TYPE, n, Some(s), r, uses);
+        self.push(
+            comm,
+            What::Coll(desc::<T>(OpKind::Reduce, n, Some(op), Some(root))),
+            T::DATA_TYPE,
+            n,
+            Some(s),
+            r,
+            uses,
+        );
         Ok(())
     }
 
@@ -257,7 +323,15 @@ impl<'a> Group<'a> {
         check_rank(comm, "broadcast", "root", root)?;
         let n = buf.len();
         let (u, at) = lend_mut(comm, "broadcast", "buf", buf, 0..n)?;
-        self.push(comm, What::Coll(desc::<T>(OpKind::Broadcast, n, None, Some(root))), T::DATA_TYPE, n, Some(at), Some(at), vec![u]);
+        self.push(
+            comm,
+            What::Coll(desc::<T>(OpKind::Broadcast, n, None, Some(root))),
+            T::DATA_TYPE,
+            n,
+            Some(at),
+            Some(at),
+            vec![u],
+        );
         Ok(())
     }
 
@@ -271,11 +345,28 @@ impl<'a> Group<'a> {
         const OP: &str = "all_gather";
         let n = send.len();
         let want = n.checked_mul(comm.size());
-        check_len(comm, OP, format!("`send` has {n} element(s), so `recv` needs {n} x {} ranks, but has {}", comm.size(), recv.len()), want == Some(recv.len()))?;
+        check_len(
+            comm,
+            OP,
+            format!(
+                "`send` has {n} element(s), so `recv` needs {n} x {} ranks, but has {}",
+                comm.size(),
+                recv.len()
+            ),
+            want == Some(recv.len()),
+        )?;
         let total = recv.len();
         let (u1, s) = lend(comm, OP, "send", send, 0..n)?;
         let (u2, r) = lend_mut(comm, OP, "recv", recv, 0..total)?;
-        self.push(comm, What::Coll(desc::<T>(OpKind::AllGather, n, None, None)), T::DATA_TYPE, n, Some(s), Some(r), vec![u1, u2]);
+        self.push(
+            comm,
+            What::Coll(desc::<T>(OpKind::AllGather, n, None, None)),
+            T::DATA_TYPE,
+            n,
+            Some(s),
+            Some(r),
+            vec![u1, u2],
+        );
         Ok(())
     }
 
@@ -290,11 +381,28 @@ impl<'a> Group<'a> {
         const OP: &str = "reduce_scatter";
         let m = recv.len();
         let want = m.checked_mul(comm.size());
-        check_len(comm, OP, format!("`recv` has {m} element(s), so `send` needs {m} x {} ranks, but has {}", comm.size(), send.len()), want == Some(send.len()))?;
+        check_len(
+            comm,
+            OP,
+            format!(
+                "`recv` has {m} element(s), so `send` needs {m} x {} ranks, but has {}",
+                comm.size(),
+                send.len()
+            ),
+            want == Some(send.len()),
+        )?;
         let total = send.len();
         let (u1, s) = lend(comm, OP, "send", send, 0..total)?;
         let (u2, r) = lend_mut(comm, OP, "recv", recv, 0..m)?;
-        self.push(comm, What::Coll(desc::<T>(OpKind::ReduceScatter, total, Some(op), None)), T::DATA_TYPE, total, Some(s), Some(r), vec![u1, u2]);
+        self.push(
+            comm,
+            What::Coll(desc::<T>(OpKind::ReduceScatter, total, Some(op), None)),
+            T::DATA_TYPE,
+            total,
+            Some(s),
+            Some(r),
+            vec![u1, u2],
+        );
         Ok(())
     }
 
@@ -309,7 +417,15 @@ impl<'a> Group<'a> {
         check_rank(comm, "send", "peer", peer)?;
         let n = range.len();
         let (u, at) = lend(comm, "send", "buf", buf, range)?;
-        self.push(comm, What::Send { peer }, T::DATA_TYPE, n, Some(at), None, vec![u]);
+        self.push(
+            comm,
+            What::Send { peer },
+            T::DATA_TYPE,
+            n,
+            Some(at),
+            None,
+            vec![u],
+        );
         Ok(())
     }
 
@@ -324,7 +440,15 @@ impl<'a> Group<'a> {
         check_rank(comm, "recv", "peer", peer)?;
         let n = range.len();
         let (u, at) = lend_mut(comm, "recv", "buf", buf, range)?;
-        self.push(comm, What::Recv { peer }, T::DATA_TYPE, n, None, Some(at), vec![u]);
+        self.push(
+            comm,
+            What::Recv { peer },
+            T::DATA_TYPE,
+            n,
+            None,
+            Some(at),
+            vec![u],
+        );
         Ok(())
     }
 
@@ -384,7 +508,11 @@ impl<'a> Group<'a> {
                         let is_send = matches!(op.what, What::Send { .. });
                         let nth = c.next_p2p(peer, is_send);
                         if c.options().check_calls {
-                            let (src, dst) = if is_send { (c.rank(), peer) } else { (peer, c.rank()) };
+                            let (src, dst) = if is_send {
+                                (c.rank(), peer)
+                            } else {
+                                (peer, c.rank())
+                            };
                             c.link.check_p2p(P2pDesc {
                                 src: src as u32,
                                 dst: dst as u32,
@@ -455,8 +583,12 @@ fn call_nccl(op: &Op) -> Result<()> {
         .expect("NCCL communicators are on GPUs")
         .cu_stream()
         .cast::<std::ffi::c_void>();
-    let send = op.send.map_or(std::ptr::null(), |(p, _)| p as *const std::ffi::c_void);
-    let recv = op.recv.map_or(std::ptr::null_mut(), |(p, _)| p as *mut std::ffi::c_void);
+    let send = op
+        .send
+        .map_or(std::ptr::null(), |(p, _)| p as *const std::ffi::c_void);
+    let recv = op
+        .recv
+        .map_or(std::ptr::null_mut(), |(p, _)| p as *mut std::ffi::c_void);
     let dt = op.dtype as i32;
     let h = n.handle;
     let (name, r) = match op.what {
@@ -468,22 +600,41 @@ fn call_nccl(op: &Op) -> Result<()> {
             // collective writes on the receive side); the handle is live.
             unsafe {
                 match d.kind {
-                    OpKind::AllReduce => ("ncclAllReduce", (n.lib.all_reduce)(send, recv, op.count, dt, red, h, stream)),
-                    OpKind::Reduce => ("ncclReduce", (n.lib.reduce)(send, recv, op.count, dt, red, root, h, stream)),
-                    OpKind::Broadcast => ("ncclBroadcast", (n.lib.broadcast)(send, recv, op.count, dt, root, h, stream)),
-                    OpKind::AllGather => ("ncclAllGather", (n.lib.all_gather)(send, recv, op.count, dt, h, stream)),
+                    OpKind::AllReduce => (
+                        "ncclAllReduce",
+                        (n.lib.all_reduce)(send, recv, op.count, dt, red, h, stream),
+                    ),
+                    OpKind::Reduce => (
+                        "ncclReduce",
+                        (n.lib.reduce)(send, recv, op.count, dt, red, root, h, stream),
+                    ),
+                    OpKind::Broadcast => (
+                        "ncclBroadcast",
+                        (n.lib.broadcast)(send, recv, op.count, dt, root, h, stream),
+                    ),
+                    OpKind::AllGather => (
+                        "ncclAllGather",
+                        (n.lib.all_gather)(send, recv, op.count, dt, h, stream),
+                    ),
                     OpKind::ReduceScatter => {
                         let per_rank = op.count / comm.size();
-                        ("ncclReduceScatter", (n.lib.reduce_scatter)(send, recv, per_rank, dt, red, h, stream))
+                        (
+                            "ncclReduceScatter",
+                            (n.lib.reduce_scatter)(send, recv, per_rank, dt, red, h, stream),
+                        )
                     }
                     OpKind::Barrier => unreachable!("barriers go through the hub"),
                 }
             }
         }
         // SAFETY: as above, `count` elements at each address.
-        What::Send { peer } => ("ncclSend", unsafe { (n.lib.send)(send, op.count, dt, peer as i32, h, stream) }),
+        What::Send { peer } => ("ncclSend", unsafe {
+            (n.lib.send)(send, op.count, dt, peer as i32, h, stream)
+        }),
         // SAFETY: as above.
-        What::Recv { peer } => ("ncclRecv", unsafe { (n.lib.recv)(recv, op.count, dt, peer as i32, h, stream) }),
+        What::Recv { peer } => ("ncclRecv", unsafe {
+            (n.lib.recv)(recv, op.count, dt, peer as i32, h, stream)
+        }),
     };
     if r != SUCCESS && r != IN_PROGRESS {
         let message = n.lib.describe(r, Some(h));
@@ -521,8 +672,16 @@ fn run_simulated(ops: &[(u64, &Op)]) -> Result<()> {
     // Hand in everything first (sends and contributions never wait), then collect.
     for &(n, op) in ops {
         match op.what {
-            What::Coll(d) => op.comm.link.contribute(n, d, op.send.map(host_bytes).unwrap_or_default()),
-            What::Send { peer } => op.comm.link.post(peer, n, op.send.map(host_bytes).unwrap_or_default()),
+            What::Coll(d) => {
+                op.comm
+                    .link
+                    .contribute(n, d, op.send.map(host_bytes).unwrap_or_default())
+            }
+            What::Send { peer } => {
+                op.comm
+                    .link
+                    .post(peer, n, op.send.map(host_bytes).unwrap_or_default())
+            }
             What::Recv { .. } => {}
         }
     }

@@ -76,7 +76,13 @@ impl OpKind {
 
 impl std::fmt::Display for OpDesc {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} of {} x {}", self.kind.name(), self.count, self.dtype.name())?;
+        write!(
+            f,
+            "{} of {} x {}",
+            self.kind.name(),
+            self.count,
+            self.dtype.name()
+        )?;
         if let Some(op) = self.op {
             write!(f, " ({op:?})")?;
         }
@@ -136,8 +142,15 @@ pub(crate) trait Link: Send + Sync {
 pub(crate) enum Push {
     Id(Vec<u8>),
     Failure(Failure),
-    Result { seq: u64, data: Vec<u8> },
-    Mail { src: usize, nth: u64, data: Vec<u8> },
+    Result {
+        seq: u64,
+        data: Vec<u8>,
+    },
+    Mail {
+        src: usize,
+        nth: u64,
+        data: Vec<u8>,
+    },
     /// Every rank said goodbye: the hub closes.
     Shutdown,
 }
@@ -451,8 +464,16 @@ impl Hub {
 
 /// Computes every rank's result of a simulated collective, or says which rank disagrees.
 fn finish(seq: u64, p: Pending) -> Result<Vec<Vec<u8>>, (usize, String)> {
-    let descs: Vec<OpDesc> = p.descs.into_iter().map(|d| d.expect("all arrived")).collect();
-    let data: Vec<Vec<u8>> = p.data.into_iter().map(|d| d.expect("all arrived")).collect();
+    let descs: Vec<OpDesc> = p
+        .descs
+        .into_iter()
+        .map(|d| d.expect("all arrived"))
+        .collect();
+    let data: Vec<Vec<u8>> = p
+        .data
+        .into_iter()
+        .map(|d| d.expect("all arrived"))
+        .collect();
     let d = descs[0];
     if let Some(r) = descs.iter().position(|x| *x != d) {
         return Err((

@@ -40,7 +40,9 @@ pub struct Launcher {
     pub env: Vec<(String, String)>,
     /// Stop everything after this long (`None`: wait as long as the ranks run).
     pub timeout: Option<Duration>,
-    /// How long stopped ranks get between SIGTERM and SIGKILL.
+    /// After a rank fails: how long the others get to stop by themselves (they learn of the
+    /// failure through their communicators and report it), and then between SIGTERM and
+    /// SIGKILL.
     pub grace: Duration,
     /// Echo the ranks' output, each line prefixed `[rank R]` (to stdout / stderr).
     pub echo: bool,
@@ -107,7 +109,8 @@ impl LaunchReport {
         !self.timed_out && self.ranks.iter().all(RankExit::success)
     }
 
-    /// A paragraph for the user: which rank failed, how, and its last output.
+    /// A paragraph for the user: which ranks failed and how, the first to exit first, each
+    /// with its last output (a rank that failed because another one did usually says so).
     pub fn failure(&self) -> String {
         if self.success() {
             return "every rank succeeded".into();
@@ -116,27 +119,30 @@ impl LaunchReport {
         if self.timed_out {
             s.push_str("the launch timed out; ");
         }
-        match self.first_failure.and_then(|r| self.ranks.iter().find(|x| x.rank == r)) {
-            Some(r) => {
-                s.push_str(&format!("rank {} failed first: it {}", r.rank, r.describe()));
-                let others: Vec<String> = self
-                    .ranks
-                    .iter()
-                    .filter(|x| x.rank != r.rank)
-                    .map(|x| format!("rank {} {}", x.rank, x.describe()))
-                    .collect();
-                if !others.is_empty() {
-                    s.push_str(&format!(" ({})", others.join(", ")));
-                }
-                if !r.tail.is_empty() {
-                    s.push_str(&format!(
-                        "\nlast output of rank {}:\n  {}",
-                        r.rank,
-                        r.tail.join("\n  ")
-                    ));
-                }
+        let first = self.first_failure;
+        let mut failed: Vec<&RankExit> = self
+            .ranks
+            .iter()
+            .filter(|r| !r.success() && !r.stopped)
+            .collect();
+        failed.sort_by_key(|r| Some(r.rank) != first);
+        let all: Vec<String> = self
+            .ranks
+            .iter()
+            .map(|x| format!("rank {} {}", x.rank, x.describe()))
+            .collect();
+        match first {
+            Some(f) => s.push_str(&format!("rank {f} failed first ({})", all.join(", "))),
+            None => s.push_str(&all.join(", ")),
+        }
+        for r in failed {
+            if !r.tail.is_empty() {
+                s.push_str(&format!(
+                    "\nlast output of rank {}:\n  {}",
+                    r.rank,
+                    r.tail.join("\n  ")
+                ));
             }
-            None => s.push_str("no rank failed by itself"),
         }
         s
     }
@@ -191,8 +197,7 @@ impl Launcher {
             None if self.nnodes == 1 => free_port()?,
             None => 29500,
         };
-        let tails: Vec<Arc<Mutex<VecDeque<String>>>> =
-            (0..n).map(|_| Arc::default()).collect();
+        let tails: Vec<Arc<Mutex<VecDeque<String>>>> = (0..n).map(|_| Arc::default()).collect();
         let mut children: Vec<Child> = Vec::with_capacity(n);
         let mut pumps = Vec::new();
         for local in 0..n {
@@ -232,57 +237,66 @@ impl Launcher {
             pumps.push(pump(err, rank, tails[local].clone(), self.echo, true));
             children.push(child);
         }
+        // One waiter per rank reports its exit, so exits arrive in the order they happened.
+        let pids: Vec<u32> = children.iter().map(Child::id).collect();
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, Option<ExitStatus>)>();
+        for (i, mut c) in children.into_iter().enumerate() {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let _ = tx.send((i, c.wait().ok()));
+            });
+        }
+        drop(tx);
         let start = Instant::now();
         let mut status: Vec<Option<ExitStatus>> = vec![None; n];
+        let mut exited = vec![false; n];
         let mut first_failure = None;
         let mut timed_out = false;
-        loop {
-            for (i, c) in children.iter_mut().enumerate() {
-                if status[i].is_none()
-                    && let Ok(Some(s)) = c.try_wait()
-                {
-                    status[i] = Some(s);
-                    if !s.success() && first_failure.is_none() {
-                        first_failure = Some(self.node_rank * n + i);
-                    }
-                }
+        let mut stopped = vec![false; n];
+        let base = self.node_rank * n;
+        let note = |(i, s): (usize, Option<ExitStatus>),
+                    exited: &mut [bool],
+                    status: &mut [Option<ExitStatus>],
+                    first: &mut Option<usize>| {
+            exited[i] = true;
+            status[i] = s;
+            if !s.is_some_and(|s| s.success()) && first.is_none() {
+                *first = Some(base + i);
             }
-            if status.iter().all(Option::is_some) || first_failure.is_some() {
-                break;
-            }
-            if self.timeout.is_some_and(|t| start.elapsed() > t) {
+        };
+        // Until every rank has exited, one has failed, or the timeout.
+        while exited.iter().any(|e| !e) && first_failure.is_none() {
+            let left = self.timeout.map(|t| t.saturating_sub(start.elapsed()));
+            if left == Some(Duration::ZERO) {
                 timed_out = true;
                 break;
             }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        // Stop whatever still runs: politely, then not.
-        let mut stopped = vec![false; n];
-        for (i, c) in children.iter_mut().enumerate() {
-            if status[i].is_none() {
-                stopped[i] = true;
-                terminate(c);
+            match rx.recv_timeout(left.unwrap_or(Duration::from_secs(3600))) {
+                Ok(e) => note(e, &mut exited, &mut status, &mut first_failure),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
-        let deadline = Instant::now() + self.grace;
-        for (i, c) in children.iter_mut().enumerate() {
-            if status[i].is_some() {
+        // After a failure the others usually stop by themselves within moments (their
+        // communicators learn of it): give them the grace period to report, then SIGTERM,
+        // then after another grace period SIGKILL.
+        for signal in [None, Some(15), Some(9)] {
+            if let Some(sig) = signal {
+                for i in 0..n {
+                    if !exited[i] {
+                        stopped[i] = true;
+                        send_signal(pids[i], sig);
+                    }
+                }
+            } else if first_failure.is_none() && !timed_out {
                 continue;
             }
-            loop {
-                match c.try_wait() {
-                    Ok(Some(s)) => {
-                        status[i] = Some(s);
-                        break;
-                    }
-                    Ok(None) if Instant::now() < deadline => {
-                        std::thread::sleep(Duration::from_millis(20))
-                    }
-                    _ => {
-                        let _ = c.kill();
-                        status[i] = c.wait().ok();
-                        break;
-                    }
+            let until = Instant::now() + self.grace;
+            while exited.iter().any(|e| !e) {
+                let left = until.saturating_duration_since(Instant::now());
+                match rx.recv_timeout(left) {
+                    Ok(e) => note(e, &mut exited, &mut status, &mut first_failure),
+                    Err(_) => break,
                 }
             }
         }
@@ -294,7 +308,10 @@ impl Launcher {
                 rank: self.node_rank * n + i,
                 status: status[i],
                 stopped: stopped[i],
-                tail: tails[i].lock().map(|t| t.iter().cloned().collect()).unwrap_or_default(),
+                tail: tails[i]
+                    .lock()
+                    .map(|t| t.iter().cloned().collect())
+                    .unwrap_or_default(),
             })
             .collect();
         Ok(LaunchReport {
@@ -317,7 +334,9 @@ fn pump(
         let reader = BufReader::new(stream);
         for line in reader.split(b'\n') {
             let Ok(line) = line else { break };
-            let line = String::from_utf8_lossy(&line).trim_end_matches('\r').to_string();
+            let line = String::from_utf8_lossy(&line)
+                .trim_end_matches('\r')
+                .to_string();
             if echo {
                 if is_err {
                     let _ = writeln!(std::io::stderr(), "[rank {rank}] {line}");
@@ -335,18 +354,16 @@ fn pump(
     })
 }
 
-/// SIGTERM (so the rank can clean up), or a kill where there are no signals.
-fn terminate(child: &mut Child) {
+/// Sends `sig` to a child that has not been reaped yet (its waiter thread reaps it).
+fn send_signal(pid: u32, sig: i32) {
     #[cfg(unix)]
-    {
-        if let Ok(pid) = i32::try_from(child.id()) {
-            // SAFETY: kill(2) on our own child's pid, which has not been reaped yet.
-            if unsafe { kill(pid, 15) } == 0 {
-                return;
-            }
-        }
+    if let Ok(pid) = i32::try_from(pid) {
+        // SAFETY: kill(2) on our own child's pid; it is reaped only by its waiter thread, after
+        // it exits, and we signal only children whose exit has not been reported yet.
+        unsafe { kill(pid, sig) };
     }
-    let _ = child.kill();
+    #[cfg(not(unix))]
+    let _ = (pid, sig);
 }
 
 #[cfg(unix)]
@@ -356,5 +373,7 @@ unsafe extern "C" {
 
 /// A port that was free a moment ago (bound to 0 and released).
 pub fn free_port() -> std::io::Result<u16> {
-    Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port())
+    Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?
+        .local_addr()?
+        .port())
 }

@@ -82,7 +82,8 @@ pub(crate) struct Nccl {
     pub(crate) comm_abort: unsafe extern "C" fn(CommHandle) -> NcclResult,
     pub(crate) comm_finalize: unsafe extern "C" fn(CommHandle) -> NcclResult,
     pub(crate) comm_destroy: unsafe extern "C" fn(CommHandle) -> NcclResult,
-    pub(crate) comm_get_async_error: unsafe extern "C" fn(CommHandle, *mut NcclResult) -> NcclResult,
+    pub(crate) comm_get_async_error:
+        unsafe extern "C" fn(CommHandle, *mut NcclResult) -> NcclResult,
     pub(crate) get_error_string: unsafe extern "C" fn(NcclResult) -> *const c_char,
     pub(crate) get_last_error: unsafe extern "C" fn(CommHandle) -> *const c_char,
     pub(crate) all_reduce: unsafe extern "C" fn(
@@ -113,8 +114,14 @@ pub(crate) struct Nccl {
         CommHandle,
         Stream,
     ) -> NcclResult,
-    pub(crate) all_gather:
-        unsafe extern "C" fn(*const c_void, *mut c_void, usize, c_int, CommHandle, Stream) -> NcclResult,
+    pub(crate) all_gather: unsafe extern "C" fn(
+        *const c_void,
+        *mut c_void,
+        usize,
+        c_int,
+        CommHandle,
+        Stream,
+    ) -> NcclResult,
     pub(crate) reduce_scatter: unsafe extern "C" fn(
         *const c_void,
         *mut c_void,
@@ -180,7 +187,11 @@ fn candidates() -> Vec<PathBuf> {
     out.push(PathBuf::from("libnccl.so.2"));
     out.push(PathBuf::from("libnccl.so"));
     for dir in python_package_dirs() {
-        let lib = dir.join("nvidia").join("nccl").join("lib").join("libnccl.so.2");
+        let lib = dir
+            .join("nvidia")
+            .join("nccl")
+            .join("lib")
+            .join("libnccl.so.2");
         if lib.exists() && !out.contains(&lib) {
             out.push(lib);
         }
@@ -192,7 +203,10 @@ fn candidates() -> Vec<PathBuf> {
 fn python_package_dirs() -> Vec<PathBuf> {
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string());
     let Ok(out) = std::process::Command::new(python)
-        .args(["-c", "import sys; print('\\n'.join(p for p in sys.path if p))"])
+        .args([
+            "-c",
+            "import sys; print('\\n'.join(p for p in sys.path if p))",
+        ])
         .stderr(std::process::Stdio::null())
         .output()
     else {

@@ -151,7 +151,12 @@ fn serve_rank(hub: Arc<Hub>, stream: TcpStream) {
     };
     let mut reader = BufReader::new(stream);
     // The first frame says which rank this is.
-    let rank = match read_frame(&mut reader).ok().flatten().as_deref().and_then(parse) {
+    let rank = match read_frame(&mut reader)
+        .ok()
+        .flatten()
+        .as_deref()
+        .and_then(parse)
+    {
         Some(mut r) if r.tag == HELLO => {
             let (rank, size) = (r.u64(), r.u64());
             match (rank, size) {
@@ -463,7 +468,10 @@ impl Link for TcpLink {
     }
     fn failure(&self) -> Option<Failure> {
         let (lock, _) = &*self.state;
-        lock.lock().unwrap_or_else(|p| p.into_inner()).failure.clone()
+        lock.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .failure
+            .clone()
     }
     fn goodbye(&self) {
         self.send(Frame::new(GOODBYE));

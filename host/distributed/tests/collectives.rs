@@ -19,18 +19,59 @@ fn data(r: usize, len: usize) -> Vec<f32> {
     (0..len).map(|i| (r * 1000 + i) as f32 * 0.5).collect()
 }
 
+/// Two or more GPUs with NCCL, or `None` after a visible SKIPPED line.
+fn gpus_or_skip(test: &str) -> Option<Vec<Gpu>> {
+    let why = match (Gpu::count(), gpu_distributed::nccl_info()) {
+        (Ok(n), Ok(_)) if n >= 2 => return Some(Gpu::all().expect("opening the GPUs")),
+        (Ok(n), Ok(_)) => format!("needs 2 GPUs, found {n}"),
+        (Err(e), _) => e.to_string(),
+        (_, Err(e)) => e,
+    };
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test} on GPUs with NCCL: {why}");
+    None
+}
+
 #[test]
 fn collectives_match_cpu_results() {
-    let n = 4;
+    check_collectives(&sims(4));
+    if let Some(gpus) = gpus_or_skip("collectives_match_cpu_results") {
+        check_collectives(&gpus);
+    }
+}
+
+#[test]
+fn peer_copies_between_devices() {
+    let mut sets = vec![sims(2)];
+    sets.extend(gpus_or_skip("peer_copies_between_devices"));
+    for gpus in sets {
+        let (a, b) = (&gpus[0], &gpus[1]);
+        if a.can_access_peer(b).unwrap() {
+            a.enable_peer_access(b).unwrap();
+            a.enable_peer_access(b).unwrap(); // again: a no-op
+        }
+        let src = a.to_device(&(0..100_000u32).collect::<Vec<_>>()).unwrap();
+        let mut dst = b.alloc_zeroed::<u32>(100_000).unwrap();
+        dst.copy_from_device(&src).unwrap();
+        drop(src); // the copy is ordered before the free
+        assert_eq!(dst.to_vec().unwrap(), (0..100_000u32).collect::<Vec<_>>());
+    }
+}
+
+fn check_collectives(gpus: &[Gpu]) {
+    let n = gpus.len();
     let len = 1000;
-    let results = run_ranks(&sims(n), |c| {
+    let results = run_ranks(gpus, |c| {
         let r = c.rank();
         let g = c.gpu();
         let x = g.to_device(&data(r, len))?;
         // all_reduce: sum, max, avg
         let mut y = g.alloc_zeroed::<f32>(len)?;
         c.all_reduce(&x, &mut y, ReduceOp::Sum)?;
-        let sum: Vec<f32> = (0..len).map(|i| (0..n).map(|q| data(q, len)[i]).sum()).collect();
+        c.synchronize()?;
+        let sum: Vec<f32> = (0..len)
+            .map(|i| (0..n).map(|q| data(q, len)[i]).sum())
+            .collect();
         assert_eq!(y.to_vec()?, sum);
         c.all_reduce(&x, &mut y, ReduceOp::Max)?;
         assert_eq!(y.to_vec()?, data(n - 1, len));
@@ -41,28 +82,43 @@ fn collectives_match_cpu_results() {
         // integers wrap like NCCL's, bf16 reduce too
         let mut i = g.to_device(&[i64::MAX, r as i64])?;
         c.all_reduce_in_place(&mut i, ReduceOp::Sum)?;
-        assert_eq!(i.to_vec()?, [i64::MAX.wrapping_mul(n as i64), 6]);
+        let rank_sum = (n * (n - 1) / 2) as i64;
+        assert_eq!(i.to_vec()?, [i64::MAX.wrapping_mul(n as i64), rank_sum]);
         let mut h = g.to_device(&[bf16::from_f32(r as f32 + 1.0)])?;
         c.all_reduce_in_place(&mut h, ReduceOp::Prod)?;
-        assert_eq!(h.to_vec()?[0].to_f32(), 24.0);
-        // reduce to root 2
+        assert_eq!(h.to_vec()?[0].to_f32(), (1..=n).product::<usize>() as f32);
+        // reduce to the last rank
+        let root = n - 1;
         let mut at_root = g.alloc_zeroed::<f32>(len)?;
-        c.reduce(&x, (r == 2).then_some(&mut at_root), ReduceOp::Sum, 2)?;
-        assert_eq!(at_root.to_vec()?, if r == 2 { sum.clone() } else { vec![0.0; len] });
-        // broadcast from 3
+        c.reduce(&x, (r == root).then_some(&mut at_root), ReduceOp::Sum, root)?;
+        c.synchronize()?;
+        assert_eq!(
+            at_root.to_vec()?,
+            if r == root {
+                sum.clone()
+            } else {
+                vec![0.0; len]
+            }
+        );
+        // broadcast from the last rank
         let mut b = g.to_device(&data(r, len))?;
-        c.broadcast(&mut b, 3)?;
-        assert_eq!(b.to_vec()?, data(3, len));
+        c.broadcast(&mut b, root)?;
+        c.synchronize()?;
+        assert_eq!(b.to_vec()?, data(root, len));
         // all_gather: rank order
         let mut all = g.alloc_zeroed::<f32>(len * n)?;
         c.all_gather(&x, &mut all)?;
-        assert_eq!(all.to_vec()?, (0..n).flat_map(|q| data(q, len)).collect::<Vec<_>>());
+        assert_eq!(
+            all.to_vec()?,
+            (0..n).flat_map(|q| data(q, len)).collect::<Vec<_>>()
+        );
         // reduce_scatter: rank r gets part r of the sum
         let big = g.to_device(&data(r, len * n))?;
         let mut part = g.alloc_zeroed::<f32>(len)?;
         c.reduce_scatter(&big, &mut part, ReduceOp::Sum)?;
-        let want: Vec<f32> =
-            (r * len..(r + 1) * len).map(|i| (0..n).map(|q| data(q, len * n)[i]).sum()).collect();
+        let want: Vec<f32> = (r * len..(r + 1) * len)
+            .map(|i| (0..n).map(|q| data(q, len * n)[i]).sum())
+            .collect();
         assert_eq!(part.to_vec()?, want);
         // a ring of transfers in one group (both directions at once)
         let (next, prev) = ((r + 1) % n, (r + n - 1) % n);
@@ -78,7 +134,7 @@ fn collectives_match_cpu_results() {
     })
     .unwrap();
     let ranks: Vec<usize> = results.into_iter().map(|r| r.unwrap()).collect();
-    assert_eq!(ranks, [0, 1, 2, 3]);
+    assert_eq!(ranks, (0..n).collect::<Vec<_>>());
 }
 
 #[test]
@@ -115,7 +171,10 @@ fn mismatched_lengths_fail_every_rank() {
         let text = e.to_string();
         assert!(matches!(e, Error::RankFailed { .. }), "rank {r}: {text}");
         assert!(text.contains("does not match"), "rank {r}: {text}");
-        assert!(text.contains("7 x f32") && text.contains("8 x f32"), "rank {r}: {text}");
+        assert!(
+            text.contains("7 x f32") && text.contains("8 x f32"),
+            "rank {r}: {text}"
+        );
     }
 }
 
@@ -170,13 +229,27 @@ fn a_silent_rank_times_out_instead_of_hanging() {
     let comms = Communicator::for_devices_with(&sims(2), opts).unwrap();
     let mut x = comms[0].gpu().alloc_zeroed::<f32>(3).unwrap();
     let start = Instant::now();
-    let e = comms[0].all_reduce_in_place(&mut x, ReduceOp::Sum).unwrap_err();
+    let e = comms[0]
+        .all_reduce_in_place(&mut x, ReduceOp::Sum)
+        .unwrap_err();
     assert!(matches!(e, Error::Timeout { rank: 0, .. }), "{e}");
     assert!(start.elapsed() < Duration::from_secs(10));
     // and the other rank learns it
     let mut y = comms[1].gpu().alloc_zeroed::<f32>(3).unwrap();
-    let e = comms[1].all_reduce_in_place(&mut y, ReduceOp::Sum).unwrap_err();
-    assert!(matches!(e, Error::RankFailed { rank: 1, failed_rank: 0, .. }), "{e}");
+    let e = comms[1]
+        .all_reduce_in_place(&mut y, ReduceOp::Sum)
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::RankFailed {
+                rank: 1,
+                failed_rank: 0,
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -188,7 +261,11 @@ fn bad_arguments_are_refused_before_anything_is_sent() {
     let mut short = c.gpu().alloc_zeroed::<f32>(3).unwrap();
     let e = c.all_reduce(&x, &mut short, ReduceOp::Sum).unwrap_err();
     assert!(matches!(e, Error::Argument { rank: 0, .. }), "{e}");
-    assert!(e.to_string().contains("`send` has 4 element(s) but `recv` 3"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("`send` has 4 element(s) but `recv` 3"),
+        "{e}"
+    );
     let mut gathered = c.gpu().alloc_zeroed::<f32>(7).unwrap();
     let e = c.all_gather(&x, &mut gathered).unwrap_err();
     assert!(e.to_string().contains("needs 4 x 2 ranks"), "{e}");
@@ -199,7 +276,9 @@ fn bad_arguments_are_refused_before_anything_is_sent() {
     assert!(e.to_string().contains("root 2"), "{e}");
     // a buffer of rank 1's device on rank 0
     let mut other = gpus[1].alloc_zeroed::<f32>(4).unwrap();
-    let e = c.all_reduce_in_place(&mut other, ReduceOp::Sum).unwrap_err();
+    let e = c
+        .all_reduce_in_place(&mut other, ReduceOp::Sum)
+        .unwrap_err();
     assert!(e.to_string().contains("not on rank 0's device 0"), "{e}");
     // nothing reached the hub: both ranks still run a matching collective
     drop(comms);
@@ -228,7 +307,8 @@ fn ranks_meet_over_tcp() {
                     let mut from_prev = gpu.alloc_zeroed::<u32>(4).unwrap();
                     let mut g = Group::new();
                     g.send(&c, &x, 0..4, (rank + 1) % n).unwrap();
-                    g.recv(&c, &mut from_prev, 0..4, (rank + n - 1) % n).unwrap();
+                    g.recv(&c, &mut from_prev, 0..4, (rank + n - 1) % n)
+                        .unwrap();
                     g.run().unwrap();
                     let mut v = all.to_vec().unwrap();
                     v.extend(from_prev.to_vec().unwrap());
@@ -248,7 +328,10 @@ fn ranks_meet_over_tcp() {
 #[test]
 fn element_types_are_nccls() {
     assert_eq!(DataType::Bf16.size(), 2);
-    assert_eq!(<bf16 as gpu_distributed::CommElement>::DATA_TYPE, DataType::Bf16);
+    assert_eq!(
+        <bf16 as gpu_distributed::CommElement>::DATA_TYPE,
+        DataType::Bf16
+    );
     assert_eq!(<u8 as gpu_distributed::CommElement>::DATA_TYPE as i32, 1);
     assert_eq!(<f64 as gpu_distributed::CommElement>::DATA_TYPE as i32, 8);
 }

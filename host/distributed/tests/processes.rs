@@ -1,0 +1,160 @@
+//! One process per rank, started by the launcher: correct results, and a rank that panics,
+//! exits or passes a wrong length is named on the other ranks (no hang) and in the launcher's
+//! report. Runs on simulated devices everywhere (ranks talk through the TCP rendezvous), and
+//! with NCCL on real GPUs when the machine has two and NCCL is installed (else a SKIPPED line).
+//!
+//! The ranks are this test binary started again with `GPU_DIST_CHILD=<scenario>`: the test
+//! `child_rank_entry` is the rank's body then, and does nothing in a normal run.
+
+use std::time::Duration;
+
+use gpu_distributed::launch::{LaunchReport, Launcher};
+use gpu_distributed::{Communicator, Error, ReduceOp};
+
+const CHILD: &str = "GPU_DIST_CHILD";
+
+/// The rank's side of each scenario.
+#[test]
+fn child_rank_entry() {
+    let Ok(scenario) = std::env::var(CHILD) else {
+        return; // not started by a launcher test
+    };
+    let comm = Communicator::from_env().expect("joining the world");
+    let rank = comm.rank();
+    let len = if scenario == "wrong_length" && rank == 1 {
+        1000
+    } else {
+        1024
+    };
+    if rank == 1 && scenario == "panic" {
+        panic!("planted panic on rank 1 before the collective");
+    }
+    if rank == 1 && scenario == "exit" {
+        std::process::exit(7);
+    }
+    let run = || -> Result<Vec<f32>, Error> {
+        let mut x = comm.gpu().to_device(&vec![rank as f32 + 1.0; len])?;
+        comm.all_reduce_in_place(&mut x, ReduceOp::Sum)?;
+        comm.synchronize()?;
+        comm.barrier()?;
+        Ok(x.to_vec()?)
+    };
+    match run() {
+        Ok(v) => {
+            let n = comm.size() as f32;
+            assert!(v.iter().all(|&x| x == n * (n + 1.0) / 2.0), "wrong sum");
+            println!("rank {rank}: all_reduce correct on {}", comm.backend_name());
+        }
+        Err(e) => {
+            println!("rank {rank}: error: {e}");
+            std::process::exit(3);
+        }
+    }
+}
+
+/// Whether this machine can run the NCCL variant, or why not.
+fn nccl_ready() -> Result<(), String> {
+    let count = gpu_host::Gpu::count().map_err(|e| e.to_string())?;
+    if count < 2 {
+        return Err(format!("needs 2 GPUs (found {count})"));
+    }
+    gpu_distributed::nccl_info().map(drop)
+}
+
+fn launch(scenario: &str, sim: bool) -> LaunchReport {
+    let me = std::env::current_exe().unwrap();
+    let mut l = Launcher::new(me, 2)
+        .args([
+            "--exact",
+            "child_rank_entry",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, scenario)
+        .env("GPU_DIST_TIMEOUT_S", "30");
+    if sim {
+        l = l.env("GPU_BACKEND", "sim");
+    }
+    l.timeout = Some(Duration::from_secs(120));
+    l.echo = false;
+    l.run().expect("starting the ranks")
+}
+
+fn output(report: &LaunchReport, rank: usize) -> String {
+    report.ranks[rank].tail.join("\n")
+}
+
+fn each_backend(test: &str, check: impl Fn(bool)) {
+    check(true);
+    match nccl_ready() {
+        Ok(()) => check(false),
+        Err(why) => {
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED {test} with NCCL: {why} (ran on simulated devices only)"
+            );
+        }
+    }
+}
+
+#[test]
+fn ranks_in_processes_all_reduce() {
+    each_backend("ranks_in_processes_all_reduce", |sim| {
+        let r = launch("ok", sim);
+        assert!(r.success(), "{}", r.failure());
+        for rank in 0..2 {
+            assert!(
+                output(&r, rank).contains("all_reduce correct"),
+                "{}",
+                output(&r, rank)
+            );
+        }
+    });
+}
+
+#[test]
+fn a_panicking_process_is_named() {
+    each_backend("a_panicking_process_is_named", |sim| {
+        let r = launch("panic", sim);
+        assert!(!r.success());
+        assert!(!r.ranks[1].success(), "{}", r.failure());
+        assert!(r.failure().contains("planted panic"), "{}", r.failure());
+        let zero = output(&r, 0);
+        assert!(
+            zero.contains("rank 1 failed") && zero.contains("planted panic"),
+            "{zero}"
+        );
+    });
+}
+
+#[test]
+fn an_exiting_process_is_named() {
+    each_backend("an_exiting_process_is_named", |sim| {
+        let r = launch("exit", sim);
+        assert!(
+            r.failure().contains("rank 1 exited with status 7"),
+            "{}",
+            r.failure()
+        );
+        let zero = output(&r, 0);
+        assert!(zero.contains("rank 1 failed"), "{zero}");
+        assert!(zero.contains("exited or lost its connection"), "{zero}");
+    });
+}
+
+#[test]
+fn a_wrong_length_fails_every_rank() {
+    each_backend("a_wrong_length_fails_every_rank", |sim| {
+        let r = launch("wrong_length", sim);
+        assert!(!r.success());
+        for rank in 0..2 {
+            let out = output(&r, rank);
+            assert!(out.contains("does not match"), "rank {rank}: {out}");
+            assert!(
+                out.contains("1000 x f32") && out.contains("1024 x f32"),
+                "rank {rank}: {out}"
+            );
+        }
+    });
+}
