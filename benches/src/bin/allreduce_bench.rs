@@ -81,9 +81,14 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let p = comm.size() as f64;
     if comm.rank() == 0 {
         println!(
-            "{} ranks, {} on {} ({})",
+            "{} ranks, {} ({} communicators) on {} ({})",
             comm.size(),
             comm.backend_name(),
+            if comm.options().non_blocking {
+                "non-blocking"
+            } else {
+                "blocking"
+            },
             comm.gpu().properties().name,
             gpu_distributed::nccl_info()
                 .map(|i| i.1)

@@ -2,7 +2,8 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::sync::{Arc, Weak};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use gpu_host::{DeviceBuffer, Gpu, Stream};
@@ -30,6 +31,13 @@ pub struct CommOptions {
     /// one message per call, no round trip). A mismatch fails every rank with an error naming
     /// both calls instead of hanging or corrupting memory. Default: on.
     pub check_calls: bool,
+    /// Create NCCL's non-blocking communicators: every NCCL call returns at once and is polled
+    /// (with `ncclCommGetAsyncError`) instead of blocking. Off by default because NCCL then
+    /// launches every group from a new thread, which made a 1 MiB all_reduce take twice as long
+    /// on two H200s; the default blocking communicators get the same guarantee from a watchdog
+    /// thread that aborts them when a call blocks past the timeout or a rank fails.
+    /// Default: `$GPU_DIST_NONBLOCKING` is `1`.
+    pub non_blocking: bool,
 }
 
 impl Default for CommOptions {
@@ -42,31 +50,124 @@ impl Default for CommOptions {
         CommOptions {
             timeout: Duration::from_secs_f64(secs),
             check_calls: true,
+            non_blocking: std::env::var("GPU_DIST_NONBLOCKING").is_ok_and(|v| v.trim() == "1"),
         }
     }
 }
 
-/// An NCCL communicator handle; aborted at most once.
+/// An NCCL communicator handle, aborted at most once (by its rank's thread or its watchdog).
 pub(crate) struct NcclComm {
     pub(crate) lib: &'static Nccl,
     pub(crate) handle: CommHandle,
-    pub(crate) aborted: Cell<bool>,
+    shared: Arc<Watched>,
+}
+
+/// What the watchdog thread shares with the rank's thread.
+struct Watched {
+    lib: &'static Nccl,
+    handle: usize,
+    aborted: AtomicBool,
+    /// Set while the rank's thread is inside an NCCL call that may block (group end, which
+    /// connects to peers on first use; finalize): since when, and what.
+    busy: Mutex<Option<(Instant, &'static str)>>,
+    closed: AtomicBool,
+}
+
+impl Watched {
+    fn abort(&self) {
+        if !self.aborted.swap(true, Ordering::SeqCst) {
+            // SAFETY: a live handle, aborted once (the swap); NCCL stops its kernels, wakes a
+            // thread blocked in it, and frees the communicator.
+            unsafe { (self.lib.comm_abort)(self.handle as CommHandle) };
+        }
+    }
+}
+
+/// Marks the rank's thread as inside a blocking NCCL call while it lives.
+pub(crate) struct Busy<'a>(&'a Watched);
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        *self.0.busy.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
 }
 
 impl NcclComm {
+    /// Wraps a fresh handle and starts its watchdog: a thread that, while the rank's thread is
+    /// blocked in NCCL ([`NcclComm::busy`]), aborts the communicator when a rank fails or the
+    /// timeout passes, so the blocked call returns instead of hanging.
+    fn new(lib: &'static Nccl, handle: CommHandle, link: Arc<dyn Link>, timeout: Duration) -> Self {
+        let shared = Arc::new(Watched {
+            lib,
+            handle: handle as usize,
+            aborted: AtomicBool::new(false),
+            busy: Mutex::new(None),
+            closed: AtomicBool::new(false),
+        });
+        let watched = shared.clone();
+        let _ = std::thread::Builder::new()
+            .name("gpu-dist-watchdog".into())
+            .spawn(move || {
+                while !watched.closed.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(5));
+                    let busy = *watched.busy.lock().unwrap_or_else(|p| p.into_inner());
+                    let Some((since, what)) = busy else { continue };
+                    if link.failure().is_some() {
+                        watched.abort();
+                    } else if since.elapsed() > timeout {
+                        link.fail(format!(
+                            "timed out after {:.1} s blocked in {what}",
+                            since.elapsed().as_secs_f64()
+                        ));
+                        watched.abort();
+                    }
+                }
+            });
+        NcclComm {
+            lib,
+            handle,
+            shared,
+        }
+    }
+
+    pub(crate) fn aborted(&self) -> bool {
+        self.shared.aborted.load(Ordering::SeqCst)
+    }
+
+    /// Marks a call that may block (see [`NcclComm::new`]).
+    pub(crate) fn busy(&self, what: &'static str) -> Busy<'_> {
+        *self.shared.busy.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), what));
+        Busy(&self.shared)
+    }
+
     /// `ncclCommGetAsyncError`: SUCCESS, IN_PROGRESS, or the error code.
     fn async_error(&self) -> i32 {
+        if self.aborted() {
+            return SUCCESS;
+        }
         let mut code = SUCCESS;
-        // SAFETY: a live, not aborted handle (callers check `aborted`); writes one int.
+        // SAFETY: a live handle (not aborted: checked above, and only this thread or the
+        // watchdog, while this thread is busy in NCCL, aborts it); writes one int.
         let r = unsafe { (self.lib.comm_get_async_error)(self.handle, &mut code) };
         if r != SUCCESS { r } else { code }
     }
 
     fn abort(&self) {
-        if !self.aborted.replace(true) {
-            // SAFETY: a live handle, aborted once; NCCL stops its kernels and frees it.
-            unsafe { (self.lib.comm_abort)(self.handle) };
+        self.shared.abort();
+    }
+
+    /// Destroys the handle (once) and stops the watchdog.
+    fn destroy(&self) {
+        if !self.shared.aborted.swap(true, Ordering::SeqCst) {
+            // SAFETY: finalized by the caller; destroyed once (the swap), never used again.
+            unsafe { (self.lib.comm_destroy)(self.handle) };
         }
+    }
+}
+
+impl Drop for NcclComm {
+    fn drop(&mut self) {
+        self.shared.closed.store(true, Ordering::SeqCst);
     }
 }
 
@@ -417,6 +518,9 @@ impl Communicator {
         for (d, s) in id.internal.iter_mut().zip(&bytes) {
             *d = *s as std::ffi::c_char;
         }
+        // Every rank present before the blocking init (a rank that died or hangs before it is
+        // reported here instead of blocking the others in NCCL's bootstrap).
+        comm.barrier()?;
         comm.init_nccl(lib, id)?;
         comm.settle("for the other ranks to join (ncclCommInitRankConfig)")?;
         Ok(comm)
@@ -425,7 +529,7 @@ impl Communicator {
     fn init_nccl(&mut self, lib: &'static Nccl, id: UniqueId) -> Result<()> {
         self.bind()?;
         let mut handle: CommHandle = std::ptr::null_mut();
-        let mut config = Config::non_blocking();
+        let mut config = Config::new(!self.options.non_blocking);
         // SAFETY: `handle` and `config` outlive the call; rank < size; the device's context is
         // current on this thread.
         let r = unsafe {
@@ -447,11 +551,12 @@ impl Communicator {
                 message,
             });
         }
-        self.nccl = Some(NcclComm {
+        self.nccl = Some(NcclComm::new(
             lib,
             handle,
-            aborted: Cell::new(false),
-        });
+            self.link.clone(),
+            self.options.timeout,
+        ));
         Ok(())
     }
 
@@ -529,7 +634,7 @@ impl Communicator {
                 reason: f.reason,
             });
         }
-        if self.nccl.as_ref().is_some_and(|n| n.aborted.get()) {
+        if self.nccl.as_ref().is_some_and(NcclComm::aborted) {
             return Err(Error::RankFailed {
                 rank: self.rank,
                 failed_rank: self.rank,
@@ -561,7 +666,7 @@ impl Communicator {
                 return Ok(());
             }
             if let Some(n) = &self.nccl
-                && !n.aborted.get()
+                && !n.aborted()
             {
                 let code = n.async_error();
                 if code != SUCCESS && code != IN_PROGRESS {
@@ -601,9 +706,7 @@ impl Communicator {
     /// Polls a non-blocking NCCL communicator until its last call is accepted.
     pub(crate) fn settle(&self, what: &str) -> Result<()> {
         let Some(n) = &self.nccl else { return Ok(()) };
-        self.watch(what, || {
-            Ok(n.aborted.get() || n.async_error() != IN_PROGRESS)
-        })
+        self.watch(what, || Ok(n.aborted() || n.async_error() != IN_PROGRESS))
     }
 
     /// Waits on the host for every collective and transfer queued on this communicator's
@@ -780,19 +883,19 @@ impl Drop for Communicator {
     fn drop(&mut self) {
         let healthy = self.link.failure().is_none();
         if let Some(n) = &self.nccl
-            && !n.aborted.get()
+            && !n.aborted()
         {
             let mut clean = healthy && self.synchronize().is_ok();
             if clean {
-                // SAFETY: a live handle; finalize flushes it (non-blocking: polled below).
+                let _busy = n.busy("ncclCommFinalize");
+                // SAFETY: a live handle; finalize flushes its work (the watchdog aborts it if
+                // that blocks past the timeout or a rank fails).
                 let r = unsafe { (n.lib.comm_finalize)(n.handle) };
                 clean = (r == SUCCESS || r == IN_PROGRESS)
                     && self.settle("for the communicator to finalize").is_ok();
             }
-            if clean && !n.aborted.get() {
-                // SAFETY: finalized, destroyed once, never used again.
-                unsafe { (n.lib.comm_destroy)(n.handle) };
-                n.aborted.set(true);
+            if clean && !n.aborted() {
+                n.destroy();
             } else {
                 n.abort();
             }

@@ -547,8 +547,17 @@ fn run_nccl(ops: &[(u64, &Op)]) -> Result<()> {
             break;
         }
     }
+    // Group end may block (connecting to peers on first use): the watchdogs of the
+    // communicators in the group abort them if a rank fails or the timeout passes meanwhile.
+    let mut guards = Vec::new();
+    for (_, op) in ops {
+        if let Some(n) = &op.comm.nccl {
+            guards.push(n.busy("ncclGroupEnd"));
+        }
+    }
     // SAFETY: closes the group opened above.
     let end = unsafe { (lib.group_end)() };
+    drop(guards);
     if let Some(e) = failed {
         return Err(e);
     }

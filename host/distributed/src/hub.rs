@@ -141,7 +141,6 @@ pub(crate) trait Link: Send + Sync {
 /// Messages the hub pushes to a rank in another process.
 pub(crate) enum Push {
     Id(Vec<u8>),
-    Failure(Failure),
     Result {
         seq: u64,
         data: Vec<u8>,
@@ -154,6 +153,9 @@ pub(crate) enum Push {
     /// Every rank said goodbye: the hub closes.
     Shutdown,
 }
+
+/// Writes a failure to a rank in another process directly.
+pub(crate) type Urgent = Box<dyn Fn(&Failure) + Send>;
 
 /// A collective whose contributions are arriving.
 struct Pending {
@@ -180,6 +182,9 @@ struct State {
     mail: HashMap<(usize, usize, u64), Vec<u8>>,
     /// Ranks in other processes: where their pushes go.
     remote: HashMap<usize, Sender<Push>>,
+    /// Ranks in other processes: how to tell them of a failure at once (written before the
+    /// call returns, so it is out even if this process exits right after).
+    urgent: HashMap<usize, Urgent>,
 }
 
 /// The hub itself: shared state, and a condition variable that wakes every waiter on change.
@@ -238,15 +243,16 @@ impl Hub {
     }
 
     /// Registers a rank of another process; pushes what it missed (the id, a failure).
-    pub(crate) fn attach_remote(&self, rank: usize, to: Sender<Push>) {
+    pub(crate) fn attach_remote(&self, rank: usize, to: Sender<Push>, urgent: Urgent) {
         let mut st = self.lock();
         if let Some(id) = &st.id {
             let _ = to.send(Push::Id(id.clone()));
         }
         if let Some(f) = &st.failure {
-            let _ = to.send(Push::Failure(f.clone()));
+            urgent(f);
         }
         st.remote.insert(rank, to);
+        st.urgent.insert(rank, urgent);
     }
 
     pub(crate) fn publish_id(&self, id: Vec<u8>) {
@@ -274,8 +280,8 @@ impl Hub {
             return;
         }
         let f = Failure { rank, reason };
-        for to in st.remote.values() {
-            let _ = to.send(Push::Failure(f.clone()));
+        for tell in st.urgent.values() {
+            tell(&f);
         }
         st.failure = Some(f);
     }

@@ -50,15 +50,14 @@ pub(crate) struct Config {
 const UNDEF_INT: c_int = i32::MIN;
 
 impl Config {
-    /// A configuration for a non-blocking communicator: every call returns at once (possibly
-    /// `ncclInProgress`), so the caller can poll for remote failures instead of blocking
-    /// forever on a dead peer.
-    pub(crate) fn non_blocking() -> Config {
+    /// A configuration for a blocking or a non-blocking communicator (see
+    /// [`crate::CommOptions::non_blocking`]).
+    pub(crate) fn new(blocking: bool) -> Config {
         Config {
             size: size_of::<Config>(),
             magic: 0xcafe_beef,
             version: 21700,
-            blocking: 0,
+            blocking: blocking.into(),
             cga_cluster_size: UNDEF_INT,
             min_ctas: UNDEF_INT,
             max_ctas: UNDEF_INT,

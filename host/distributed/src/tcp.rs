@@ -179,8 +179,21 @@ fn serve_rank(hub: Arc<Hub>, stream: TcpStream) {
         _ => return,
     };
     let (tx, rx) = channel::<Push>();
+    let write_half = Arc::new(Mutex::new(write_half));
+    let direct = write_half.clone();
     std::thread::spawn(move || push_loop(write_half, rx));
-    hub.attach_remote(rank, tx);
+    hub.attach_remote(
+        rank,
+        tx,
+        Box::new(move |f: &Failure| {
+            let frame = Frame::new(FAILURE)
+                .u64(f.rank as u64)
+                .bytes(f.reason.as_bytes())
+                .finish();
+            let mut s = direct.lock().unwrap_or_else(|p| p.into_inner());
+            let _ = s.write_all(&frame);
+        }),
+    );
     loop {
         let frame = match read_frame(&mut reader) {
             Ok(Some(f)) => f,
@@ -240,16 +253,10 @@ fn serve_rank(hub: Arc<Hub>, stream: TcpStream) {
     }
 }
 
-fn push_loop(mut stream: TcpStream, rx: Receiver<Push>) {
+fn push_loop(stream: Arc<Mutex<TcpStream>>, rx: Receiver<Push>) {
     for push in rx {
         let (frame, last) = match push {
             Push::Id(id) => (Frame::new(ID).bytes(&id), false),
-            Push::Failure(f) => (
-                Frame::new(FAILURE)
-                    .u64(f.rank as u64)
-                    .bytes(f.reason.as_bytes()),
-                false,
-            ),
             Push::Result { seq, data } => (Frame::new(RESULT).u64(seq).bytes(&data), false),
             Push::Mail { src, nth, data } => (
                 Frame::new(MAIL).u64(src as u64).u64(nth).bytes(&data),
@@ -257,7 +264,8 @@ fn push_loop(mut stream: TcpStream, rx: Receiver<Push>) {
             ),
             Push::Shutdown => (Frame::new(SHUTDOWN), true),
         };
-        if stream.write_all(&frame.finish()).is_err() || last {
+        let mut s = stream.lock().unwrap_or_else(|p| p.into_inner());
+        if s.write_all(&frame.finish()).is_err() || last {
             return;
         }
     }
