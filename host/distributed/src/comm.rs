@@ -651,6 +651,33 @@ impl Communicator {
         }
     }
 
+    /// The error for a failed NCCL call. A call fails most often because another rank died
+    /// or aborted (its sockets close): if the rendezvous learns of such a failure within a
+    /// moment, the error names that rank; otherwise this rank is declared failed.
+    pub(crate) fn nccl_error(&self, call: &str, message: String) -> Error {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            if let Some(f) = self.link.failure() {
+                self.abort();
+                return Error::RankFailed {
+                    rank: self.rank,
+                    failed_rank: f.rank,
+                    reason: format!("{} (here, {call} failed: {message})", f.reason),
+                };
+            }
+            if Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.fail(format!("{call} failed: {message}"));
+        Error::Nccl {
+            rank: self.rank,
+            call: call.to_string(),
+            message,
+        }
+    }
+
     /// Declares this rank failed (every rank learns it) and aborts.
     pub(crate) fn fail(&self, reason: String) {
         self.link.fail(reason);
@@ -671,12 +698,7 @@ impl Communicator {
                 let code = n.async_error();
                 if code != SUCCESS && code != IN_PROGRESS {
                     let message = n.lib.describe(code, Some(n.handle));
-                    self.fail(format!("NCCL reported an error: {message}"));
-                    return Err(Error::Nccl {
-                        rank: self.rank,
-                        call: format!("waiting {what}"),
-                        message,
-                    });
+                    return Err(self.nccl_error(&format!("waiting {what}"), message));
                 }
             }
             self.check_usable()?;

@@ -563,13 +563,7 @@ fn run_nccl(ops: &[(u64, &Op)]) -> Result<()> {
     }
     let comm = ops[0].1.comm;
     if end != SUCCESS && end != IN_PROGRESS {
-        let message = lib.describe(end, None);
-        comm.abort_world(&format!("ncclGroupEnd failed: {message}"));
-        return Err(Error::Nccl {
-            rank: comm.rank(),
-            call: "ncclGroupEnd".into(),
-            message,
-        });
+        return Err(comm.nccl_error("ncclGroupEnd", lib.describe(end, None)));
     }
     let mut settled: Vec<*const Communicator> = Vec::new();
     for (_, op) in ops {
@@ -646,13 +640,7 @@ fn call_nccl(op: &Op) -> Result<()> {
         }),
     };
     if r != SUCCESS && r != IN_PROGRESS {
-        let message = n.lib.describe(r, Some(h));
-        comm.abort_world(&format!("{name} failed: {message}"));
-        return Err(Error::Nccl {
-            rank: comm.rank(),
-            call: name.into(),
-            message,
-        });
+        return Err(comm.nccl_error(name, n.lib.describe(r, Some(h))));
     }
     Ok(())
 }
