@@ -200,7 +200,7 @@ impl Launcher {
         let tails: Vec<Arc<Mutex<VecDeque<String>>>> = (0..n).map(|_| Arc::default()).collect();
         let mut children: Vec<Child> = Vec::with_capacity(n);
         let mut pumps = Vec::new();
-        for local in 0..n {
+        for (local, tail) in tails.iter().enumerate() {
             let rank = self.node_rank * n + local;
             let mut cmd = Command::new(&self.program);
             cmd.args(&self.args)
@@ -233,8 +233,8 @@ impl Launcher {
             };
             let out = child.stdout.take().expect("piped");
             let err = child.stderr.take().expect("piped");
-            pumps.push(pump(out, rank, tails[local].clone(), self.echo, false));
-            pumps.push(pump(err, rank, tails[local].clone(), self.echo, true));
+            pumps.push(pump(out, rank, tail.clone(), self.echo, false));
+            pumps.push(pump(err, rank, tail.clone(), self.echo, true));
             children.push(child);
         }
         // One waiter per rank reports its exit, so exits arrive in the order they happened.

@@ -194,11 +194,7 @@ fn serve_rank(hub: Arc<Hub>, stream: TcpStream) {
             let _ = s.write_all(&frame);
         }),
     );
-    loop {
-        let frame = match read_frame(&mut reader) {
-            Ok(Some(f)) => f,
-            Ok(None) | Err(_) => break,
-        };
+    while let Ok(Some(frame)) = read_frame(&mut reader) {
         let Some(mut r) = parse(&frame) else { break };
         match r.tag {
             CHECK => {
