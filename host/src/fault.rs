@@ -9,10 +9,10 @@
 //!
 //! This crate turns that into:
 //! - **A host error that says what happened.** The first error after the fault is
-//!   [`Error::KernelPanic`](crate::Error::KernelPanic) when the kernel panicked (with the panic
+//!   [`Error::KernelPanic`] when the kernel panicked (with the panic
 //!   record the device wrote: source file, line, column and message when the kernel crate
 //!   enables `gpu`'s `panic-report` feature, and always the block and thread that panicked), or
-//!   [`Error::KernelFault`](crate::Error::KernelFault) for other sticky errors (illegal address,
+//!   [`Error::KernelFault`] for other sticky errors (illegal address,
 //!   misaligned access, illegal instruction). Both name the kernel: the host remembers the
 //!   launches not yet synchronized and, for a panic, picks those whose grid and block shapes
 //!   match the record. Every later call on the poisoned device returns the same error.
@@ -20,19 +20,19 @@
 //!   resets the primary context and gives the `Gpu` a fresh one; later work runs normally.
 //!   Current drivers (measured: 580.159 on H200 and H100) keep the fault for the whole
 //!   *process*: no context can be created again, not even a new non-primary one. `recover`
-//!   then returns [`Error::ProcessPoisoned`](crate::Error::ProcessPoisoned), as does every later
+//!   then returns [`Error::ProcessPoisoned`], as does every later
 //!   use of the device in the process; run work that may fault in a child process
 //!   ([`crate::isolate`]) so that only the child is lost.
 //! - **No use of dead handles.** Every buffer, module, kernel, stream and event remembers the
 //!   device *generation* it was made in. After a recovery, using an old one returns
-//!   [`Error::Stale`](crate::Error::Stale) instead of touching a handle the driver may have
+//!   [`Error::Stale`] instead of touching a handle the driver may have
 //!   reused, and dropping it leaks its (already destroyed) driver handle instead of freeing
 //!   something that now belongs to someone else. Other clones of the recovered `Gpu` are stale too.
 //!
 //! The panic record lives in page-locked host memory mapped into the device
 //! (`cuMemHostAlloc(DEVICEMAP)`), because device memory cannot be read once the context is
 //! poisoned; each loaded module's `__gpu_panic_record` global is pointed at it. The layout is
-//! `gpu`'s `panic::PanicRecord` (kernels/gpu/src/panic.rs), mirrored here as [`RawRecord`].
+//! `gpu`'s `panic::PanicRecord` (kernels/gpu/src/panic.rs), mirrored here as `RawRecord`.
 
 use std::collections::VecDeque;
 use std::ffi::c_void;

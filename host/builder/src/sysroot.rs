@@ -37,7 +37,7 @@ impl Sysroot {
             .unwrap_or_default()
     }
 
-    /// The linker to give rustc for kernel cdylibs (see [`NOOP_LINKER_SRC`]).
+    /// The linker to give rustc for kernel cdylibs (see `NOOP_LINKER_SRC`).
     pub fn noop_linker(&self) -> PathBuf {
         self.dir
             .join("bin")

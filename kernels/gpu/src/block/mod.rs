@@ -25,7 +25,7 @@
 //! [`reduce`] and the scans use a small static scratch in shared memory (34 slots of up to
 //! 32 bytes, 1088 bytes per kernel that uses them), so they need nothing from the caller. They end
 //! with a barrier, so they can be called back to back. Tile-sized work (exchanges, radix sort,
-//! histograms) takes a [`SharedSlice`](crate::shared::SharedSlice) from the caller, who sizes it
+//! histograms) takes a [`SharedSlice`] from the caller, who sizes it
 //! (a [`shared_array!`](crate::shared_array) or the dynamic region).
 
 mod exchange;
