@@ -483,7 +483,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 Ok(())
             }
             (Some(stream), Some(Bytes::Cuda(dst)), Some(Bytes::Cuda(src_bytes))) if to == from => {
-                stream.memcpy_dtod(src_bytes, dst).map_err(epoch.driver(what))
+                stream
+                    .memcpy_dtod(src_bytes, dst)
+                    .map_err(epoch.driver(what))
             }
             (Some(stream), Some(Bytes::Cuda(dst)), Some(Bytes::Cuda(from_bytes))) => {
                 let Some(src_stream) = src.stream.cuda_stream() else {
@@ -492,7 +494,10 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 peer_copy(stream, dst, src_stream, from_bytes, n).map_err(epoch.driver(what))
             }
             _ => Err(Error::DeviceMismatch {
-                context: format!("{}: one is on the CPU simulator, the other on a GPU", what()),
+                context: format!(
+                    "{}: one is on the CPU simulator, the other on a GPU",
+                    what()
+                ),
             }),
         }
     }

@@ -647,8 +647,9 @@ impl Gpu {
         // SAFETY: `a`'s context is current on this thread and `b`'s context is live (held by
         // `peer`); the flags must be 0.
         match unsafe { sys::cuCtxEnablePeerAccess(b.cu_ctx(), 0) } {
-            sys::CUresult::CUDA_SUCCESS
-            | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(()),
+            sys::CUresult::CUDA_SUCCESS | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {
+                Ok(())
+            }
             code => Err(self.epoch.driver(what)(DriverError(code))),
         }
     }

@@ -85,9 +85,7 @@ impl Stream {
     pub(crate) fn device_key(&self) -> DeviceKey {
         match &*self.inner {
             StreamInner::Cuda(s) => DeviceKey::of_context(s.context()),
-            StreamInner::Sim(s) => DeviceKey::Sim {
-                ordinal: s.ordinal,
-            },
+            StreamInner::Sim(s) => DeviceKey::Sim { ordinal: s.ordinal },
         }
     }
 
