@@ -220,26 +220,15 @@ impl Hub {
     fn wait<T>(
         &self,
         deadline: Instant,
-        mut ready: impl FnMut(&mut State) -> Option<T>,
+        ready: impl FnMut(&mut State) -> Option<T>,
     ) -> Result<T, WaitError> {
-        let mut st = self.lock();
-        loop {
-            if let Some(v) = ready(&mut st) {
-                return Ok(v);
-            }
-            if let Some(f) = &st.failure {
-                return Err(WaitError::Failed(f.clone()));
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(WaitError::TimedOut);
-            }
-            st = self
-                .changed
-                .wait_timeout(st, deadline - now)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
-        }
+        wait_on(
+            &self.state,
+            &self.changed,
+            deadline,
+            |st| st.failure.as_ref(),
+            ready,
+        )
     }
 
     /// Registers a rank of another process; pushes what it missed (the id, a failure).
@@ -465,6 +454,35 @@ impl Hub {
         deadline: Instant,
     ) -> Result<Vec<u8>, WaitError> {
         self.wait(deadline, |st| st.mail.remove(&(src, dst, nth)))
+    }
+}
+
+/// Waits on `lock`'s state until `ready` yields a value, `failure` reports one, or `deadline`
+/// passes; `changed` is notified on every change of the state.
+pub(crate) fn wait_on<S, T>(
+    lock: &Mutex<S>,
+    changed: &Condvar,
+    deadline: Instant,
+    failure: impl Fn(&S) -> Option<&Failure>,
+    mut ready: impl FnMut(&mut S) -> Option<T>,
+) -> Result<T, WaitError> {
+    // A panic while holding the lock leaves plain data; keep going with it.
+    let mut st = lock.lock().unwrap_or_else(|p| p.into_inner());
+    loop {
+        if let Some(v) = ready(&mut st) {
+            return Ok(v);
+        }
+        if let Some(f) = failure(&st) {
+            return Err(WaitError::Failed(f.clone()));
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(WaitError::TimedOut);
+        }
+        st = changed
+            .wait_timeout(st, deadline - now)
+            .unwrap_or_else(|p| p.into_inner())
+            .0;
     }
 }
 

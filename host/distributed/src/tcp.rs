@@ -14,7 +14,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::element::{DataType, ReduceOp};
-use crate::hub::{Failure, Hub, Link, OpDesc, OpKind, P2pDesc, Push, WaitError};
+use crate::hub::{Failure, Hub, Link, OpDesc, OpKind, P2pDesc, Push, WaitError, wait_on};
 
 const HELLO: u8 = 1;
 const CHECK: u8 = 2;
@@ -349,26 +349,10 @@ impl TcpLink {
     fn wait<T>(
         &self,
         deadline: Instant,
-        mut ready: impl FnMut(&mut ClientState) -> Option<T>,
+        ready: impl FnMut(&mut ClientState) -> Option<T>,
     ) -> Result<T, WaitError> {
         let (lock, cvar) = &*self.state;
-        let mut st = lock.lock().unwrap_or_else(|p| p.into_inner());
-        loop {
-            if let Some(v) = ready(&mut st) {
-                return Ok(v);
-            }
-            if let Some(f) = &st.failure {
-                return Err(WaitError::Failed(f.clone()));
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(WaitError::TimedOut);
-            }
-            st = cvar
-                .wait_timeout(st, deadline - now)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
-        }
+        wait_on(lock, cvar, deadline, |st| st.failure.as_ref(), ready)
     }
 }
 
