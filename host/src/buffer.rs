@@ -10,6 +10,7 @@
 use std::alloc::Layout;
 use std::marker::PhantomData;
 use std::mem::{ManuallyDrop, size_of};
+use std::ops::Range;
 use std::ptr::NonNull;
 
 use std::sync::Arc;
@@ -201,12 +202,19 @@ impl Drop for BufferUse<'_> {
 
 /// Copies `bytes` bytes from `src` (a buffer of another device, whose work is queued on
 /// `src_stream`) into `dst`, on `dst_stream`; see [`DeviceBuffer::copy_from_device`].
+/// Where a peer copy reads and writes, in bytes.
+struct PeerCopy {
+    dst_offset: usize,
+    src_offset: usize,
+    bytes: usize,
+}
+
 fn peer_copy(
     dst_stream: &Arc<CudaStream>,
     dst: &mut CudaSlice<u8>,
     src_stream: &Arc<CudaStream>,
     src: &CudaSlice<u8>,
-    bytes: usize,
+    copy: PeerCopy,
 ) -> std::result::Result<(), DriverError> {
     use cudarc::driver::{DevicePtr, DevicePtrMut};
     dst_stream.context().bind_to_thread()?;
@@ -218,17 +226,17 @@ fn peer_copy(
     let (src_ptr, src_guard) = src.device_ptr(src_stream);
     drop(src_guard);
     let (dst_ptr, _dst_guard) = dst.device_ptr_mut(dst_stream);
-    // SAFETY: both addresses point to live allocations of at least `bytes` bytes (equal
-    // lengths were checked), owned by their contexts, which the handles keep alive; the copy is
+    // SAFETY: both ranges lie inside live allocations (the caller checked the offsets and
+    // `bytes` against both lengths), owned by their contexts, which the handles keep alive; the copy is
     // ordered after the source's queued work by the event above and before later work on the
     // source's stream by the event below.
     unsafe {
         sys::cuMemcpyPeerAsync(
-            dst_ptr,
+            dst_ptr + copy.dst_offset as u64,
             dst_stream.context().cu_ctx(),
-            src_ptr,
+            src_ptr + copy.src_offset as u64,
             src_stream.context().cu_ctx(),
-            bytes,
+            copy.bytes,
             dst_stream.cu_stream(),
         )
         .result()?;
@@ -463,7 +471,42 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 actual: src.len,
             });
         }
-        let n = self.size_bytes();
+        self.copy_range_from_device(0, src, 0..src.len)
+    }
+
+    /// Copies `src[range]` over `self[at .. at + range.len()]`, device to device, with the
+    /// ordering and cross-device behaviour of [`DeviceBuffer::copy_from_device`]. Errors
+    /// (nothing copied): a range outside `src`, or a destination that ends past `self`.
+    pub fn copy_range_from_device(
+        &mut self,
+        at: usize,
+        src: &DeviceBuffer<T>,
+        range: Range<usize>,
+    ) -> Result<()> {
+        if range.start > range.end || range.end > src.len {
+            return Err(Error::SizeMismatch {
+                operation: format!(
+                    "DeviceBuffer::copy_range_from_device: source range {range:?} (the end must \
+                     be within the source's length)"
+                ),
+                expected: range.end,
+                actual: src.len,
+            });
+        }
+        if at.checked_add(range.len()).is_none_or(|end| end > self.len) {
+            return Err(Error::SizeMismatch {
+                operation: format!(
+                    "DeviceBuffer::copy_range_from_device: {} element(s) written at {at} (the \
+                     destination's length must reach their end)",
+                    range.len()
+                ),
+                expected: at.saturating_add(range.len()),
+                actual: self.len,
+            });
+        }
+        let size = size_of::<T>();
+        let n = range.len() * size;
+        let (dst_off, src_off) = (at * size, range.start * size);
         let (to, from) = (self.stream.device_key(), src.stream.device_key());
         let what = || {
             if to == from {
@@ -475,23 +518,34 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         self.stream.check(what)?;
         src.stream
             .check(|| format!("{} (the source buffer)", what()))?;
+        if n == 0 {
+            return Ok(());
+        }
         let epoch = self.stream.epoch().clone();
         match (self.stream.cuda_stream(), &mut *self.bytes, &*src.bytes) {
             (_, None, _) | (_, _, None) => Ok(()),
             (_, Some(Bytes::Host(dst)), Some(Bytes::Host(from))) => {
-                dst.as_mut_slice().copy_from_slice(from.as_slice());
+                dst.as_mut_slice()[dst_off..dst_off + n]
+                    .copy_from_slice(&from.as_slice()[src_off..src_off + n]);
                 Ok(())
             }
             (Some(stream), Some(Bytes::Cuda(dst)), Some(Bytes::Cuda(src_bytes))) if to == from => {
+                let from = src_bytes.slice(src_off..src_off + n);
+                let mut into = dst.slice_mut(dst_off..dst_off + n);
                 stream
-                    .memcpy_dtod(src_bytes, dst)
+                    .memcpy_dtod(&from, &mut into)
                     .map_err(epoch.driver(what))
             }
             (Some(stream), Some(Bytes::Cuda(dst)), Some(Bytes::Cuda(from_bytes))) => {
                 let Some(src_stream) = src.stream.cuda_stream() else {
                     unreachable!("a CUDA buffer on a simulator stream")
                 };
-                peer_copy(stream, dst, src_stream, from_bytes, n).map_err(epoch.driver(what))
+                let copy = PeerCopy {
+                    dst_offset: dst_off,
+                    src_offset: src_off,
+                    bytes: n,
+                };
+                peer_copy(stream, dst, src_stream, from_bytes, copy).map_err(epoch.driver(what))
             }
             _ => Err(Error::DeviceMismatch {
                 context: format!(

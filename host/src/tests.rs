@@ -623,3 +623,25 @@ fn backend_names() {
         ),
     }
 }
+
+#[test]
+fn ranged_device_copies_on_the_simulator() {
+    let gpu = Gpu::simulator().unwrap();
+    let src = gpu.to_device(&[1u32, 2, 3, 4, 5, 6]).unwrap();
+    let mut dst = gpu.to_device(&[0u32; 5]).unwrap();
+    dst.copy_range_from_device(1, &src, 2..5).unwrap();
+    assert_eq!(dst.to_vec().unwrap(), [0, 3, 4, 5, 0]);
+    // An empty range copies nothing, even at the end.
+    dst.copy_range_from_device(5, &src, 6..6).unwrap();
+    // Out of range on either side: an error, nothing copied.
+    let e = dst.copy_range_from_device(0, &src, 4..7).unwrap_err();
+    assert!(e.to_string().contains("source range 4..7"), "{e}");
+    let e = dst.copy_range_from_device(3, &src, 0..3).unwrap_err();
+    assert!(e.to_string().contains("written at 3"), "{e}");
+    assert_eq!(dst.to_vec().unwrap(), [0, 3, 4, 5, 0]);
+    // Across simulated devices, as between GPUs.
+    let other = Gpu::simulator_device(1).unwrap();
+    let mut far = other.alloc_zeroed::<u32>(3).unwrap();
+    far.copy_range_from_device(0, &src, 3..6).unwrap();
+    assert_eq!(far.to_vec().unwrap(), [4, 5, 6]);
+}

@@ -101,6 +101,7 @@ fn seed_manifest_describes_every_kernel() {
             "matmul_tiled",
             "nbody_drift",
             "nbody_forces",
+            "nbody_forces_range",
             "rgb_to_gray",
             "saxpy",
             "segmented_sum",

@@ -44,6 +44,37 @@ pub fn nbody_forces(
     eps2: f32,
     kick: f32,
 ) {
+    forces_of_range(pos, 0, vel, acc, eps2, kick);
+}
+
+/// [`nbody_forces`] for the bodies `first .. first + vel.len()` of `pos` only: `vel` and `acc`
+/// hold just those bodies (entry `i` is body `first + i`), while all of `pos` pulls on them.
+/// This is a rank's share of a distributed step: every rank holds every position (gathered
+/// each step) and owns a contiguous range of the bodies.
+/// Launch `⌈vel.len() / NBODY_BODIES_PER_BLOCK⌉` blocks of `NBODY_BLOCK` threads; the host
+/// checks `first + vel.len() <= pos.len()` and `acc.len() == vel.len()`.
+#[kernel(launch_bounds(256, 8))]
+pub fn nbody_forces_range(
+    pos: &[Vec4],
+    first: u32,
+    vel: DisjointSlice<Vec4>,
+    acc: DisjointSlice<Vec4>,
+    eps2: f32,
+    kick: f32,
+) {
+    forces_of_range(pos, first as usize, vel, acc, eps2, kick);
+}
+
+/// The body of both force kernels: bodies `first + i` for `i < vel.len()`.
+#[inline(always)]
+fn forces_of_range(
+    pos: &[Vec4],
+    first: usize,
+    vel: DisjointSlice<Vec4>,
+    acc: DisjointSlice<Vec4>,
+    eps2: f32,
+    kick: f32,
+) {
     // The indexing below assumes the block shape; a wrong launch traps (a host error).
     assert!(thread::block_size() == NBODY_BLOCK);
     let tile = shared_array!(Vec4, TILE);
@@ -52,7 +83,12 @@ pub fn nbody_forces(
     let t = thread::local_index() as usize & (NBODY_BLOCK as usize - 1);
     let (warp, lane) = (t / 32, t % 32);
     let i = thread::block_index() * NBODY_BODIES_PER_BLOCK as usize + lane;
-    let me = pos.get(i).copied().unwrap_or(Vec4::ZERO);
+    let owned = vel.len();
+    let me = if i < owned {
+        pos.get(first + i).copied().unwrap_or(Vec4::ZERO)
+    } else {
+        Vec4::ZERO
+    };
     let (mut ax, mut ay, mut az) = (0.0f32, 0.0f32, 0.0f32);
     for start in (0..n).step_by(TILE) {
         for q in 0..TILE / NBODY_BLOCK as usize {
@@ -77,7 +113,7 @@ pub fn nbody_forces(
     partial.write(NBODY_BLOCK as usize + t, ay);
     partial.write(2 * NBODY_BLOCK as usize + t, az);
     sync_threads();
-    if warp == 0 && i < n {
+    if warp == 0 && i < owned {
         let mut a = Vec3::ZERO;
         for w in 0..WARPS {
             let k = w * 32 + lane;
@@ -87,8 +123,8 @@ pub fn nbody_forces(
                 partial.read(2 * NBODY_BLOCK as usize + k),
             );
         }
-        // SAFETY: body `i = 32·block + lane` is written by lane `lane` of warp 0 of this block
-        // only (blocks cover disjoint runs of 32 bodies); `i < n` = `vel.len()` = `acc.len()`
+        // SAFETY: entry `i = 32·block + lane` is written by lane `lane` of warp 0 of this block
+        // only (blocks cover disjoint runs of 32 bodies); `i < vel.len()` = `acc.len()`
         // (checked by the host) — `write_unchecked_race` checks the bound too.
         unsafe {
             let v = vel.as_mut_ptr().add(i).read();
