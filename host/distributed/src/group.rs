@@ -452,6 +452,55 @@ impl<'a> Group<'a> {
         Ok(())
     }
 
+    /// Receives from several peers into disjoint ranges of one buffer: for each
+    /// `(range, peer)` of `parts`, `buf[range]` gets what `peer` sends (the receiving half of
+    /// an all-to-all with uneven parts, e.g. the key exchange of a distributed sort). A peer may
+    /// appear more than once (its sends are matched in order); the ranges must not overlap.
+    pub fn recv_parts<T: CommElement>(
+        &mut self,
+        comm: &'a Communicator,
+        buf: &'a mut DeviceBuffer<T>,
+        parts: &[(Range<usize>, usize)],
+    ) -> Result<()> {
+        const OP: &str = "recv_parts";
+        let mut sorted: Vec<&Range<usize>> = Vec::with_capacity(parts.len());
+        for (range, peer) in parts {
+            check_rank(comm, OP, "peer", *peer)?;
+            check_range(comm, OP, "buf", buf.len(), range)?;
+            if !range.is_empty() {
+                sorted.push(range);
+            }
+        }
+        sorted.sort_by_key(|r| r.start);
+        if let Some(w) = sorted.windows(2).find(|w| w[0].end > w[1].start) {
+            return Err(argument(
+                comm,
+                OP,
+                format!(
+                    "ranges {:?} and {:?} of `buf` overlap; each element can come from one \
+                     peer only",
+                    w[0], w[1]
+                ),
+            ));
+        }
+        let (u, whole) = lend_mut(comm, OP, "buf", buf, 0..buf.len())?;
+        let mut uses = vec![u];
+        let size = size_of::<T>();
+        for (range, peer) in parts {
+            let at = (whole.0 + (range.start * size) as u64, range.len() * size);
+            self.push(
+                comm,
+                What::Recv { peer: *peer },
+                T::DATA_TYPE,
+                range.len(),
+                None,
+                Some(at),
+                std::mem::take(&mut uses),
+            );
+        }
+        Ok(())
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn push(
         &mut self,

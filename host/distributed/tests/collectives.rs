@@ -55,6 +55,10 @@ fn peer_copies_between_devices() {
         dst.copy_from_device(&src).unwrap();
         drop(src); // the copy is ordered before the free
         assert_eq!(dst.to_vec().unwrap(), (0..100_000u32).collect::<Vec<_>>());
+        // a range of one device's buffer into the middle of another's
+        let src = a.to_device(&[7u32, 8, 9, 10]).unwrap();
+        dst.copy_range_from_device(5, &src, 1..3).unwrap();
+        assert_eq!(dst.to_vec().unwrap()[4..8], [4, 8, 9, 7]);
     }
 }
 
@@ -129,6 +133,25 @@ fn check_collectives(gpus: &[Gpu]) {
         grp.run()?;
         c.synchronize()?;
         assert_eq!(got.to_vec()?, data(prev, len));
+        // an all-to-all with uneven (some empty) parts, itself included: rank `a` sends
+        // `part(a, b)` elements from offset 10·b to rank `b`, which stacks them in rank order
+        let part = |a: usize, b: usize| (a + 2 * b) % 4;
+        let incoming: usize = (0..n).map(|q| part(q, r)).sum();
+        let mut stacked = g.alloc_zeroed::<f32>(incoming)?;
+        let mut grp = Group::new();
+        let mut parts = Vec::new();
+        for q in 0..n {
+            grp.send(c, &x, 10 * q..10 * q + part(r, q), q)?;
+            let at: usize = (0..q).map(|p| part(p, r)).sum();
+            parts.push((at..at + part(q, r), q));
+        }
+        grp.recv_parts(c, &mut stacked, &parts)?;
+        grp.run()?;
+        c.synchronize()?;
+        let want: Vec<f32> = (0..n)
+            .flat_map(|q| data(q, len)[10 * r..10 * r + part(q, r)].to_vec())
+            .collect();
+        assert_eq!(stacked.to_vec()?, want);
         c.barrier()?;
         Ok(r)
     })
@@ -274,6 +297,17 @@ fn bad_arguments_are_refused_before_anything_is_sent() {
     let mut b = c.gpu().alloc_zeroed::<f32>(4).unwrap();
     let e = c.broadcast(&mut b, 2).unwrap_err();
     assert!(e.to_string().contains("root 2"), "{e}");
+    let mut two = c.gpu().alloc_zeroed::<f32>(4).unwrap();
+    let mut g = Group::new();
+    let e = g
+        .recv_parts(c, &mut two, &[(0..3, 0), (2..4, 1)])
+        .unwrap_err();
+    assert!(e.to_string().contains("ranges 0..3 and 2..4"), "{e}");
+    drop(g);
+    let mut g = Group::new();
+    let e = g.recv_parts(c, &mut two, &[(0..5, 1)]).unwrap_err();
+    assert!(e.to_string().contains("range 0..5 of `buf`"), "{e}");
+    drop(g);
     // a buffer of rank 1's device on rank 0
     let mut other = gpus[1].alloc_zeroed::<f32>(4).unwrap();
     let e = c
