@@ -9,7 +9,7 @@
 
 use std::alloc::Layout;
 use std::marker::PhantomData;
-use std::mem::{ManuallyDrop, size_of};
+use std::mem::{ManuallyDrop, align_of, size_of};
 use std::ops::Range;
 use std::ptr::NonNull;
 
@@ -554,6 +554,34 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 ),
             }),
         }
+    }
+
+    /// The same memory as a buffer of `U` (no copy): `size_bytes() / size_of::<U>()` elements,
+    /// e.g. `Vec4`s as 4× as many `f32`s for a library that moves plain scalars. Sound for any
+    /// two [`DeviceCopy`] types, whose every bit pattern is a value. Errors (the buffer is
+    /// dropped): a byte size that is not a multiple of `U`'s size, a zero-sized `U`, or a `U`
+    /// aligned to more than [`SIM_ALIGN`] (the alignment every allocation has).
+    pub fn cast<U: DeviceCopy>(mut self) -> Result<DeviceBuffer<U>> {
+        let (bytes, unit) = (self.size_bytes(), size_of::<U>());
+        if unit == 0 || bytes % unit != 0 || align_of::<U>() > SIM_ALIGN {
+            return Err(Error::SizeMismatch {
+                operation: format!(
+                    "DeviceBuffer::cast: {bytes} bytes of {} as {} ({unit} bytes, aligned to {})",
+                    std::any::type_name::<T>(),
+                    std::any::type_name::<U>(),
+                    align_of::<U>()
+                ),
+                expected: bytes.div_ceil(unit.max(1)) * unit,
+                actual: bytes,
+            });
+        }
+        let memory = std::mem::take(&mut *self.bytes);
+        Ok(DeviceBuffer {
+            bytes: ManuallyDrop::new(memory),
+            len: bytes / unit,
+            stream: self.stream.clone(),
+            _marker: PhantomData,
+        })
     }
 
     /// ESCAPE HATCH for libraries that queue their own device work (NCCL, cuBLAS): the buffer's

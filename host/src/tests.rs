@@ -645,3 +645,16 @@ fn ranged_device_copies_on_the_simulator() {
     far.copy_range_from_device(0, &src, 3..6).unwrap();
     assert_eq!(far.to_vec().unwrap(), [4, 5, 6]);
 }
+
+#[test]
+fn buffers_cast_between_plain_types() {
+    let gpu = Gpu::simulator().unwrap();
+    let pairs = gpu.to_device(&[[1.0f32, 2.0], [3.0, 4.0]]).unwrap();
+    let flat = pairs.cast::<f32>().unwrap();
+    assert_eq!(flat.to_vec().unwrap(), [1.0, 2.0, 3.0, 4.0]);
+    let back = flat.cast::<[f32; 2]>().unwrap();
+    assert_eq!(back.len(), 2);
+    let three = gpu.to_device(&[1u32, 2, 3]).unwrap();
+    let e = three.cast::<u64>().unwrap_err();
+    assert!(e.to_string().contains("12 bytes of u32 as u64"), "{e}");
+}

@@ -1,0 +1,166 @@
+//! `distributed-sort [--keys-log2 K] [--reps R] [--ranks P] [--no-reference]`: sorts 2^K
+//! pseudo-random `u32` keys spread over the ranks (see `distributed_examples::sort`), checks
+//! that the result is globally sorted and a permutation of the input, and prints the time beside
+//! one GPU sorting all the keys with the same radix sort (rank 0's device, while the others
+//! wait). K defaults to 26 on GPUs and 12 on simulated devices; R (best of) to 5.
+//!
+//! ```text
+//! cargo xtask launch -n 2 distributed-sort -- --keys-log2 30   # one process per GPU
+//! cargo run --release -p distributed-examples --bin distributed-sort   # every local GPU
+//! ```
+//! Without a GPU (or with `GPU_BACKEND=sim`) it runs on `--ranks` (2) simulated devices.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use distributed_examples::sort::{self, SortCheck, SortPhases};
+use distributed_examples::{args, world};
+use gpu_algorithms::Algorithms;
+use gpu_distributed::{Communicator, ReduceOp, Result};
+
+const SEED: u64 = 2026;
+
+struct Outcome {
+    check: SortCheck,
+    phases: SortPhases,
+    distributed_ms: f64,
+    single_ms: Option<f64>,
+    backend: String,
+    rank: usize,
+    ranks: usize,
+}
+
+fn main() -> ExitCode {
+    let parsed = (|| -> std::result::Result<_, String> {
+        args::check(&["keys-log2", "reps", "ranks"], &["no-reference"])?;
+        Ok((
+            args::option::<u32>("keys-log2")?,
+            args::option::<usize>("reps")?.unwrap_or(5).max(1),
+            args::option::<usize>("ranks")?.unwrap_or(2),
+            !args::flag("no-reference"),
+        ))
+    })();
+    let (log2, reps, sim_ranks, reference) = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("distributed-sort: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = world::run_world(sim_ranks, |comm| {
+        let log2 = log2.unwrap_or(if comm.is_simulated() { 12 } else { 26 });
+        run_rank(comm, 1u64 << log2, reps, reference)
+    });
+    match outcome {
+        Ok(results) => report(&results[0]),
+        Err(e) => {
+            eprintln!("distributed-sort: FAILED: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Best of `reps` times of `f` (ms), each measured by the slowest rank.
+fn best_of(comm: &Communicator, reps: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+    let mut best = f64::INFINITY;
+    for _ in 0..reps {
+        comm.barrier()?;
+        let start = Instant::now();
+        f()?;
+        comm.synchronize()?;
+        let mut ms = comm
+            .gpu()
+            .to_device(&[start.elapsed().as_secs_f64() * 1e3])?;
+        comm.all_reduce_in_place(&mut ms, ReduceOp::Max)?;
+        comm.synchronize()?;
+        best = best.min(ms.to_vec()?[0]);
+    }
+    Ok(best)
+}
+
+fn run_rank(comm: &Communicator, total: u64, reps: usize, reference: bool) -> Result<Outcome> {
+    let gpu = comm.gpu();
+    let algos = Algorithms::load(gpu)?;
+    // One GPU sorting everything, on rank 0 while the others wait.
+    let mut single_ms = None;
+    if reference && comm.rank() == 0 {
+        let all = gpu.to_device(&sort::keys(0..total, SEED))?;
+        let mut out = gpu.alloc_zeroed::<u32>(all.len())?;
+        algos.sort_keys(comm.stream(), &all, &mut out)?; // warm-up (temporary storage)
+        let mut best = f64::INFINITY;
+        for _ in 0..reps {
+            let ((), ms) = comm.stream().time(|s| algos.sort_keys(s, &all, &mut out))?;
+            best = best.min(ms as f64);
+        }
+        single_ms = Some(best);
+    }
+    comm.barrier()?;
+    let mine = world::share(total as usize, comm.rank(), comm.size());
+    let input = sort::keys(mine.start as u64..mine.end as u64, SEED);
+    let keys = gpu.to_device(&input)?;
+    // Warm-up (connections, temporary storage), then the timed runs.
+    let (mut output, mut phases) = sort::sort(comm, &algos, &keys)?;
+    let distributed_ms = best_of(comm, reps, || {
+        (output, phases) = sort::sort(comm, &algos, &keys)?;
+        Ok(())
+    })?;
+    let check = sort::check(comm, &input, &output.to_vec()?)?;
+    Ok(Outcome {
+        check,
+        phases,
+        distributed_ms,
+        single_ms,
+        backend: comm.backend_name(),
+        rank: comm.rank(),
+        ranks: comm.size(),
+    })
+}
+
+fn report(o: &Outcome) -> ExitCode {
+    let c = &o.check;
+    if o.rank != 0 {
+        // Rank 0 prints; every rank has the same (global) verdict.
+        return if c.passed() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
+    }
+    let gkeys = |ms: f64| c.keys as f64 / (ms * 1e-3) / 1e9;
+    println!(
+        "distributed-sort: {} u32 keys on {} ranks ({})",
+        c.keys, o.ranks, o.backend
+    );
+    println!("  keys per rank after the exchange: {:?}", c.part_sizes);
+    let p = &o.phases;
+    println!(
+        "  phases (last run, rank 0): splitters {:.2} ms, partition {:.2} ms, exchange {:.2} ms, \
+         local sort {:.2} ms",
+        p.splitters_ms, p.partition_ms, p.exchange_ms, p.local_sort_ms
+    );
+    println!(
+        "  distributed: {:.3} ms ({:.2} Gkeys/s)",
+        o.distributed_ms,
+        gkeys(o.distributed_ms)
+    );
+    if let Some(s) = o.single_ms {
+        println!(
+            "  one GPU, same sort of all keys: {s:.3} ms ({:.2} Gkeys/s); speed-up {:.2}x",
+            gkeys(s),
+            s / o.distributed_ms
+        );
+    }
+    let verdict = |ok: bool| if ok { "ok" } else { "FAILED" };
+    println!(
+        "  check: parts sorted {}, boundaries ordered {}, permutation of the input {}",
+        verdict(c.parts_sorted),
+        verdict(c.boundaries_ordered),
+        verdict(c.permutation)
+    );
+    if c.passed() {
+        ExitCode::SUCCESS
+    } else {
+        println!("distributed-sort: FAILED");
+        ExitCode::FAILURE
+    }
+}

@@ -1,0 +1,207 @@
+//! The distributed examples against one device: on simulated devices (ranks as threads, and as
+//! launched processes), and on GPUs with NCCL when the machine has two or more.
+
+use std::time::Duration;
+
+use distributed_examples::data_parallel::{self, Kernels, Problem, Shard};
+use distributed_examples::nbody::DistributedSimulation;
+use distributed_examples::{sort, world};
+use gpu_algorithms::Algorithms;
+use gpu_dense::Dense;
+use gpu_distributed::launch::Launcher;
+use gpu_distributed::run_ranks;
+use gpu_host::Gpu;
+use seed_examples::SeedKernels;
+use seed_examples::nbody::{Simulation, plummer};
+
+fn sims(n: usize) -> Vec<Gpu> {
+    (0..n).map(|i| Gpu::simulator_device(i).unwrap()).collect()
+}
+
+/// Two or more GPUs with NCCL, or `None` after a visible SKIPPED line.
+fn gpus_or_skip(test: &str) -> Option<Vec<Gpu>> {
+    let why = match (Gpu::count(), gpu_distributed::nccl_info()) {
+        (Ok(n), Ok(_)) if n >= 2 => return Some(Gpu::all().expect("opening the GPUs")),
+        (Ok(n), Ok(_)) => format!("needs 2 GPUs, found {n}"),
+        (Err(e), _) => e.to_string(),
+        (_, Err(e)) => e,
+    };
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test} on GPUs with NCCL: {why}");
+    None
+}
+
+/// Sorts `inputs[r]` on rank `r` and checks the parts against the CPU sort of everything.
+fn check_sort(gpus: &[Gpu], inputs: &[Vec<u32>]) {
+    let parts = run_ranks(gpus, |comm| {
+        let algos = Algorithms::load(comm.gpu())?;
+        let input = &inputs[comm.rank()];
+        let keys = comm.gpu().to_device(input)?;
+        let (sorted, _) = sort::sort(comm, &algos, &keys)?;
+        let output = sorted.to_vec()?;
+        let check = sort::check(comm, input, &output)?;
+        assert!(check.passed(), "{check:?}");
+        Ok(output)
+    })
+    .unwrap();
+    let got: Vec<u32> = parts.into_iter().flat_map(|p| p.unwrap()).collect();
+    let mut want: Vec<u32> = inputs.concat();
+    want.sort_unstable();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn distributed_sort_matches_one_sort() {
+    let shares = |n: u64, ranks: usize| -> Vec<Vec<u32>> {
+        (0..ranks)
+            .map(|r| {
+                let s = world::share(n as usize, r, ranks);
+                sort::keys(s.start as u64..s.end as u64, 1)
+            })
+            .collect()
+    };
+    // Uneven shares over 3 ranks.
+    check_sort(&sims(3), &shares(5000, 3));
+    // Few distinct values, a rank without keys, and the extremes of u32.
+    let skewed: Vec<u32> = (0..3000u32)
+        .map(|i| [0, 7, 7, 7, u32::MAX, 1 << 31][i as usize % 6])
+        .collect();
+    check_sort(
+        &sims(3),
+        &[skewed[..2000].to_vec(), Vec::new(), skewed[2000..].to_vec()],
+    );
+    // All keys equal, and one rank alone.
+    check_sort(&sims(2), &[vec![5; 100], vec![5; 50]]);
+    check_sort(&sims(1), &shares(1000, 1));
+    if let Some(gpus) = gpus_or_skip("distributed_sort_matches_one_sort") {
+        check_sort(&gpus, &shares(1 << 22, gpus.len()));
+    }
+}
+
+#[test]
+fn splitters_follow_the_histogram() {
+    // 4 bins over [0, 400): 100 keys in each; the quartiles fall on the bin edges.
+    assert_eq!(
+        sort::splitters_from_histogram(&[100; 4], 0, 400, 4),
+        [100, 200, 300]
+    );
+    // The median inside the last bin: the nearer edge (10 keys below it, 30 above).
+    assert_eq!(
+        sort::splitters_from_histogram(&[0, 0, 10, 30], 0, 400, 2),
+        [300]
+    );
+    // Integer edges round up: with 3 bins over [0, 10) a key is in bin 1 from 4 on.
+    assert_eq!(
+        sort::splitters_from_histogram(&[5, 5, 5], 0, 10, 3),
+        [4, 7]
+    );
+}
+
+fn check_nbody(gpus: &[Gpu], n: usize, steps: usize) {
+    let eps = 0.05;
+    let bodies = plummer(n, 3);
+    let one = {
+        let kernels = SeedKernels::load(&gpus[0]).unwrap();
+        let mut sim = Simulation::new(&gpus[0], &kernels, &bodies, eps).unwrap();
+        sim.run(steps, 1e-3).unwrap();
+        sim.bodies().unwrap()
+    };
+    let results = run_ranks(gpus, |comm| {
+        let kernels = SeedKernels::load(comm.gpu())?;
+        let mut sim = DistributedSimulation::new(comm, &kernels, &bodies, eps)?;
+        sim.run(steps, 1e-3)?;
+        sim.bodies()
+    })
+    .unwrap();
+    for r in results {
+        // The same sums in the same order: the single-device result exactly.
+        assert_eq!(r.unwrap(), one);
+    }
+}
+
+#[test]
+fn distributed_nbody_equals_one_device() {
+    // 100 bodies over 3 ranks: padded to 102.
+    check_nbody(&sims(3), 100, 3);
+    check_nbody(&sims(2), 64, 2);
+    if let Some(gpus) = gpus_or_skip("distributed_nbody_equals_one_device") {
+        check_nbody(&gpus, 20_000, 5);
+    }
+}
+
+fn check_data_parallel(gpus: &[Gpu], problem: Problem) {
+    let steps = 6;
+    let one = {
+        let gpu = &gpus[0];
+        let (dense, seed) = (Dense::load(gpu).unwrap(), SeedKernels::load(gpu).unwrap());
+        let k = Kernels {
+            dense: &dense,
+            seed: &seed,
+        };
+        let shard = Shard::new(gpu, &dense, &problem, 0..problem.rows).unwrap();
+        data_parallel::train(gpu, &k, &problem, &shard, steps, 1.0, |_| Ok(())).unwrap()
+    };
+    let results = run_ranks(gpus, |comm| {
+        let (dense, seed) = (Dense::load(comm.gpu())?, SeedKernels::load(comm.gpu())?);
+        let k = Kernels {
+            dense: &dense,
+            seed: &seed,
+        };
+        data_parallel::train_distributed(comm, &k, &problem, steps, 1.0)
+    })
+    .unwrap();
+    let truth = problem.true_weights();
+    for r in results {
+        let w = r.unwrap();
+        let d = data_parallel::relative_error(&w, &one);
+        assert!(d < 1e-5, "relative difference from one device {d:e}");
+    }
+    let e = data_parallel::relative_error(&one, &truth);
+    assert!(e < 0.2, "{steps} steps leave a relative error of {e}");
+}
+
+#[test]
+fn data_parallel_training_matches_one_device() {
+    let problem = Problem {
+        rows: 90,
+        inputs: 12,
+        outputs: 5,
+        seed: 3,
+    };
+    check_data_parallel(&sims(3), problem);
+    if let Some(gpus) = gpus_or_skip("data_parallel_training_matches_one_device") {
+        let big = Problem {
+            rows: 8192,
+            inputs: 512,
+            outputs: 256,
+            seed: 3,
+        };
+        check_data_parallel(&gpus, big);
+    }
+}
+
+/// The example programs as launched processes (2 ranks over the TCP rendezvous) on simulated
+/// devices: each checks itself against one device and exits non-zero when a check fails.
+#[test]
+fn example_programs_pass_when_launched() {
+    for (program, args) in [
+        (env!("CARGO_BIN_EXE_distributed-sort"), vec!["--reps", "1"]),
+        (
+            env!("CARGO_BIN_EXE_distributed-nbody"),
+            vec!["--steps", "2"],
+        ),
+        (env!("CARGO_BIN_EXE_data-parallel"), vec!["--steps", "8"]),
+    ] {
+        let mut l = Launcher::new(program, 2)
+            .args(args)
+            .env("GPU_BACKEND", "sim")
+            .env("GPU_DIST_TIMEOUT_S", "60");
+        l.timeout = Some(Duration::from_secs(300));
+        l.echo = false;
+        let report = l.run().expect("starting the ranks");
+        let out = report.ranks[0].tail.join("\n");
+        assert!(report.success(), "{program}: {}\n{out}", report.failure());
+        assert!(out.contains("ok"), "{program}:\n{out}");
+        assert!(!out.contains("FAILED"), "{program}:\n{out}");
+    }
+}
