@@ -29,7 +29,10 @@ def time_us(fn):
 
 
 def sizes(max_log2):
-    """Problem sizes 2^10, 2^12, … 2^max_log2, or four of them with --quick."""
+    """Problem sizes 2^10, 2^12, … 2^max_log2, four of them with --quick, or the exponents given
+    with --log2 K1,K2,…"""
+    if "--log2" in sys.argv:
+        return [1 << int(k) for k in sys.argv[sys.argv.index("--log2") + 1].split(",")]
     if "--quick" in sys.argv:
         return [1 << k for k in (10, 16, 20, 24)]
     return [1 << k for k in range(10, max_log2 + 1, 2)]

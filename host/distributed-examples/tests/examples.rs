@@ -31,8 +31,9 @@ fn gpus_or_skip(test: &str) -> Option<Vec<Gpu>> {
     None
 }
 
-/// Sorts `inputs[r]` on rank `r` and checks the parts against the CPU sort of everything.
-fn check_sort(gpus: &[Gpu], inputs: &[Vec<u32>]) {
+/// Sorts `inputs[r]` on rank `r`, checks the parts against the CPU sort of everything, and
+/// returns the part sizes.
+fn check_sort(gpus: &[Gpu], inputs: &[Vec<u32>]) -> Vec<usize> {
     let parts = run_ranks(gpus, |comm| {
         let algos = Algorithms::load(comm.gpu())?;
         let input = &inputs[comm.rank()];
@@ -44,10 +45,12 @@ fn check_sort(gpus: &[Gpu], inputs: &[Vec<u32>]) {
         Ok(output)
     })
     .unwrap();
-    let got: Vec<u32> = parts.into_iter().flat_map(|p| p.unwrap()).collect();
+    let parts: Vec<Vec<u32>> = parts.into_iter().map(|p| p.unwrap()).collect();
+    let sizes = parts.iter().map(Vec::len).collect();
     let mut want: Vec<u32> = inputs.concat();
     want.sort_unstable();
-    assert_eq!(got, want);
+    assert_eq!(parts.concat(), want);
+    sizes
 }
 
 #[test]
@@ -70,6 +73,14 @@ fn distributed_sort_matches_one_sort() {
         &sims(3),
         &[skewed[..2000].to_vec(), Vec::new(), skewed[2000..].to_vec()],
     );
+    // Keys in a narrow range (1000 values, 4 of each): the first histogram puts them all in
+    // one bin; refined ones split them evenly.
+    let narrow: Vec<u32> = (0..4000u32).map(|i| 5_000_000 + i * 7919 % 1000).collect();
+    let sizes = check_sort(
+        &sims(2),
+        &[narrow[..1500].to_vec(), narrow[1500..].to_vec()],
+    );
+    assert!(sizes[0].abs_diff(2000) <= 8, "{sizes:?}");
     // All keys equal, and one rank alone.
     check_sort(&sims(2), &[vec![5; 100], vec![5; 50]]);
     check_sort(&sims(1), &shares(1000, 1));
@@ -91,10 +102,7 @@ fn splitters_follow_the_histogram() {
         [300]
     );
     // Integer edges round up: with 3 bins over [0, 10) a key is in bin 1 from 4 on.
-    assert_eq!(
-        sort::splitters_from_histogram(&[5, 5, 5], 0, 10, 3),
-        [4, 7]
-    );
+    assert_eq!(sort::splitters_from_histogram(&[5, 5, 5], 0, 10, 3), [4, 7]);
 }
 
 fn check_nbody(gpus: &[Gpu], n: usize, steps: usize) {

@@ -13,7 +13,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use distributed_examples::sort::{self, SortCheck, SortPhases};
+use distributed_examples::sort::{self, DistributedSort, SortCheck, SortPhases};
 use distributed_examples::{args, world};
 use gpu_algorithms::Algorithms;
 use gpu_distributed::{Communicator, ReduceOp, Result};
@@ -98,13 +98,15 @@ fn run_rank(comm: &Communicator, total: u64, reps: usize, reference: bool) -> Re
     let mine = world::share(total as usize, comm.rank(), comm.size());
     let input = sort::keys(mine.start as u64..mine.end as u64, SEED);
     let keys = gpu.to_device(&input)?;
-    // Warm-up (connections, temporary storage), then the timed runs.
-    let (mut output, mut phases) = sort::sort(comm, &algos, &keys)?;
+    // Warm-up (connections, device memory kept in `work`), then the timed runs.
+    let mut work = DistributedSort::new();
+    let mut phases = work.sort(comm, &algos, &keys)?.1;
     let distributed_ms = best_of(comm, reps, || {
-        (output, phases) = sort::sort(comm, &algos, &keys)?;
+        phases = work.sort(comm, &algos, &keys)?.1;
         Ok(())
     })?;
-    let check = sort::check(comm, &input, &output.to_vec()?)?;
+    let output = work.output().expect("sorted above").to_vec()?;
+    let check = sort::check(comm, &input, &output)?;
     Ok(Outcome {
         check,
         phases,

@@ -29,9 +29,11 @@ macro_rules! int_sample {
                 if self < lower || self >= upper {
                     return None;
                 }
-                let offset = (self as i128 - lower as i128) as u128;
-                let width = (upper as i128 - lower as i128) as u128;
-                Some((offset * bins as u128 / width) as u32)
+                // Offsets and widths below 2^32 times at most 2^32 - 1 bins fit in u64 (a
+                // 64-bit division; 128-bit ones are a long software routine on the GPU).
+                let offset = (self as i64 - lower as i64) as u64;
+                let width = (upper as i64 - lower as i64) as u64;
+                Some((offset * bins as u64 / width) as u32)
             }
         }
     )* };
