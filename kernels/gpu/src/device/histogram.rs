@@ -29,11 +29,20 @@ macro_rules! int_sample {
                 if self < lower || self >= upper {
                     return None;
                 }
-                // Offsets and widths below 2^32 times at most 2^32 - 1 bins fit in u64 (a
-                // 64-bit division; 128-bit ones are a long software routine on the GPU).
+                // ⌊offset·bins / width⌋ without an integer division (a long software routine
+                // on the GPU): the f64 quotient is within 2^-20 of the exact one (< 2^32), so
+                // its floor is off by at most one, which exact u64 products then correct.
+                // offset < width ≤ 2^32 - 1 and b ≤ bins ≤ 2^32 - 1 keep them below 2^64.
                 let offset = (self as i64 - lower as i64) as u64;
                 let width = (upper as i64 - lower as i64) as u64;
-                Some((offset * bins as u64 / width) as u32)
+                let scaled = offset * bins as u64;
+                let mut b = (offset as f64 * (bins as f64 / width as f64)) as u64;
+                if b * width > scaled {
+                    b -= 1;
+                } else if (b + 1) * width <= scaled {
+                    b += 1;
+                }
+                Some(b as u32)
             }
         }
     )* };
@@ -174,5 +183,48 @@ pub fn histogram_even<T: Sample, const N: usize>(
             }
             b += threads;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Sample;
+
+    /// The exact bin by 128-bit integer arithmetic.
+    fn exact(x: i64, lower: i64, upper: i64, bins: u32) -> u32 {
+        ((x - lower) as u128 * bins as u128 / (upper - lower) as u128) as u32
+    }
+
+    #[test]
+    fn integer_bins_are_exact_at_the_edges() {
+        let cases: [(u32, u32, u32); 4] = [
+            (0, u32::MAX, 4096),
+            (7, 1000, 3),
+            (0, u32::MAX, u32::MAX),
+            (5, 6, 1),
+        ];
+        for (lower, upper, bins) in cases {
+            let width = (upper - lower) as u64;
+            // Every bin edge, one below and one above it, and the ends.
+            let edges = [1u64, 2, bins as u64 / 3, bins as u64 / 2, bins as u64 - 1]
+                .map(|b| lower as u64 + (b * width).div_ceil(bins as u64));
+            let near = edges.iter().flat_map(|&e| [e.saturating_sub(1), e, e + 1]);
+            let xs = [lower as u64, upper as u64 - 1]
+                .into_iter()
+                .chain(near)
+                .filter(|x| (lower as u64..upper as u64).contains(x))
+                .map(|x| x as u32);
+            for x in xs {
+                let want = exact(x as i64, lower as i64, upper as i64, bins);
+                assert_eq!(
+                    x.bin_even(lower, upper, bins),
+                    Some(want),
+                    "{x} in [{lower}, {upper}) / {bins}"
+                );
+            }
+            assert_eq!(upper.bin_even(lower, upper, bins), None);
+        }
+        assert_eq!((-3i32).bin_even(i32::MIN, i32::MAX, 2), Some(0));
+        assert_eq!(0i32.bin_even(i32::MIN, i32::MAX, 2), Some(1));
     }
 }
