@@ -17,9 +17,11 @@
 //! without NCCL, with NCCL's results, so distributed programs are tested in CI.
 //!
 //! # Failure, never a hang
-//! Communicators are non-blocking NCCL communicators. Every wait ([`Communicator::synchronize`],
-//! creation, group calls) polls NCCL's asynchronous error and the rendezvous, and gives up
-//! after [`CommOptions::timeout`]. A rank that panics, returns an error out of [`run_ranks`],
+//! Communicators are NCCL's blocking ones, watched by a thread that aborts a call blocked past
+//! [`CommOptions::timeout`] or after another rank failed ([`CommOptions::non_blocking`] gives
+//! NCCL's non-blocking ones instead). Every wait ([`Communicator::synchronize`], creation,
+//! group calls) polls NCCL's asynchronous error and the rendezvous, and gives up after the
+//! timeout. A rank that panics, returns an error out of [`run_ranks`],
 //! exits or is killed is seen by the rendezvous (its connection closes, or it says why); every
 //! other rank's next wait aborts its NCCL communicator and returns [`Error::RankFailed`] naming
 //! the rank and the reason. Calls whose kinds, lengths, element types or roots differ between
