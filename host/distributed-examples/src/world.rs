@@ -5,8 +5,39 @@
 //!   ([`run_ranks`]): all its GPUs, or simulated devices when there is no GPU (or
 //!   `GPU_BACKEND=sim`), so the examples also run on a machine without a GPU.
 
+use std::process::ExitCode;
+
 use gpu_distributed::{Communicator, Error, Result, run_ranks};
 use gpu_host::Gpu;
+
+use crate::args;
+
+/// An example program's `main`: parses its options with `options` (plus `--ranks P`, the
+/// simulated ranks when alone without a GPU, default 2; a bad option prints the error and
+/// exits with 2), runs `body` on every rank ([`run_world`]), and hands the first rank run here
+/// (rank 0 when alone) to `report`. A failed rank prints the error and exits with 1.
+pub fn main<O: Sync, R: Send>(
+    program: &str,
+    options: impl FnOnce() -> std::result::Result<O, String>,
+    body: impl Fn(&Communicator, &O) -> Result<R> + Sync,
+    report: impl FnOnce(&R) -> ExitCode,
+) -> ExitCode {
+    let parsed = options().and_then(|o| Ok((o, args::option::<usize>("ranks")?.unwrap_or(2))));
+    let (options, sim_ranks) = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{program}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match run_world(sim_ranks, |comm| body(comm, &options)) {
+        Ok(results) => report(&results[0]),
+        Err(e) => {
+            eprintln!("{program}: FAILED: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
 
 /// Whether this process was started as one rank of a launched world.
 pub fn is_launched() -> bool {

@@ -49,6 +49,16 @@ pub use error::{Error, Result};
 pub use group::Group;
 pub use nccl::{NCCL_LIBRARY_ENV, nccl_info};
 
+/// How many GPUs an NCCL world can use on this machine: its GPU count when it has at least two
+/// and NCCL loads, or why not (for programs and tests that fall back or skip without them).
+pub fn nccl_gpu_count() -> std::result::Result<usize, String> {
+    let count = gpu_host::Gpu::count().map_err(|e| e.to_string())?;
+    if count < 2 {
+        return Err(format!("needs 2 GPUs, found {count}"));
+    }
+    nccl_info().map(|_| count)
+}
+
 /// Sets `NCCL_NVLS_ENABLE=0` in this process unless it is set: NVLink multicast can take the
 /// shared GPUs of a host out of service, and nothing here needs it.
 pub fn disable_nvls_unless_set() {

@@ -36,40 +36,30 @@ struct Outcome {
 }
 
 fn main() -> ExitCode {
-    let parsed = (|| -> std::result::Result<_, String> {
+    let options = || {
         args::check(&["rows", "inputs", "outputs", "steps", "ranks"], &[])?;
         Ok((
             args::option::<usize>("rows")?,
             args::option::<usize>("inputs")?,
             args::option::<usize>("outputs")?,
             args::option::<usize>("steps")?.unwrap_or(8),
-            args::option::<usize>("ranks")?.unwrap_or(2),
         ))
-    })();
-    let (rows, inputs, outputs, steps, sim_ranks) = match parsed {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("data-parallel: {e}");
-            return ExitCode::from(2);
-        }
     };
-    let outcome = world::run_world(sim_ranks, |comm| {
-        let sim = comm.is_simulated();
-        let problem = Problem {
-            rows: rows.unwrap_or(if sim { 64 } else { 16384 }),
-            inputs: inputs.unwrap_or(if sim { 16 } else { 1024 }),
-            outputs: outputs.unwrap_or(if sim { 8 } else { 1024 }),
-            seed: 7,
-        };
-        run_rank(comm, problem, steps)
-    });
-    match outcome {
-        Ok(results) => report(&results[0]),
-        Err(e) => {
-            eprintln!("data-parallel: FAILED: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    world::main(
+        "data-parallel",
+        options,
+        |comm, &(rows, inputs, outputs, steps)| {
+            let sim = comm.is_simulated();
+            let problem = Problem {
+                rows: rows.unwrap_or(if sim { 64 } else { 16384 }),
+                inputs: inputs.unwrap_or(if sim { 16 } else { 1024 }),
+                outputs: outputs.unwrap_or(if sim { 8 } else { 1024 }),
+                seed: 7,
+            };
+            run_rank(comm, problem, steps)
+        },
+        report,
+    )
 }
 
 fn run_rank(comm: &Communicator, problem: Problem, steps: usize) -> Result<Outcome> {

@@ -36,7 +36,7 @@ struct Outcome {
 }
 
 fn main() -> ExitCode {
-    let parsed = (|| -> std::result::Result<_, String> {
+    let options = || {
         args::check(
             &["bodies", "bodies-log2", "steps", "ranks"],
             &["no-reference"],
@@ -49,31 +49,18 @@ fn main() -> ExitCode {
             (None, Some(k)) => Some(1usize << k),
             (None, None) => None,
         };
-        Ok((
-            n,
-            args::option::<usize>("steps")?.unwrap_or(10),
-            args::option::<usize>("ranks")?.unwrap_or(2),
-            !args::flag("no-reference"),
-        ))
-    })();
-    let (n, steps, sim_ranks, reference) = match parsed {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("distributed-nbody: {e}");
-            return ExitCode::from(2);
-        }
+        let steps = args::option::<usize>("steps")?.unwrap_or(10);
+        Ok((n, steps, !args::flag("no-reference")))
     };
-    let outcome = world::run_world(sim_ranks, |comm| {
-        let n = n.unwrap_or(if comm.is_simulated() { 256 } else { 65536 });
-        run_rank(comm, n, steps, reference)
-    });
-    match outcome {
-        Ok(results) => report(&results[0]),
-        Err(e) => {
-            eprintln!("distributed-nbody: FAILED: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    world::main(
+        "distributed-nbody",
+        options,
+        |comm, &(n, steps, reference)| {
+            let n = n.unwrap_or(if comm.is_simulated() { 256 } else { 65536 });
+            run_rank(comm, n, steps, reference)
+        },
+        report,
+    )
 }
 
 fn max_diff(a: &Bodies, b: &Bodies) -> f64 {

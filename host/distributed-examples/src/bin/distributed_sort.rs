@@ -31,33 +31,23 @@ struct Outcome {
 }
 
 fn main() -> ExitCode {
-    let parsed = (|| -> std::result::Result<_, String> {
+    let options = || {
         args::check(&["keys-log2", "reps", "ranks"], &["no-reference"])?;
         Ok((
             args::option::<u32>("keys-log2")?,
             args::option::<usize>("reps")?.unwrap_or(5).max(1),
-            args::option::<usize>("ranks")?.unwrap_or(2),
             !args::flag("no-reference"),
         ))
-    })();
-    let (log2, reps, sim_ranks, reference) = match parsed {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("distributed-sort: {e}");
-            return ExitCode::from(2);
-        }
     };
-    let outcome = world::run_world(sim_ranks, |comm| {
-        let log2 = log2.unwrap_or(if comm.is_simulated() { 12 } else { 26 });
-        run_rank(comm, 1u64 << log2, reps, reference)
-    });
-    match outcome {
-        Ok(results) => report(&results[0]),
-        Err(e) => {
-            eprintln!("distributed-sort: FAILED: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    world::main(
+        "distributed-sort",
+        options,
+        |comm, &(log2, reps, reference)| {
+            let log2 = log2.unwrap_or(if comm.is_simulated() { 12 } else { 26 });
+            run_rank(comm, 1u64 << log2, reps, reference)
+        },
+        report,
+    )
 }
 
 /// Best of `reps` times of `f` (ms), each measured by the slowest rank.
