@@ -30,20 +30,8 @@
 use gpu::mma;
 use gpu::packed::{Bf16x2, F16x2};
 use gpu::prelude::*;
+use gpu::unroll;
 use half::{bf16, f16};
-
-/// Runs `body` with `i = 0, 1, …, n-1` (`n` a constant ≤ 16), fully unrolled: the accumulator
-/// and fragment arrays stay in registers only if every index into them is a constant, and
-/// LLVM's unroller gives up on loop bodies with many asm statements (`mma`, `ldmatrix`).
-macro_rules! unroll {
-    ($n:expr, |$i:ident| $body:block) => {{
-        const { assert!($n <= 16, "unroll!: at most 16 iterations") };
-        unroll!(@steps $n, $i, $body, 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
-    }};
-    (@steps $n:expr, $i:ident, $body:block, $($k:literal)*) => {
-        { $( if $k < $n { let $i: usize = $k; $body } )* }
-    };
-}
 
 /// Block tile rows (M).
 pub const GEMM_BM: u32 = 128;

@@ -89,6 +89,7 @@ pub mod slice;
 pub mod sync;
 pub mod thread;
 pub mod time;
+pub mod unroll;
 pub mod warp;
 
 mod host;

@@ -39,7 +39,6 @@ pub use load::{
     load_blocked, load_blocked_partial, load_striped, load_striped_partial, load_unordered,
     store_blocked, store_blocked_partial, store_striped, store_striped_partial,
 };
-pub(crate) use radix::unroll;
 pub use radix::{
     RADIX_BITS, RADIX_DIGITS, RadixBits, RadixKey, RadixRank, WarpRanks, radix_digit, radix_rank,
     radix_rank_scratch_len, radix_rank_zeroed, radix_sort, radix_sort_pairs,

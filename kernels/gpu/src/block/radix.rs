@@ -32,19 +32,7 @@ use crate::sync::{sync_threads, sync_warp_all};
 use crate::thread::{WARP_SIZE, local_index};
 use crate::warp;
 
-/// Runs `body` with `i = 0, 1, …, n-1` (`n` a constant ≤ 32), fully unrolled. Per-item loops
-/// must be unrolled for the items to stay in registers (an array indexed by a loop variable
-/// lives in local memory), and LLVM's unroller gives up on bodies with several asm statements.
-macro_rules! unroll {
-    ($n:expr, |$i:ident| $body:block) => {{
-        const { assert!($n <= 32, "unroll!: at most 32 iterations") };
-        unroll!(@steps $n, $i, $body, 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31)
-    }};
-    (@steps $n:expr, $i:ident, $body:block, $($k:literal)*) => {
-        { $( if $k < $n { let $i: usize = $k; $body } )* }
-    };
-}
-pub(crate) use unroll;
+use crate::unroll;
 
 /// Bits per radix digit.
 pub const RADIX_BITS: u32 = 8;

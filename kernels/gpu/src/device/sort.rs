@@ -26,13 +26,13 @@
 
 use core::mem::size_of;
 
-use crate::block::unroll;
 use crate::block::{self, RADIX_DIGITS, RadixBits, RadixKey, radix_digit, warp_striped_index};
 use crate::ops::Sum;
 use crate::shared;
 use crate::slice::DisjointSlice;
 use crate::sync::sync_threads;
 use crate::thread::{block_idx_x, block_size, grid_dim_x, local_index};
+use crate::unroll;
 use crate::{DeviceCopy, atomic};
 
 /// Threads per block of the sort kernels: one per digit.
