@@ -34,6 +34,7 @@
 //! PTX entry's declaration when it can read it.
 
 mod buffer;
+pub mod code;
 mod device;
 mod error;
 pub mod fault;
@@ -45,6 +46,7 @@ pub mod ptx;
 mod stream;
 
 pub use buffer::{BufferUse, DeviceBuffer, SIM_ALIGN};
+pub use code::{CodeUnit, KernelCode, Sass};
 pub use device::{BACKEND_ENV, DeviceProperties, Gpu};
 pub use error::{Error, Result};
 pub use fault::KernelPanic;

@@ -1,15 +1,18 @@
-//! PTX modules and their kernels, with the per-kernel limits the driver reports.
+//! Modules and their kernels, loaded on first use, with the per-kernel limits the driver
+//! reports.
 
 use std::ffi::{CString, c_void};
 use std::mem::ManuallyDrop;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::sys::{self, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, DriverError};
 use cudarc::nvrtc::Ptx;
 
+use crate::code::{CodeUnit, KernelCode, select_sass};
 use crate::device::{DeviceKey, DeviceProperties, Gpu};
 use crate::error::{Error, Result};
 use crate::fault::Epoch;
@@ -53,6 +56,7 @@ pub type SimEntry = gpu::sim::Entry;
 pub struct Kernel {
     name: String,
     module: String,
+    code: KernelCode,
     backend: KernelBackend,
     epoch: Epoch,
     attributes: KernelAttributes,
@@ -117,6 +121,12 @@ impl Kernel {
     /// The name of the module it was loaded from.
     pub fn module_name(&self) -> &str {
         &self.module
+    }
+
+    /// Which code the kernel runs: SASS assembled at build time, PTX the driver compiled at
+    /// load, or the simulator.
+    pub fn code(&self) -> &KernelCode {
+        &self.code
     }
 
     /// The driver's figures for this kernel (registers, shared and local memory, limits).
@@ -198,18 +208,47 @@ impl Kernel {
     }
 }
 
-/// A loaded PTX module and the kernels looked up in it.
+/// A kernel crate's module (or a PTX module) on one device: its kernels, loaded on first use.
+///
+/// A module made by generated launchers ([`Gpu::load_units`]) holds the crate's code units
+/// (see [`crate::code`]); each unit is loaded (its cubin, or its PTX JIT-compiled) the first
+/// time one of its kernels is asked for, so a program pays only for the kernels it runs. A
+/// module from PTX text ([`Gpu::load_module`], [`Gpu::load_ptx`]) is loaded whole at once.
+///
+/// Loading a unit copies to the device and may compile; do it before capturing a stream into a
+/// CUDA graph ([`Module::load_all`]), and before timing a first launch.
 #[derive(Debug)]
 pub struct Module {
     name: String,
+    gpu: Gpu,
+    epoch: Epoch,
+    parts: Vec<Part>,
+    /// Every kernel's name and its part, in module order.
+    index: Vec<(String, usize)>,
+    reports_panics: bool,
+}
+
+/// One separately loaded piece of a [`Module`].
+#[derive(Debug)]
+struct Part {
+    /// The unit to load on first use; `None` for a part loaded when the module was made.
+    unit: Option<&'static CodeUnit>,
+    sim_entries: &'static [(&'static str, SimEntry)],
+    loaded: OnceLock<LoadedPart>,
+    /// Held while loading, so two threads asking at once load the unit once.
+    loading: Mutex<()>,
+}
+
+/// A loaded driver module (or simulator entries) and the kernels looked up in it.
+#[derive(Debug)]
+struct LoadedPart {
     kernels: Vec<Kernel>,
     /// Not dropped when stale (see [`Kernel`]); `None` on the simulator.
     inner: ManuallyDrop<Option<Arc<CudaModule>>>,
     epoch: Epoch,
-    panic_record: bool,
 }
 
-impl Drop for Module {
+impl Drop for LoadedPart {
     fn drop(&mut self) {
         if !self.epoch.is_stale() {
             // SAFETY: dropped once, here; `inner` is not used afterwards.
@@ -219,13 +258,14 @@ impl Drop for Module {
 }
 
 impl Module {
-    /// Whether the module's kernels report panics to the host (it defines the `gpu` crate's
-    /// `__gpu_panic_record` global, and it was pointed at this device's record).
+    /// Whether the module's kernels report panics to the host (its code defines the `gpu`
+    /// crate's `__gpu_panic_record` global, which each load points at this device's record).
     pub fn reports_panics(&self) -> bool {
-        self.panic_record
+        self.reports_panics
     }
 
-    /// Whether [`Gpu::recover`] reset the device since this module was loaded.
+    /// Whether [`Gpu::recover`] reset the device since this module was made (its kernels can
+    /// no longer be launched or loaded; load the module again).
     pub fn is_stale(&self) -> bool {
         self.epoch.is_stale()
     }
@@ -235,28 +275,85 @@ impl Module {
         &self.name
     }
 
-    /// The kernel called `name`; [`Error::KernelNotFound`] if it was not among the names looked
-    /// up at load time.
+    /// The kernel called `name`, loading its code unit if this is its first use;
+    /// [`Error::KernelNotFound`] if the module has no such kernel.
     pub fn kernel(&self, name: &str) -> Result<&Kernel> {
-        self.kernels
+        let Some(&(_, part)) = self.index.iter().find(|(n, _)| n == name) else {
+            return Err(Error::KernelNotFound {
+                module: self.name.clone(),
+                kernel: name.to_string(),
+                available: self.kernel_names().map(str::to_string).collect(),
+            });
+        };
+        let loaded = self.part(part)?;
+        loaded
+            .kernels
             .iter()
             .find(|k| k.name == name)
             .ok_or_else(|| Error::KernelNotFound {
                 module: self.name.clone(),
                 kernel: name.to_string(),
-                available: self.kernels.iter().map(|k| k.name.clone()).collect(),
+                available: loaded.kernels.iter().map(|k| k.name.clone()).collect(),
             })
     }
 
-    /// All kernels looked up at load time.
-    pub fn kernels(&self) -> impl Iterator<Item = &Kernel> {
-        self.kernels.iter()
+    /// The names of the module's kernels, in module order; loads nothing.
+    pub fn kernel_names(&self) -> impl Iterator<Item = &str> {
+        self.index.iter().map(|(n, _)| n.as_str())
     }
 
-    /// The underlying cudarc module; `None` on the simulator.
-    pub fn cuda_module(&self) -> Option<&Arc<CudaModule>> {
-        self.inner.as_ref()
+    /// Loads every kernel not loaded yet (for a program that wants all load costs up front, or
+    /// before capturing a CUDA graph).
+    pub fn load_all(&self) -> Result<()> {
+        (0..self.parts.len()).try_for_each(|p| self.part(p).map(|_| ()))
     }
+
+    /// Every kernel, in module order, loading those not loaded yet.
+    pub fn kernels(&self) -> Result<Vec<&Kernel>> {
+        self.index
+            .iter()
+            .map(|(name, _)| self.kernel(name))
+            .collect()
+    }
+
+    /// Part `p`, loaded.
+    fn part(&self, p: usize) -> Result<&LoadedPart> {
+        let part = &self.parts[p];
+        if let Some(loaded) = part.loaded.get() {
+            return Ok(loaded);
+        }
+        let _guard = part
+            .loading
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(loaded) = part.loaded.get() {
+            return Ok(loaded);
+        }
+        let Some(unit) = part.unit else {
+            unreachable!("parts without a unit are loaded when the module is made");
+        };
+        self.epoch.check(|| {
+            format!(
+                "loading kernels {:?} of module `{}`",
+                unit.kernels, self.name
+            )
+        })?;
+        let loaded = self.gpu.load_part(
+            &self.name,
+            Source::Unit(unit),
+            unit.kernels,
+            part.sim_entries,
+        )?;
+        Ok(part.loaded.get_or_init(|| loaded))
+    }
+}
+
+/// The code a part is loaded from.
+enum Source<'a> {
+    /// PTX text, JIT-compiled.
+    Ptx(&'a str),
+    /// A code unit: its cubin for the device if it has one, else its PTX.
+    Unit(&'static CodeUnit),
 }
 
 /// The `.version` and `.target` of a PTX module's header (e.g. `("8.0", "sm_90")`).
@@ -403,10 +500,10 @@ impl Gpu {
         self.load_module(module_name, ptx, kernel_names, &[])
     }
 
-    /// Loads a module that can run on every backend: the PTX text for a GPU (as
+    /// Loads a module that can run on every backend, all at once: the PTX text for a GPU (as
     /// [`Gpu::load_ptx`]) and, for the CPU simulator, each kernel's simulator entry
     /// (`__gpu_sim_entry_<kernel>`, generated by `#[kernel]` next to the kernel), by kernel
-    /// name. Generated launchers call this; entries are ignored on a GPU.
+    /// name. Entries are ignored on a GPU.
     ///
     /// On the simulator the PTX is read only for the kernels' parameter sizes (launches are
     /// checked against them as on a GPU). A name that the PTX does not define as an entry point
@@ -419,8 +516,74 @@ impl Gpu {
         kernel_names: &[&str],
         sim_entries: &[(&str, SimEntry)],
     ) -> Result<Module> {
+        let loaded = self.load_part(module_name, Source::Ptx(ptx), kernel_names, sim_entries)?;
+        let reports_panics = ptx.contains(crate::fault::RECORD_SYMBOL);
+        Ok(Module {
+            name: module_name.to_string(),
+            gpu: self.clone(),
+            epoch: self.epoch().clone(),
+            index: kernel_names.iter().map(|n| (n.to_string(), 0)).collect(),
+            parts: vec![Part {
+                unit: None,
+                sim_entries: &[],
+                loaded: OnceLock::from(loaded),
+                loading: Mutex::new(()),
+            }],
+            reports_panics,
+        })
+    }
+
+    /// Makes a module of a kernel crate's code units (generated launchers call this with the
+    /// crate's `UNITS` and `SIM_ENTRIES`). Nothing is loaded yet: each unit is loaded when one
+    /// of its kernels is first asked for ([`Module::kernel`]), from its cubin for this device
+    /// when it has one, else from its PTX (see [`crate::code`]).
+    pub fn load_units(
+        &self,
+        module_name: &str,
+        units: &'static [CodeUnit],
+        sim_entries: &'static [(&'static str, SimEntry)],
+    ) -> Result<Module> {
+        self.check(|| format!("loading module `{module_name}`"))?;
+        let mut index = Vec::new();
+        for (p, unit) in units.iter().enumerate() {
+            index.extend(unit.kernels.iter().map(|k| (k.to_string(), p)));
+        }
+        Ok(Module {
+            name: module_name.to_string(),
+            gpu: self.clone(),
+            epoch: self.epoch().clone(),
+            index,
+            parts: units
+                .iter()
+                .map(|unit| Part {
+                    unit: Some(unit),
+                    sim_entries,
+                    loaded: OnceLock::new(),
+                    loading: Mutex::new(()),
+                })
+                .collect(),
+            reports_panics: !units.is_empty()
+                && units
+                    .iter()
+                    .all(|u| u.ptx.contains(crate::fault::RECORD_SYMBOL)),
+        })
+    }
+
+    /// Loads one part: `source` on this device (or the simulator entries), and `kernel_names`
+    /// looked up in it.
+    fn load_part(
+        &self,
+        module_name: &str,
+        source: Source<'_>,
+        kernel_names: &[&str],
+        sim_entries: &[(&str, SimEntry)],
+    ) -> Result<LoadedPart> {
+        let ptx = match source {
+            Source::Ptx(text) => text,
+            Source::Unit(unit) => unit.ptx,
+        };
         if self.is_simulator() {
-            return self.load_sim_module(module_name, ptx, kernel_names, sim_entries);
+            return self.load_sim_part(module_name, ptx, kernel_names, sim_entries);
         }
         // Text from `include_bytes!`-style sources may carry a terminating NUL; any other NUL
         // would silently truncate the module, so it is an error.
@@ -432,13 +595,30 @@ impl Gpu {
                 e.nul_position()
             ),
         })?;
-        let what = || format!("loading PTX module `{module_name}`");
+        let what = || format!("loading module `{module_name}`");
         self.check(what)?;
         check_ptx_target(module_name, text, self.properties().compute_capability)?;
         let Some(ctx) = self.cuda_context() else {
             unreachable!("the simulator returned above");
         };
-        let inner = match ctx.load_module(Ptx::from_src(text)) {
+        let sass = match source {
+            Source::Unit(unit) => select_sass(
+                unit.sass,
+                self.properties().compute_capability,
+                crate::code::force_ptx_from_env(),
+            ),
+            Source::Ptx(_) => None,
+        };
+        let (loaded, code) = match sass {
+            Some(sass) => (
+                ctx.load_module(Ptx::from_binary(sass.cubin.to_vec())),
+                KernelCode::Sass {
+                    arch: sass.arch.to_string(),
+                },
+            ),
+            None => (ctx.load_module(Ptx::from_src(text)), KernelCode::Ptx),
+        };
+        let inner = match loaded {
             Ok(m) => m,
             Err(e) if e.0 == sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => {
                 let (version, _) = ptx_header(text);
@@ -454,7 +634,10 @@ impl Gpu {
                 });
             }
             Err(e) if is_jit_rejection(&e) => {
-                let log = jit_error_log(&c_text);
+                let log = match &code {
+                    KernelCode::Ptx => jit_error_log(&c_text),
+                    _ => String::new(),
+                };
                 let log = if log.is_empty() {
                     "(the JIT compiler left no log)".to_string()
                 } else {
@@ -463,7 +646,7 @@ impl Gpu {
                 return Err(Error::InvalidPtx {
                     module: module_name.to_string(),
                     message: format!(
-                        "the driver's JIT compiler rejected it for device {} ({}, sm_{}{}) with \
+                        "the driver rejected its {code} for device {} ({}, sm_{}{}) with \
                          {:?}; log:\n{log}",
                         self.ordinal(),
                         self.properties().name,
@@ -482,13 +665,13 @@ impl Gpu {
         let Some(default_stream) = self.default_stream().cuda_stream() else {
             unreachable!("a CUDA device has a CUDA default stream");
         };
-        let panic_record =
-            self.epoch()
-                .state()
-                .attach_record(ctx, &inner, default_stream)
-                .map_err(self.epoch().driver(|| {
-                    format!("setting up the panic record of PTX module `{module_name}`")
-                }))?;
+        self.epoch()
+            .state()
+            .attach_record(ctx, &inner, default_stream)
+            .map_err(
+                self.epoch()
+                    .driver(|| format!("setting up the panic record of module `{module_name}`")),
+            )?;
         let mut kernels = Vec::with_capacity(kernel_names.len());
         let mut param_sizes = ptx::all_entry_param_sizes(text);
         for &name in kernel_names {
@@ -513,6 +696,7 @@ impl Gpu {
             kernels.push(Kernel {
                 name: name.to_string(),
                 module: module_name.to_string(),
+                code: code.clone(),
                 param_sizes: param_sizes.remove(name).flatten(),
                 device: self.properties_arc().clone(),
                 device_key: self.device_key(),
@@ -525,24 +709,22 @@ impl Gpu {
                 epoch: self.epoch().clone(),
             });
         }
-        Ok(Module {
-            name: module_name.to_string(),
+        Ok(LoadedPart {
             kernels,
             inner: ManuallyDrop::new(Some(inner)),
             epoch: self.epoch().clone(),
-            panic_record,
         })
     }
 
-    /// [`Gpu::load_module`] on the simulator: kernels with their entries and the PTX's
-    /// parameter sizes, nominal attributes.
-    fn load_sim_module(
+    /// [`Gpu::load_part`] on the simulator: kernels with their entries and the PTX's parameter
+    /// sizes, nominal attributes.
+    fn load_sim_part(
         &self,
         module_name: &str,
         ptx: &str,
         kernel_names: &[&str],
         sim_entries: &[(&str, SimEntry)],
-    ) -> Result<Module> {
+    ) -> Result<LoadedPart> {
         self.check(|| format!("loading module `{module_name}` on the CPU simulator"))?;
         let text = ptx.trim_end_matches('\0');
         let entry_names = ptx::entry_names(text);
@@ -581,6 +763,7 @@ impl Gpu {
             kernels.push(Kernel {
                 name: name.to_string(),
                 module: module_name.to_string(),
+                code: KernelCode::Simulator,
                 param_sizes: param_sizes.remove(name).flatten(),
                 device: self.properties_arc().clone(),
                 device_key: self.device_key(),
@@ -590,13 +773,10 @@ impl Gpu {
                 epoch: self.epoch().clone(),
             });
         }
-        Ok(Module {
-            name: module_name.to_string(),
+        Ok(LoadedPart {
             kernels,
             inner: ManuallyDrop::new(None),
             epoch: self.epoch().clone(),
-            // The simulator reports every panic with its location and message.
-            panic_record: true,
         })
     }
 

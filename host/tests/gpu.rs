@@ -462,7 +462,7 @@ fn load_ptx_file_finds_the_kernels() {
     let path = std::env::temp_dir().join(format!("gpu_host_test_{}.ptx", std::process::id()));
     std::fs::write(&path, PTX).unwrap();
     let module = gpu.load_ptx_file(&path).unwrap();
-    let names: Vec<&str> = module.kernels().map(|k| k.name()).collect();
+    let names: Vec<&str> = module.kernel_names().collect();
     assert_eq!(names, ["vector_add", "affine", "shared_tail"]);
     let _ = std::fs::remove_file(&path);
     let err = gpu.load_ptx_file("/nonexistent/x.ptx").unwrap_err();

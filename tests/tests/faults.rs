@@ -24,7 +24,7 @@ use gpu_host::cudarc::driver::sys::CUresult;
 use gpu_host::isolate::{self, Isolated};
 use gpu_host::{DeviceBuffer, Error, Gpu, LaunchConfig};
 use gpu_tests::cuda_gpu_or_skip;
-use gpu_tests::faults::fault_kernels::{Module, PTX};
+use gpu_tests::faults::fault_kernels::{Module, UNITS};
 
 static DEVICE: Mutex<()> = Mutex::new(());
 
@@ -356,8 +356,14 @@ fn clean_too_large_launches_missing_kernels_and_newer_ptx_are_clear_errors() {
         assert!(matches!(err, Error::LaunchConfig { .. }), "{cfg}: {err}");
         assert!(err.to_string().contains("`fill`"), "{err}");
     }
+    // The code unit of `fill`: a complete PTX module.
+    let fill_ptx = UNITS
+        .iter()
+        .find(|u| u.kernels.contains(&"fill"))
+        .expect("a unit defines fill")
+        .ptx;
     let err = gpu
-        .load_ptx("fault_kernels", PTX, &["no_such_kernel"])
+        .load_ptx("fault_kernels", fill_ptx, &["no_such_kernel"])
         .unwrap_err();
     match &err {
         Error::KernelNotFound { available, .. } => {
@@ -367,8 +373,8 @@ fn clean_too_large_launches_missing_kernels_and_newer_ptx_are_clear_errors() {
     }
     let (major, minor) = gpu.properties().compute_capability;
     let newer = format!("sm_{}", major * 10 + minor + 10);
-    let text = PTX.replacen(".target sm_80", &format!(".target {newer}"), 1);
-    assert_ne!(text, PTX, "the test expects sm_80 PTX");
+    let text = fill_ptx.replacen(".target sm_80", &format!(".target {newer}"), 1);
+    assert_ne!(text, fill_ptx, "the test expects sm_80 PTX");
     let err = gpu.load_ptx("too_new", &text, &["fill"]).unwrap_err();
     assert!(matches!(err, Error::PtxTooNew { .. }), "{err}");
     assert!(err.to_string().contains("--arch"), "{err}");

@@ -145,26 +145,69 @@ fn build(workspace: &Workspace, arch: Arch, crates: &[String]) -> Result<Vec<Bui
     let sysroot = sysroot::ensure(&rustc, &compile::sysroot_cache(workspace), &mut |line| {
         println!("  {line}")
     })?;
-    let mut built = Vec::new();
-    for krate in &selected {
-        let module = compile::compile(workspace, krate, arch, &sysroot)?;
-        let status = if module.rebuilt { "built" } else { "fresh" };
-        let typed = module
-            .manifest
-            .kernels
-            .iter()
-            .filter(|k| k.rust_module.is_some())
-            .count();
-        println!(
-            "  {status:>5} {:<24} {arch}  {:>6.2}s  {} kernel(s), {typed} typed  -> {}",
-            krate.crate_name,
-            module.elapsed.as_secs_f64(),
-            module.manifest.kernels.len(),
-            relative(&module.ptx_path, &workspace.root).display()
-        );
-        built.push(module);
-    }
-    Ok(built)
+    // Kernel crates build independently: one nested cargo each, as many at once as there are
+    // cores (each is mostly one single-threaded LLVM run; ptxas then fans out itself).
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(selected.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<Result<BuiltModule>>>> = selected
+        .iter()
+        .map(|_| std::sync::Mutex::new(None))
+        .collect();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(krate) = selected.get(i) else { break };
+                    let result = compile::compile(workspace, krate, arch, &sysroot);
+                    if let Ok(module) = &result {
+                        report(module, workspace);
+                    }
+                    *results[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
+                }
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|slot| {
+            slot.into_inner()
+                .unwrap_or_else(|p| p.into_inner())
+                .expect("every crate was built")
+        })
+        .collect()
+}
+
+/// One line per built module.
+fn report(module: &BuiltModule, workspace: &Workspace) {
+    let status = if module.rebuilt { "built" } else { "fresh" };
+    let typed = module
+        .manifest
+        .kernels
+        .iter()
+        .filter(|k| k.rust_module.is_some())
+        .count();
+    let sass: Vec<String> = module
+        .units
+        .first()
+        .map(|u| u.sass.iter().map(|(a, _)| a.to_string()).collect())
+        .unwrap_or_default();
+    let code = if sass.is_empty() {
+        "PTX only".to_string()
+    } else {
+        format!("SASS {}", sass.join(","))
+    };
+    println!(
+        "  {status:>5} {:<24} {}  {:>6.2}s  {} kernel(s), {typed} typed, {} unit(s), {code}  -> {}",
+        module.krate.crate_name,
+        module.arch,
+        module.elapsed.as_secs_f64(),
+        module.manifest.kernels.len(),
+        module.units.len(),
+        relative(&module.ptx_path, &workspace.root).display()
+    );
 }
 
 fn build_kernels(args: &[String]) -> Result<()> {
@@ -177,8 +220,14 @@ fn build_kernels(args: &[String]) -> Result<()> {
     let workspace = workspace()?;
     let started = Instant::now();
     let mut count = 0;
+    let mut no_sass = None;
     for arch in arches {
-        count += build(&workspace, arch, &crates)?.len();
+        let built = build(&workspace, arch, &crates)?;
+        count += built.len();
+        no_sass = no_sass.or_else(|| built.iter().find_map(|m| m.no_sass.clone()));
+    }
+    if let Some(reason) = no_sass {
+        println!("note: {}", compile::no_sass_message(&reason));
     }
     println!(
         "build-kernels: {count} module(s) in {:.2}s",

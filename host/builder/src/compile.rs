@@ -10,10 +10,11 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::arch::Arch;
 use crate::error::{Error, Result};
 use crate::manifest::Manifest;
+use crate::sass::{self, BuiltUnit};
 use crate::sysroot::{self, Sysroot};
 use crate::toolchain::{self, Rustc};
 use crate::workspace::{KernelCrate, Workspace};
-use crate::{NVPTX_TARGET, launchers, ptx};
+use crate::{NVPTX_TARGET, launchers, ptx, ptxas, units};
 
 /// Environment variable that overrides the default architecture (`sm_80`) in build scripts and
 /// `cargo xtask`, e.g. `GPU_ARCH=sm_90`.
@@ -36,6 +37,12 @@ pub struct BuiltModule {
     pub elapsed: Duration,
     /// Source files the module was compiled from (from rustc's dep-info).
     pub sources: Vec<PathBuf>,
+    /// The module's code units (normally one per kernel) with their PTX and cubin files; empty
+    /// for line-table builds.
+    pub units: Vec<BuiltUnit>,
+    /// Why the units have no SASS, when they have none (no ptxas, or no architectures asked
+    /// for): their first load on a GPU JIT-compiles the PTX.
+    pub no_sass: Option<String>,
 }
 
 /// Builds one kernel crate; the entry point for build scripts.
@@ -98,6 +105,8 @@ impl KernelBuild {
 
     fn try_build_script(&self) -> Result<()> {
         println!("cargo:rerun-if-env-changed={ARCH_ENV}");
+        println!("cargo:rerun-if-env-changed={}", sass::SASS_ARCHS_ENV);
+        println!("cargo:rerun-if-env-changed={}", ptxas::PTXAS_ENV);
         let module = self.build()?;
         for source in &module.sources {
             println!("cargo:rerun-if-changed={}", source.display());
@@ -109,10 +118,39 @@ impl KernelBuild {
         let out_dir = PathBuf::from(env::var_os("OUT_DIR").ok_or_else(|| {
             Error::msg("OUT_DIR is not set: build_script() runs only from a build script")
         })?);
-        let code = launchers::generate(&module.manifest, &module.ptx_path)?;
+        if let Some(reason) = &module.no_sass {
+            note_no_sass_once(&module, reason);
+        }
+        let code = launchers::generate(&module.manifest, &module.units)?;
         let path = out_dir.join(format!("{}.rs", module.krate.crate_name));
         fs::write(&path, code).map_err(|e| Error::io(&path, e))
     }
+}
+
+/// Tells the user, once per target directory, that kernels are embedded as PTX only (a cargo
+/// warning from the build script).
+fn note_no_sass_once(module: &BuiltModule, reason: &str) {
+    let marker = module
+        .ptx_path
+        .parent()
+        .and_then(Path::parent)
+        .map(|ptx| ptx.join("NO_SASS_NOTED"));
+    if marker.as_ref().is_some_and(|m| m.exists()) {
+        return;
+    }
+    println!("cargo:warning={}", no_sass_message(reason));
+    if let Some(marker) = marker {
+        let _ = fs::write(marker, reason);
+    }
+}
+
+/// What a build without SASS means for the user, and how to get SASS.
+pub fn no_sass_message(reason: &str) -> String {
+    format!(
+        "kernels are embedded as PTX only ({reason}): on a GPU, the first load of each kernel \
+         JIT-compiles it (the driver caches the result). For precompiled SASS install ptxas: \
+         python3 -m venv .venv && .venv/bin/pip install 'nvidia-cuda-nvcc==13.0.*'"
+    )
 }
 
 /// The architecture named by `$GPU_ARCH`, or the default.
@@ -181,11 +219,14 @@ pub fn compile_with(
     } else {
         "kernels"
     };
+    // One cargo target directory per crate: cargo locks a target directory for the whole
+    // build, so crates sharing one would build one at a time.
     let cargo_target = workspace
         .target_dir
         .join(kind)
         .join(sysroot.key())
-        .join(arch.to_string());
+        .join(arch.to_string())
+        .join(&krate.crate_name);
     if sysroot
         .dir
         .display()
@@ -276,6 +317,11 @@ pub fn compile_with(
     } else {
         read_manifest(&manifest_path)?
     };
+    let (units, no_sass) = if options.line_tables {
+        (Vec::new(), None)
+    } else {
+        code_units(workspace, krate, arch, &dir, &ptx_path)?
+    };
     Ok(BuiltModule {
         krate: krate.clone(),
         arch,
@@ -285,7 +331,48 @@ pub fn compile_with(
         rebuilt,
         elapsed: started.elapsed(),
         sources,
+        units,
+        no_sass,
     })
+}
+
+/// Splits the module into code units, writes their PTX next to the module (in
+/// `<crate>.units/`) and assembles them for the SASS architectures when ptxas is found.
+fn code_units(
+    workspace: &Workspace,
+    krate: &KernelCrate,
+    arch: Arch,
+    dir: &Path,
+    ptx_path: &Path,
+) -> Result<(Vec<BuiltUnit>, Option<String>)> {
+    let text = fs::read_to_string(ptx_path).map_err(|e| Error::io(ptx_path, e))?;
+    let split = units::split(&text).map_err(|e| e.context(ptx_path.display()))?;
+    let targets = sass::targets(arch, &sass::archs_from_env()?);
+    let ptxas = if targets.is_empty() {
+        None
+    } else {
+        ptxas::find(&workspace.root)
+    };
+    let no_sass = if targets.is_empty() {
+        Some(format!(
+            "no SASS architectures for {arch} (${})",
+            sass::SASS_ARCHS_ENV
+        ))
+    } else if ptxas.is_none() {
+        if sass::ptxas_required() {
+            return Err(Error::msg(format!(
+                "{} is set but ptxas was not found (pip install 'nvidia-cuda-nvcc==13.0.*' into \
+                 .venv, set $PTXAS, or put a CUDA toolkit's bin/ on PATH)",
+                sass::REQUIRE_PTXAS_ENV
+            )));
+        }
+        Some("ptxas not found".to_string())
+    } else {
+        None
+    };
+    let units_dir = dir.join(format!("{}.units", krate.crate_name));
+    let built = sass::build_units(workspace, &units_dir, &split, ptxas.as_deref(), &targets)?;
+    Ok((built, no_sass))
 }
 
 pub fn read_manifest(path: &Path) -> Result<Manifest> {

@@ -10,6 +10,8 @@
 use std::fmt::Write;
 use std::path::Path;
 
+use crate::sass::BuiltUnit;
+
 use crate::error::{Error, Result};
 use crate::manifest::{KernelInfo, Manifest, ParamInfo, ParamKind};
 
@@ -19,13 +21,9 @@ const PRIMITIVES: &[&str] = &[
 /// Names the generated methods use for their own parameters.
 const RESERVED: &[&str] = &["stream", "config", "kernel", "launch", "self"];
 
-/// Rust source of `pub mod <crate_name> { ... }` with the PTX embedded and one launcher per
-/// kernel.
-pub fn generate(manifest: &Manifest, ptx_path: &Path) -> Result<String> {
-    let ptx_path = ptx_path
-        .canonicalize()
-        .map_err(|e| Error::io(ptx_path, e))?;
-    let ptx_literal = format!("{:?}", ptx_path.display().to_string());
+/// Rust source of `pub mod <crate_name> { ... }` with the code units embedded (PTX and cubins,
+/// see [`crate::sass`]) and one launcher per kernel.
+pub fn generate(manifest: &Manifest, units: &[BuiltUnit]) -> Result<String> {
     let crate_name = &manifest.crate_name;
     let mut out = String::new();
     let names: Vec<String> = manifest
@@ -50,11 +48,40 @@ pub fn generate(manifest: &Manifest, ptx_path: &Path) -> Result<String> {
     );
     wl(w, "#[allow(dead_code, clippy::too_many_arguments)]");
     wl(w, format!("pub mod {crate_name} {{"));
-    wl(w, "    /// The PTX module text, embedded at build time.");
     wl(
         w,
-        format!("    pub const PTX: &str = include_str!({ptx_literal});"),
+        "    /// The code units (normally one per kernel): PTX, and SASS for the architectures it was\n    /// assembled for, embedded at build time.",
     );
+    wl(w, "    pub const UNITS: &[::gpu_host::CodeUnit] = &[");
+    for unit in units {
+        let kernels: Vec<String> = unit.kernels.iter().map(|k| format!("{k:?}")).collect();
+        wl(w, "        ::gpu_host::CodeUnit {");
+        wl(
+            w,
+            format!("            kernels: &[{}],", kernels.join(", ")),
+        );
+        wl(
+            w,
+            format!(
+                "            ptx: include_str!({}),",
+                path_literal(&unit.ptx_path)?
+            ),
+        );
+        wl(w, "            sass: &[");
+        for (arch, cubin) in &unit.sass {
+            wl(
+                w,
+                format!(
+                    "                ::gpu_host::Sass {{ arch: {:?}, cubin: include_bytes!({}) }},",
+                    arch.to_string(),
+                    path_literal(cubin)?
+                ),
+            );
+        }
+        wl(w, "            ],");
+        wl(w, "        },");
+    }
+    wl(w, "    ];");
     wl(
         w,
         format!(
@@ -100,7 +127,7 @@ pub fn generate(manifest: &Manifest, ptx_path: &Path) -> Result<String> {
     wl(w, "    impl Module {");
     wl(
         w,
-        "        /// Loads the embedded PTX on `gpu` (the driver JIT-compiles it for the device), or\n        /// the kernels' simulator entries when `gpu` is the CPU simulator.",
+        "        /// Makes the module on `gpu`. Each kernel's code is loaded when it is first launched\n        /// (or asked for): its SASS for the device when embedded, else its PTX, JIT-compiled;\n        /// on the CPU simulator, its simulator entry.",
     );
     wl(
         w,
@@ -108,9 +135,7 @@ pub fn generate(manifest: &Manifest, ptx_path: &Path) -> Result<String> {
     );
     wl(
         w,
-        format!(
-            "            let inner = gpu.load_module({crate_name:?}, PTX, KERNELS, SIM_ENTRIES)?;"
-        ),
+        format!("            let inner = gpu.load_units({crate_name:?}, UNITS, SIM_ENTRIES)?;"),
     );
     wl(w, "            Ok(Self { inner })\n        }");
     wl(w, "");
@@ -252,6 +277,13 @@ fn host_type(kernel: &KernelInfo, module: &str, p: &ParamInfo) -> String {
     }
 }
 
+/// A path as a string literal for `include_str!`/`include_bytes!`: absolute, so the generated
+/// file can live anywhere (`$OUT_DIR`).
+fn path_literal(path: &Path) -> Result<String> {
+    let path = path.canonicalize().map_err(|e| Error::io(path, e))?;
+    Ok(format!("{:?}", path.display().to_string()))
+}
+
 fn wl(w: &mut String, line: impl AsRef<str>) {
     writeln!(w, "{}", line.as_ref()).expect("writing to a String cannot fail");
 }
@@ -328,9 +360,16 @@ mod tests {
         let dir =
             std::env::temp_dir().join(format!("gpu-builder-launchers-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let ptx = dir.join("demo.ptx");
+        let ptx = dir.join("scale.ptx");
         std::fs::write(&ptx, ".version 7.0\n").unwrap();
-        let code = generate(&manifest(), &ptx).unwrap();
+        let cubin = dir.join("scale.cubin");
+        std::fs::write(&cubin, b"\x7fELF").unwrap();
+        let units = [BuiltUnit {
+            kernels: vec!["scale".into(), "handwritten".into()],
+            ptx_path: ptx.clone(),
+            sass: vec![(crate::Arch::SM_90, cubin.clone())],
+        }];
+        let code = generate(&manifest(), &units).unwrap();
         assert!(code.contains(
             "pub fn scale(&self, stream: &::gpu_host::Stream, config: ::gpu_host::LaunchConfig, \
              x: &::gpu_host::DeviceBuffer<f32>, p: ::demo::ops::__gpu_kernel_types_scale::p, arg_stream: u32, \
@@ -363,7 +402,18 @@ mod tests {
             "entries without #[kernel] have no simulator entry"
         );
         assert!(
-            code.contains("gpu.load_module(\"demo\", PTX, KERNELS, SIM_ENTRIES)"),
+            code.contains("gpu.load_units(\"demo\", UNITS, SIM_ENTRIES)"),
+            "{code}"
+        );
+        assert!(
+            code.contains("kernels: &[\"scale\", \"handwritten\"],"),
+            "{code}"
+        );
+        assert!(
+            code.contains(&format!(
+                "::gpu_host::Sass {{ arch: \"sm_90\", cubin: include_bytes!({:?}) }},",
+                cubin.canonicalize().unwrap().display().to_string()
+            )),
             "{code}"
         );
     }

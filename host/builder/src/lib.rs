@@ -15,8 +15,10 @@ pub mod launchers;
 pub mod manifest;
 pub mod ptx;
 pub mod ptxas;
+pub mod sass;
 pub mod sysroot;
 pub mod toolchain;
+pub mod units;
 pub mod workspace;
 
 pub use arch::Arch;
