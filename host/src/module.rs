@@ -258,8 +258,9 @@ impl Drop for LoadedPart {
 }
 
 impl Module {
-    /// Whether the module's kernels report panics to the host (its code defines the `gpu`
-    /// crate's `__gpu_panic_record` global, which each load points at this device's record).
+    /// Whether the module's kernels report panics to the host: its code defines the `gpu`
+    /// crate's `__gpu_panic_record` global (in every unit whose kernels can panic), which each
+    /// load points at this device's record.
     pub fn reports_panics(&self) -> bool {
         self.reports_panics
     }
@@ -306,6 +307,14 @@ impl Module {
     /// before capturing a CUDA graph).
     pub fn load_all(&self) -> Result<()> {
         (0..self.parts.len()).try_for_each(|p| self.part(p).map(|_| ()))
+    }
+
+    /// The kernels loaded so far, in module order; loads nothing.
+    pub fn loaded_kernels(&self) -> impl Iterator<Item = &Kernel> {
+        self.parts
+            .iter()
+            .filter_map(|p| p.loaded.get())
+            .flat_map(|p| p.kernels.iter())
     }
 
     /// Every kernel, in module order, loading those not loaded yet.
@@ -562,10 +571,10 @@ impl Gpu {
                     loading: Mutex::new(()),
                 })
                 .collect(),
-            reports_panics: !units.is_empty()
-                && units
-                    .iter()
-                    .all(|u| u.ptx.contains(crate::fault::RECORD_SYMBOL)),
+            // Units whose kernels cannot panic leave the record out.
+            reports_panics: units
+                .iter()
+                .any(|u| u.ptx.contains(crate::fault::RECORD_SYMBOL)),
         })
     }
 

@@ -72,14 +72,21 @@ pub struct Algorithms {
 }
 
 impl Algorithms {
-    /// Loads the algorithm kernels on `gpu` (the driver JIT-compiles the embedded PTX the first
-    /// time; later runs hit its cache).
+    /// Makes the algorithm kernels ready on `gpu`. Nothing is compiled or loaded yet: each
+    /// kernel is loaded on its first use, from SASS for the device when the build had ptxas,
+    /// else from PTX that the driver JIT-compiles (see [`gpu_host::code`]).
     pub fn load(gpu: &Gpu) -> Result<Algorithms> {
         Ok(Algorithms {
             module: algorithm_kernels::Module::load(gpu)?,
             multiprocessors: gpu.properties().multiprocessor_count,
             temps: temp::TempCache::default(),
         })
+    }
+
+    /// The algorithm kernels' module: which kernels are loaded and from what code
+    /// ([`gpu_host::Module::loaded_kernels`], [`gpu_host::Kernel::code`]), occupancy queries.
+    pub fn raw(&self) -> &gpu_host::Module {
+        self.module.raw()
     }
 
     /// One kernel of the module by name.

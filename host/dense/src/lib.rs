@@ -37,9 +37,10 @@ pub struct Dense {
 }
 
 impl Dense {
-    /// Loads the kernels on `gpu` (the driver JIT-compiles the embedded PTX the first time).
-    /// The sm_90a module is loaded on compute capability 9.0 devices and on the simulator (where
-    /// its kernels report that they need a GPU).
+    /// Makes the kernels ready on `gpu`; each is loaded on its first use, from SASS for the
+    /// device when the build had ptxas, else from PTX the driver JIT-compiles (see
+    /// [`gpu_host::code`]). The sm_90a module exists on compute capability 9.0 devices and on the
+    /// simulator (where its kernels report that they need a GPU).
     pub fn load(gpu: &Gpu) -> Result<Dense> {
         let hopper = if gpu.is_simulator() || gpu.properties().compute_capability == (9, 0) {
             Some(hopper_kernels::Module::load(gpu)?)
@@ -51,6 +52,14 @@ impl Dense {
             hopper,
             wgmma: hopper_gemm::WgmmaState::new(gpu),
         })
+    }
+
+    /// The modules (`dense_kernels`, then `hopper_kernels` where it exists): which kernels are
+    /// loaded and from what code ([`gpu_host::Module::loaded_kernels`]).
+    pub fn raw_modules(&self) -> Vec<&gpu_host::Module> {
+        std::iter::once(self.dense.raw())
+            .chain(self.hopper.as_ref().map(|h| h.raw()))
+            .collect()
     }
 
     /// Whether the sm_90a kernels (wgmma + TMA GEMM) are available on this device.
