@@ -37,8 +37,16 @@ fn all_units() -> Vec<(&'static str, &'static [&'static str], &'static [CodeUnit
 fn every_kernel_is_in_exactly_one_complete_unit() {
     for (module, kernels, units) in all_units() {
         for kernel in kernels {
-            let holders: Vec<_> = units.iter().filter(|u| u.kernels.contains(kernel)).collect();
-            assert_eq!(holders.len(), 1, "{module}::{kernel} is in {} units", holders.len());
+            let holders: Vec<_> = units
+                .iter()
+                .filter(|u| u.kernels.contains(kernel))
+                .collect();
+            assert_eq!(
+                holders.len(),
+                1,
+                "{module}::{kernel} is in {} units",
+                holders.len()
+            );
             let ptx = holders[0].ptx;
             assert!(
                 ptx.contains(".version") && ptx.contains(".target"),
@@ -50,7 +58,11 @@ fn every_kernel_is_in_exactly_one_complete_unit() {
             );
         }
         let in_units: usize = units.iter().map(|u| u.kernels.len()).sum();
-        assert_eq!(in_units, kernels.len(), "{module}: units name unknown kernels");
+        assert_eq!(
+            in_units,
+            kernels.len(),
+            "{module}: units name unknown kernels"
+        );
         // Only the entries of a unit's kernels are in it: loading one kernel compiles one.
         for unit in units {
             assert_eq!(
@@ -76,7 +88,10 @@ fn embedded_sass_covers_every_listed_architecture() {
             !sass::ptxas_required(),
             "GPU_REQUIRE_PTXAS is set but ptxas was not found"
         );
-        gpu_tests::skipped(test, "ptxas not found: the kernels were embedded as PTX only");
+        gpu_tests::skipped(
+            test,
+            "ptxas not found: the kernels were embedded as PTX only",
+        );
         return;
     }
     let wanted = sass::archs_from_env().unwrap();
@@ -117,11 +132,15 @@ fn child_run(gpu: &Gpu) -> String {
     let stream = gpu.default_stream();
     let n = 300_000;
     let x: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 * 0.25).collect();
-    let keys: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    let keys: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
     let dx = gpu.to_device(&x).unwrap();
     let sum = algos.reduce(stream, &dx, Sum, 0.0f32).unwrap();
     let mut scanned = gpu.alloc_zeroed::<f32>(n).unwrap();
-    algos.inclusive_scan(stream, &dx, &mut scanned, Sum).unwrap();
+    algos
+        .inclusive_scan(stream, &dx, &mut scanned, Sum)
+        .unwrap();
     let dkeys = gpu.to_device(&keys).unwrap();
     let mut sorted = gpu.alloc_zeroed::<u32>(n).unwrap();
     algos.sort_keys(stream, &dkeys, &mut sorted).unwrap();

@@ -72,7 +72,14 @@ fn run(case: &str) -> Result<()> {
             gpu.synchronize()?;
             let t = Instant::now();
             let kernels = SeedKernels::load(&gpu)?;
-            kernels.saxpy(stream, LaunchConfig::for_elements(n, 256), 3.0, &x, &y, &mut out)?;
+            kernels.saxpy(
+                stream,
+                LaunchConfig::for_elements(n, 256),
+                3.0,
+                &x,
+                &y,
+                &mut out,
+            )?;
             let result = out.to_vec()?;
             let elapsed = t.elapsed().as_secs_f64();
             check(result.iter().all(|&v| v == 5.0), "saxpy")?;

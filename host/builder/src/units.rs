@@ -151,6 +151,19 @@ pub fn split(ptx: &str) -> Result<Vec<CodeUnit>> {
                 text.push('\n');
             }
         }
+        // LLVM numbers constants and block labels across the module (`anon_$_<hash>_$_17`,
+        // `$L__BB90_3`), so one kernel more or less renames those of every other. Numbered per
+        // unit instead, a unit's text changes only when its own code does, and only its SASS
+        // is rebuilt.
+        let mut renames = BTreeMap::new();
+        for &i in &included {
+            if let (ItemKind::Variable { .. }, Some(name)) = (items[i].kind, &items[i].name)
+                && name.contains('$')
+            {
+                renames.insert(name.as_str(), format!("__unit_data_{}", renames.len()));
+            }
+        }
+        let text = rename(&text, &renames);
         units.push(CodeUnit {
             kernels: members
                 .iter()
@@ -160,6 +173,47 @@ pub fn split(ptx: &str) -> Result<Vec<CodeUnit>> {
         });
     }
     Ok(units)
+}
+
+/// `text` with every identifier that is a key of `renames` replaced by its value, and block
+/// labels (`$L__BB<function>_<block>`) and stack arrays (`__local_depot<function>`) numbered
+/// from 0 in order of appearance.
+fn rename(text: &str, renames: &BTreeMap<&str, String>) -> String {
+    let mut labels: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut depots: BTreeMap<&str, usize> = BTreeMap::new();
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(is_ident) {
+        out.push_str(&rest[..start]);
+        let tail = &rest[start..];
+        let end = tail.find(|c: char| !is_ident(c)).unwrap_or(tail.len());
+        let ident = &tail[..end];
+        if let Some(new) = renames.get(ident) {
+            out.push_str(new);
+        } else if let Some((function, block)) = ident
+            .strip_prefix("$L__BB")
+            .and_then(|label| label.split_once('_'))
+        {
+            // Block labels carry the function's number in the module: renumbered per unit.
+            let next = labels.len();
+            let number = *labels.entry(function).or_insert(next);
+            out.push_str(&format!("$L__BB{number}_{block}"));
+        } else if let Some(function) = ident
+            .strip_prefix("__local_depot")
+            .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        {
+            // So does each function's stack array.
+            let next = depots.len();
+            let number = *depots.entry(function).or_insert(next);
+            out.push_str(&format!("__local_depot{number}"));
+        } else {
+            out.push_str(ident);
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The module-scope items of `ptx`, in order. Comments and blank lines between items are
@@ -175,8 +229,17 @@ fn items(ptx: &str) -> Result<Vec<Item>> {
         if depth == 0 && text.is_empty() && stripped.is_empty() {
             continue;
         }
-        text.push_str(line);
-        text.push('\n');
+        // Comments are dropped: LLVM's (`// callseq 1368`) count across the module, and would
+        // make a unit's text change when other kernels do.
+        let kept = if line.contains('"') {
+            line
+        } else {
+            strip_comment(line).trim_end()
+        };
+        if !kept.trim().is_empty() {
+            text.push_str(kept);
+            text.push('\n');
+        }
         code.push_str(stripped);
         code.push('\n');
         let opens = stripped.matches('{').count();
@@ -324,6 +387,8 @@ mod tests {
 .maxntid 256, 1, 1
 {
 \tmov.b64 \t%rd1, anon_$_2;
+\t@%p1 bra $L__BB7_2;
+$L__BB7_2:
 \tld.global.u32 %r1, [_RNvCs1_5state7COUNTER];
 \tcall.uni helper_fail, (%rd1);
 \tld.global.u64 %rd2, [__gpu_panic_record];
@@ -369,8 +434,6 @@ mod tests {
             ".version 8.0",
             ".target sm_90",
             ".address_size 64",
-            "anon_$_1[3]",
-            "anon_$_2[2]",
             "COUNTER[4]",
             "PANIC_CLAIM[4]",
             "__gpu_panic_record[8]",
@@ -400,6 +463,11 @@ mod tests {
             assert!(!second.contains(absent), "unit 1 has {absent}:\n{second}");
         }
         assert!(second.starts_with(".version 8.0\n.target sm_90\n.address_size 64\n"));
+
+        // LLVM's numbered constants are renamed per unit.
+        assert!(first.contains("__unit_data_0") && first.contains("generic(__unit_data_"));
+        assert!(!first.contains("anon_$"), "{first}");
+        assert!(first.contains("bra $L__BB0_2;\n$L__BB0_2:"), "{first}");
 
         let fourth = &units[2].ptx;
         assert!(fourth.contains("dynamic_smem[]") && fourth.contains("__gpu_panic_record[8]"));
