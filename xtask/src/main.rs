@@ -7,6 +7,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
 use gpu_builder::compile::{self, BuiltModule};
+use gpu_builder::parallel::parallel_map;
 use gpu_builder::toolchain::Rustc;
 use gpu_builder::workspace::Workspace;
 use gpu_builder::{Arch, Error, Result, sysroot};
@@ -147,37 +148,15 @@ fn build(workspace: &Workspace, arch: Arch, crates: &[String]) -> Result<Vec<Bui
     })?;
     // Kernel crates build independently: one nested cargo each, as many at once as there are
     // cores (each is mostly one single-threaded LLVM run; ptxas then fans out itself).
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(selected.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<Result<BuiltModule>>>> = selected
-        .iter()
-        .map(|_| std::sync::Mutex::new(None))
-        .collect();
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(krate) = selected.get(i) else { break };
-                    let result = compile::compile(workspace, krate, arch, &sysroot);
-                    if let Ok(module) = &result {
-                        report(module, workspace);
-                    }
-                    *results[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
-                }
-            });
+    parallel_map(&selected, |krate| {
+        let result = compile::compile(workspace, krate, arch, &sysroot);
+        if let Ok(module) = &result {
+            report(module, workspace);
         }
-    });
-    results
-        .into_iter()
-        .map(|slot| {
-            slot.into_inner()
-                .unwrap_or_else(|p| p.into_inner())
-                .expect("every crate was built")
-        })
-        .collect()
+        result
+    })
+    .into_iter()
+    .collect()
 }
 
 /// One line per built module.

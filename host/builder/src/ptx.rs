@@ -263,12 +263,12 @@ fn align_up(value: u64, align: u64) -> u64 {
     value.div_ceil(align.max(1)) * align.max(1)
 }
 
-fn strip_comment(line: &str) -> &str {
+pub(crate) fn strip_comment(line: &str) -> &str {
     line.find("//").map_or(line, |i| &line[..i])
 }
 
 /// `(name, is_entry)` for lines like `.visible .entry foo(` or `.func (.param .b32 r) bar(`.
-fn function_header(code: &str) -> Option<(String, bool)> {
+pub(crate) fn function_header(code: &str) -> Option<(String, bool)> {
     let is_entry = code.contains(".entry ");
     if !is_entry && !code.contains(".func") {
         return None;

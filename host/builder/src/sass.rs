@@ -17,11 +17,11 @@ use std::fs;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use crate::arch::Arch;
 use crate::error::{Error, Result};
+use crate::parallel::parallel_map;
 use crate::ptxas;
 use crate::units::CodeUnit;
 use crate::workspace::Workspace;
@@ -167,35 +167,11 @@ pub fn build_units(
 
 /// Assembles `jobs` (unit, architecture, cubin path) on every core.
 fn run_ptxas(ptxas: &Path, units: &[BuiltUnit], jobs: &[(usize, Arch, PathBuf)]) -> Result<()> {
-    let next = AtomicUsize::new(0);
-    let failure: Mutex<Option<Error>> = Mutex::new(None);
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(jobs.len());
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((u, arch, cubin)) = jobs.get(i) else {
-                        break;
-                    };
-                    if failure.lock().map(|f| f.is_some()).unwrap_or(true) {
-                        break;
-                    }
-                    if let Err(e) = assemble_unit(ptxas, &units[*u], *arch, cubin) {
-                        let mut slot = failure.lock().unwrap_or_else(|p| p.into_inner());
-                        slot.get_or_insert(e);
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+    parallel_map(jobs, |(u, arch, cubin)| {
+        assemble_unit(ptxas, &units[*u], *arch, cubin)
+    })
+    .into_iter()
+    .collect()
 }
 
 fn assemble_unit(ptxas: &Path, unit: &BuiltUnit, arch: Arch, cubin: &Path) -> Result<()> {

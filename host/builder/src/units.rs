@@ -21,6 +21,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::{Error, Result};
+use crate::ptx::{function_header, strip_comment};
 
 /// One loadable piece of a module: the entry points it defines and its PTX text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -281,7 +282,7 @@ fn classify(text: String, code: &str, has_body: bool) -> Item {
     let (kind, name) = if is_header(first) {
         (ItemKind::Header, None)
     } else if is_function(first) {
-        let name = function_name(code);
+        let name = function_header(code).map(|(name, _)| name);
         let kind = if has_body {
             ItemKind::Function {
                 is_entry: first.contains(".entry"),
@@ -310,23 +311,6 @@ fn classify(text: String, code: &str, has_body: bool) -> Item {
     }
 }
 
-/// The name in `.visible .entry foo(`, `.func (.param .b32 r) bar(`, `.extern .func baz(`.
-fn function_name(code: &str) -> Option<String> {
-    let keyword = if code.contains(".entry") {
-        ".entry"
-    } else {
-        ".func"
-    };
-    let mut rest = code[code.find(keyword)? + keyword.len()..].trim_start();
-    if rest.starts_with('(') {
-        rest = rest[rest.find(')')? + 1..].trim_start();
-    }
-    let end = rest
-        .find(|c: char| c == '(' || c.is_whitespace() || c == ';')
-        .unwrap_or(rest.len());
-    (end > 0).then(|| rest[..end].to_string())
-}
-
 /// The name in `.global .align 8 .u64 name[3] = {...};` or `.extern .shared .b8 name[];`.
 fn variable_name(code: &str) -> Option<String> {
     let first = code.lines().next()?;
@@ -343,10 +327,6 @@ fn variable_name(code: &str) -> Option<String> {
         .last()
         .filter(|n| !n.starts_with('.'))
         .map(str::to_string)
-}
-
-fn strip_comment(line: &str) -> &str {
-    line.find("//").map_or(line, |i| &line[..i])
 }
 
 fn identifiers(code: &str) -> impl Iterator<Item = &str> {
