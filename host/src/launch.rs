@@ -459,6 +459,35 @@ impl<'a> KernelLaunch<'a> {
         name: &'static str,
         buf: &'a DeviceBuffer<T>,
     ) -> &mut Self {
+        if self.input_ptr(name, buf).error.is_none() {
+            self.push_len(name, buf.len());
+        }
+        self
+    }
+
+    /// Pushes a buffer the kernel writes (`DisjointSlice<T>` in the kernel): its device
+    /// pointer, then its length in elements as a `u64`. Later uses of the buffer (on any stream)
+    /// wait for the kernel's writes.
+    pub fn output<T: DeviceCopy>(
+        &mut self,
+        name: &'static str,
+        buf: &'a mut DeviceBuffer<T>,
+    ) -> &mut Self {
+        let len = buf.len();
+        if self.output_ptr(name, buf).error.is_none() {
+            self.push_len(name, len);
+        }
+        self
+    }
+
+    /// Pushes only the device pointer of a buffer the kernel reads: one PTX parameter, for
+    /// kernels written in CUDA C++ (`const T*`) rather than with `#[kernel]` (whose `&[T]` is a
+    /// pointer and a length, see [`KernelLaunch::input`]).
+    pub fn input_ptr<T: DeviceCopy>(
+        &mut self,
+        name: &'static str,
+        buf: &'a DeviceBuffer<T>,
+    ) -> &mut Self {
         if !self.check_buffer_device(name, buf) {
             return self;
         }
@@ -472,14 +501,12 @@ impl<'a> KernelLaunch<'a> {
             role: "pointer",
             size: 8,
         });
-        self.push_len(name, buf.len());
         self
     }
 
-    /// Pushes a buffer the kernel writes (`DisjointSlice<T>` in the kernel): its device
-    /// pointer, then its length in elements as a `u64`. Later uses of the buffer (on any stream)
-    /// wait for the kernel's writes.
-    pub fn output<T: DeviceCopy>(
+    /// Pushes only the device pointer of a buffer the kernel writes (`T*` in CUDA C++); later
+    /// uses of the buffer wait for the kernel's writes, as with [`KernelLaunch::output`].
+    pub fn output_ptr<T: DeviceCopy>(
         &mut self,
         name: &'static str,
         buf: &'a mut DeviceBuffer<T>,
@@ -487,7 +514,6 @@ impl<'a> KernelLaunch<'a> {
         if !self.check_buffer_device(name, buf) {
             return self;
         }
-        let len = buf.len();
         self.params.push(match buf.bytes_mut() {
             Some(Bytes::Cuda(slice)) => Param::Write(slice),
             Some(Bytes::Host(host)) => Param::Word(host.addr()),
@@ -498,7 +524,6 @@ impl<'a> KernelLaunch<'a> {
             role: "pointer",
             size: 8,
         });
-        self.push_len(name, len);
         self
     }
 

@@ -13,6 +13,7 @@ pub mod diff;
 pub mod error;
 pub mod launchers;
 pub mod manifest;
+pub mod nvcc;
 pub mod parallel;
 pub mod ptx;
 pub mod ptxas;
