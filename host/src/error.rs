@@ -392,7 +392,10 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "kernel {kernels} faulted with {} (reported while {context}): an out-of-bounds, \
-                 dangling or misaligned pointer access, or an illegal instruction. Run it under \
+                 dangling or misaligned pointer access, an illegal instruction, or a `trap`: in \
+                 kernel crates built with checks = \"trap\" (the default) a panic (failed index \
+                 check, assert, unwrap) traps without a report; rebuild with \
+                 GPU_KERNEL_CHECKS=report to see the block, thread and message. Run it under \
                  `cargo xtask sanitize` (memcheck) to find the access. The CUDA context is now \
                  unusable: call Gpu::recover() to reset the device, then reload modules and \
                  reallocate buffers (where the driver keeps the fault for the whole process, \

@@ -11,7 +11,7 @@ use gpu_builder::annotate::{self, Annotator};
 use gpu_builder::compile::{self, BuiltModule, CompileOptions};
 use gpu_builder::toolchain::Rustc;
 use gpu_builder::workspace::Workspace;
-use gpu_builder::{Arch, diff, ptxas, sysroot};
+use gpu_builder::{Arch, diff, ptxas};
 
 fn workspace() -> Workspace {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
@@ -25,18 +25,8 @@ static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
 fn build_seed(ws: &Workspace, arch: Arch, options: CompileOptions) -> BuiltModule {
     let _one_at_a_time = BUILD.lock().unwrap_or_else(|e| e.into_inner());
     let rustc = Rustc::detect().unwrap();
-    let sysroot = sysroot::ensure(&rustc, &compile::sysroot_cache(ws), &mut |l| {
-        println!("{l}")
-    })
-    .unwrap();
-    compile::compile_with(
-        ws,
-        &ws.find("seed-kernels").unwrap(),
-        arch,
-        &sysroot,
-        options,
-    )
-    .unwrap_or_else(|e| panic!("{e}"))
+    compile::compile_with(ws, &ws.find("seed-kernels").unwrap(), arch, &rustc, options)
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn tool_or_skip(ws: &Workspace, test: &str, name: &str, env: &str) -> Option<PathBuf> {

@@ -9,7 +9,7 @@ use gpu_builder::compile;
 use gpu_builder::manifest::ParamKind;
 use gpu_builder::toolchain::Rustc;
 use gpu_builder::workspace::Workspace;
-use gpu_builder::{Arch, ptxas, sysroot};
+use gpu_builder::{Arch, ptxas};
 
 fn workspace() -> Workspace {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
@@ -37,13 +37,9 @@ fn every_kernel_crate_assembles_for_sm80_and_sm90() {
         "kernel crates found: {crates:?}"
     );
     let rustc = Rustc::detect().unwrap();
-    let sysroot = sysroot::ensure(&rustc, &compile::sysroot_cache(&ws), &mut |l| {
-        println!("{l}")
-    })
-    .unwrap();
     for arch in [Arch::SM_80, Arch::SM_90] {
         for krate in &crates {
-            let module = compile::compile(&ws, krate, arch, &sysroot)
+            let module = compile::compile(&ws, krate, arch, &rustc)
                 .unwrap_or_else(|e| panic!("{}: {e}", krate.package));
             let ptx = std::fs::read_to_string(&module.ptx_path).unwrap();
             assert!(
@@ -75,17 +71,8 @@ fn every_kernel_crate_assembles_for_sm80_and_sm90() {
 fn seed_manifest_describes_every_kernel() {
     let ws = workspace();
     let rustc = Rustc::detect().unwrap();
-    let sysroot = sysroot::ensure(&rustc, &compile::sysroot_cache(&ws), &mut |l| {
-        println!("{l}")
-    })
-    .unwrap();
-    let module = compile::compile(
-        &ws,
-        &ws.find("seed-kernels").unwrap(),
-        Arch::SM_80,
-        &sysroot,
-    )
-    .unwrap();
+    let module =
+        compile::compile(&ws, &ws.find("seed-kernels").unwrap(), Arch::SM_80, &rustc).unwrap();
     let manifest = compile::read_manifest(&module.manifest_path).unwrap();
     assert_eq!(
         manifest, module.manifest,

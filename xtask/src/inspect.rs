@@ -11,7 +11,7 @@ use gpu_builder::compile::{self, BuiltModule, CompileOptions};
 use gpu_builder::ptxas::{self, Resources};
 use gpu_builder::toolchain::Rustc;
 use gpu_builder::workspace::{KernelCrate, Workspace};
-use gpu_builder::{Arch, Error, Result, diff, sysroot};
+use gpu_builder::{Arch, Error, Result, diff};
 
 use crate::{relative, workspace};
 
@@ -102,10 +102,7 @@ fn build_one(
     options: CompileOptions,
 ) -> Result<BuiltModule> {
     let rustc = Rustc::detect()?;
-    let sysroot = sysroot::ensure(&rustc, &compile::sysroot_cache(ws), &mut |line| {
-        eprintln!("  {line}")
-    })?;
-    compile::compile_with(ws, krate, arch, &sysroot, options)
+    compile::compile_with(ws, krate, arch, &rustc, options)
 }
 
 fn kernel_names(module: &BuiltModule) -> String {

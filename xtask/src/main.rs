@@ -10,7 +10,7 @@ use gpu_builder::compile::{self, BuiltModule};
 use gpu_builder::parallel::parallel_map;
 use gpu_builder::toolchain::Rustc;
 use gpu_builder::workspace::Workspace;
-use gpu_builder::{Arch, Error, Result, sysroot};
+use gpu_builder::{Arch, Error, Result};
 
 mod inspect;
 mod launch;
@@ -143,13 +143,20 @@ fn build(workspace: &Workspace, arch: Arch, crates: &[String]) -> Result<Vec<Bui
             .collect::<Result<Vec<_>>>()?
     };
     let rustc = Rustc::detect()?;
-    let sysroot = sysroot::ensure(&rustc, &compile::sysroot_cache(workspace), &mut |line| {
-        println!("  {line}")
-    })?;
+    // One sysroot per checks mode in use (each builds `core` once per rustc version).
+    let mut modes = selected
+        .iter()
+        .map(|k| k.checks())
+        .collect::<Result<Vec<_>>>()?;
+    modes.sort_by_key(|m| m.to_string());
+    modes.dedup();
+    for checks in modes {
+        compile::sysroot_for(workspace, &rustc, checks, &mut |line| println!("  {line}"))?;
+    }
     // Kernel crates build independently: one nested cargo each, as many at once as there are
     // cores (each is mostly one single-threaded LLVM run; ptxas then fans out itself).
     parallel_map(&selected, |krate| {
-        let result = compile::compile(workspace, krate, arch, &sysroot);
+        let result = compile::compile(workspace, krate, arch, &rustc);
         if let Ok(module) = &result {
             report(module, workspace);
         }

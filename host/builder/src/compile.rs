@@ -8,6 +8,7 @@ use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::arch::Arch;
+use crate::checks::Checks;
 use crate::error::{Error, Result};
 use crate::manifest::Manifest;
 use crate::sass::{self, BuiltUnit};
@@ -19,6 +20,43 @@ use crate::{NVPTX_TARGET, launchers, ptx, ptxas, units};
 /// Environment variable that overrides the default architecture (`sm_80`) in build scripts and
 /// `cargo xtask`, e.g. `GPU_ARCH=sm_90`.
 pub const ARCH_ENV: &str = "GPU_ARCH";
+
+/// Lets LLVM's NVPTX backend fuse a multiply and an add into one `fma` (and emit plain `mul`/`add`
+/// that ptxas may fuse), as nvcc (`-fmad=true`) and NVVM do by default. Without it every
+/// `a * b + c` stays two correctly rounded operations (`mul.rn` + `add.rn`): about half the
+/// floating-point throughput in multiply-add loops. Results may differ from the CPU's in the last bits.
+const FP_CONTRACT_FLAG: &str = "-Cllvm-args=-nvptx-fma-level=1";
+
+/// Environment variable that turns multiply-add fusion off (`0`) or on (`1`) for every crate.
+pub const FMA_ENV: &str = "GPU_KERNEL_FMA";
+
+/// Whether `krate`'s device build fuses multiply-adds: `GPU_KERNEL_FMA`, else
+/// `[package.metadata.gpu] fma = false` turns it off, else on.
+fn fp_contract(krate: &KernelCrate) -> Result<bool> {
+    let parse = |v: &str, what: &str| match v.trim() {
+        "1" | "true" => Ok(true),
+        "0" | "false" => Ok(false),
+        other => Err(Error::msg(format!(
+            "{what}: expected true/false (1/0), found `{other}`"
+        ))),
+    };
+    match env::var(FMA_ENV) {
+        Ok(v) if !v.trim().is_empty() => parse(&v, FMA_ENV),
+        _ => krate.fma.as_deref().map_or(Ok(true), |v| {
+            parse(
+                v,
+                &format!(
+                    "[package.metadata.gpu] fma in {}",
+                    krate.manifest_path.display()
+                ),
+            )
+        }),
+    }
+}
+
+/// Environment variable with extra rustc flags for the device build of every kernel crate
+/// (space-separated), e.g. `-Cllvm-args=...`: an escape hatch for experiments.
+pub const EXTRA_RUSTFLAGS_ENV: &str = "GPU_KERNEL_RUSTFLAGS";
 
 /// Nightly features kernel crates (and the `gpu` crate) need. Injected with `-Zcrate-attr` so
 /// kernel sources carry no `#![feature]` lines and still build for the host on stable.
@@ -84,10 +122,7 @@ impl KernelBuild {
             None => arch_from_env()?,
         };
         let rustc = Rustc::detect()?;
-        let sysroot = sysroot::ensure(&rustc, &sysroot_cache(&workspace), &mut |line| {
-            eprintln!("gpu-builder: {line}")
-        })?;
-        compile(&workspace, &krate, arch, &sysroot)
+        compile(&workspace, &krate, arch, &rustc)
     }
 
     /// For `build.rs`: builds the module, writes `$OUT_DIR/<crate_name>.rs` with its typed
@@ -107,6 +142,9 @@ impl KernelBuild {
         println!("cargo:rerun-if-env-changed={ARCH_ENV}");
         println!("cargo:rerun-if-env-changed={}", sass::SASS_ARCHS_ENV);
         println!("cargo:rerun-if-env-changed={}", ptxas::PTXAS_ENV);
+        println!("cargo:rerun-if-env-changed={EXTRA_RUSTFLAGS_ENV}");
+        println!("cargo:rerun-if-env-changed={FMA_ENV}");
+        println!("cargo:rerun-if-env-changed={}", crate::checks::CHECKS_ENV);
         let module = self.build()?;
         for source in &module.sources {
             println!("cargo:rerun-if-changed={}", source.display());
@@ -199,9 +237,20 @@ pub fn compile(
     workspace: &Workspace,
     krate: &KernelCrate,
     arch: Arch,
-    sysroot: &Sysroot,
+    rustc: &Rustc,
 ) -> Result<BuiltModule> {
-    compile_with(workspace, krate, arch, sysroot, CompileOptions::default())
+    compile_with(workspace, krate, arch, rustc, CompileOptions::default())
+}
+
+/// The nvptx sysroot for a `checks` mode, built on first use (a minute, once per rustc version
+/// and mode); `log` receives a line per step that takes time.
+pub fn sysroot_for(
+    workspace: &Workspace,
+    rustc: &Rustc,
+    checks: Checks,
+    log: &mut dyn FnMut(&str),
+) -> Result<Sysroot> {
+    sysroot::ensure(rustc, &sysroot_cache(workspace), checks, log)
 }
 
 /// [`compile`] with [`CompileOptions`].
@@ -209,11 +258,15 @@ pub fn compile_with(
     workspace: &Workspace,
     krate: &KernelCrate,
     arch: Arch,
-    sysroot: &Sysroot,
+    rustc: &Rustc,
     options: CompileOptions,
 ) -> Result<BuiltModule> {
     let started = Instant::now();
     let arch = krate.build_arch(arch)?;
+    let checks = krate.checks()?;
+    let sysroot = &sysroot_for(workspace, rustc, checks, &mut |line| {
+        eprintln!("gpu-builder: {line}")
+    })?;
     let kind = if options.line_tables {
         "kernels-lines"
     } else {
@@ -245,11 +298,19 @@ pub fn compile_with(
         format!("-Clinker={}", sysroot.noop_linker().display()),
     ];
     rustflags.extend(arch.cfgs().iter().map(|c| format!("--cfg={c}")));
+    rustflags.extend(checks.panic_flags().iter().map(|f| f.to_string()));
+    rustflags.extend(checks.cfgs().iter().map(|c| format!("--cfg={c}")));
+    if fp_contract(krate)? {
+        rustflags.push(FP_CONTRACT_FLAG.to_string());
+    }
     rustflags.extend(
         DEVICE_FEATURES
             .iter()
             .map(|f| format!("-Zcrate-attr=feature({f})")),
     );
+    if let Ok(extra) = env::var(EXTRA_RUSTFLAGS_ENV) {
+        rustflags.extend(extra.split_whitespace().map(str::to_string));
+    }
 
     let mut cmd = Command::new(toolchain::cargo_path());
     clear_outer_cargo_env(&mut cmd);
@@ -299,8 +360,13 @@ pub fn compile_with(
     let manifest_path = dir.join(format!("{}.manifest.json", krate.crate_name));
     let sources = dep_info_sources(&out_dir.join(format!("{}.d", krate.crate_name)));
 
+    // The PTX file is shared by the builds of every checks mode (each has its own cargo target
+    // directory): `<crate>.from` names the assembly it came from, so switching modes rewrites it.
+    let from_path = dir.join(format!("{}.from", krate.crate_name));
+    let from = asm_path.display().to_string();
     let rebuilt = modified(&asm_path)? > modified(&ptx_path).unwrap_or(SystemTime::UNIX_EPOCH)
-        || !manifest_path.is_file();
+        || !manifest_path.is_file()
+        || fs::read_to_string(&from_path).ok().as_deref() != Some(from.as_str());
     let manifest = if rebuilt {
         let mut asm = fs::read_to_string(&asm_path).map_err(|e| Error::io(&asm_path, e))?;
         if options.line_tables {
@@ -313,6 +379,7 @@ pub fn compile_with(
             serde_json::to_string_pretty(&manifest).map_err(|e| Error::msg(e.to_string()))?;
         fs::write(&manifest_path, json).map_err(|e| Error::io(&manifest_path, e))?;
         fs::write(&ptx_path, cleaned).map_err(|e| Error::io(&ptx_path, e))?;
+        fs::write(&from_path, &from).map_err(|e| Error::io(&from_path, e))?;
         manifest
     } else {
         read_manifest(&manifest_path)?

@@ -2,7 +2,8 @@
 //!
 //! rustup ships no standard library for the nvptx64 target, so we build `core` ourselves, once per
 //! rustc version, and cache it under the target directory. The cache key includes rustc's commit
-//! hash: a toolchain update rebuilds it, and an unchanged toolchain never does.
+//! hash: a toolchain update rebuilds it, and an unchanged toolchain never does. Each
+//! [`Checks`] mode has its own sysroot (its own panic strategy, see [`crate::checks`]).
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -10,7 +11,8 @@ use std::process::Command;
 use std::time::Instant;
 
 use crate::NVPTX_TARGET;
-use crate::core_source::{self, SourceOrigin};
+use crate::checks::{self, Checks};
+use crate::core_source::{self, LibrarySource, SourceOrigin};
 use crate::error::{Error, Result};
 use crate::toolchain::Rustc;
 
@@ -78,10 +80,19 @@ const COMPILER_BUILTINS_SRC: &str = "\
 #![allow(internal_features)]
 ";
 
-/// Returns the nvptx64 sysroot for `rustc`, building it under `cache_root` first if needed.
-/// `log` receives one line per step that takes time.
-pub fn ensure(rustc: &Rustc, cache_root: &Path, log: &mut dyn FnMut(&str)) -> Result<Sysroot> {
-    let dir = cache_root.join(format!("{}-{LAYOUT_VERSION}", rustc.cache_key()));
+/// Returns the nvptx64 sysroot for `rustc` and the `checks` mode, building it under
+/// `cache_root` first if needed. `log` receives one line per step that takes time.
+pub fn ensure(
+    rustc: &Rustc,
+    cache_root: &Path,
+    checks: Checks,
+    log: &mut dyn FnMut(&str),
+) -> Result<Sysroot> {
+    let dir = cache_root.join(format!(
+        "{}-{LAYOUT_VERSION}{}",
+        rustc.cache_key(),
+        checks.sysroot_suffix()
+    ));
     let stamp = dir.join("sysroot.complete");
     if stamp.is_file() {
         return Ok(Sysroot { dir });
@@ -96,7 +107,10 @@ pub fn ensure(rustc: &Rustc, cache_root: &Path, log: &mut dyn FnMut(&str)) -> Re
     }
 
     let started = Instant::now();
-    let source = core_source::locate_or_extract(&rustc.sysroot, &dir.join("src"))?;
+    let mut source = core_source::locate_or_extract(&rustc.sysroot, &dir.join("src"))?;
+    if checks == Checks::Unchecked {
+        source = patched_copy(&source, &dir.join("src/patched-library"))?;
+    }
     let origin = match source.origin {
         SourceOrigin::RustSrcComponent => "the rust-src component",
         SourceOrigin::RustDocsPages => "the rust-docs source pages",
@@ -107,7 +121,8 @@ pub fn ensure(rustc: &Rustc, cache_root: &Path, log: &mut dyn FnMut(&str)) -> Re
 
     let libs = lib_dir(&dir);
     fs::create_dir_all(&libs).map_err(|e| Error::io(&libs, e))?;
-    compile_rlib(rustc, &dir, "core", &source.core_lib_rs(), &[])?;
+    let panic: Vec<String> = checks.panic_flags().iter().map(|f| f.to_string()).collect();
+    compile_rlib(rustc, &dir, "core", &source.core_lib_rs(), &panic)?;
     let builtins_src = dir.join("src/compiler_builtins.rs");
     fs::write(&builtins_src, COMPILER_BUILTINS_SRC).map_err(|e| Error::io(&builtins_src, e))?;
     compile_rlib(
@@ -115,7 +130,7 @@ pub fn ensure(rustc: &Rustc, cache_root: &Path, log: &mut dyn FnMut(&str)) -> Re
         &dir,
         "compiler_builtins",
         &builtins_src,
-        &["--sysroot".into(), dir.display().to_string()],
+        &[&["--sysroot".into(), dir.display().to_string()], &panic[..]].concat(),
     )?;
 
     build_noop_linker(rustc, &Sysroot { dir: dir.clone() })?;
@@ -127,6 +142,43 @@ pub fn ensure(rustc: &Rustc, cache_root: &Path, log: &mut dyn FnMut(&str)) -> Re
         dir.display()
     ));
     Ok(Sysroot { dir })
+}
+
+/// Copies `library/{core,stdarch,portable-simd}` to `dest` and patches core for
+/// [`Checks::Unchecked`] (the original may be the shared rust-src component).
+fn patched_copy(source: &LibrarySource, dest: &Path) -> Result<LibrarySource> {
+    if dest.exists() {
+        fs::remove_dir_all(dest).map_err(|e| Error::io(dest, e))?;
+    }
+    for part in ["core", "stdarch", "portable-simd"] {
+        let from = source.library_dir.join(part);
+        if from.exists() {
+            copy_dir(&from, &dest.join(part))?;
+        }
+    }
+    let panicking = dest.join("core/src/panicking.rs");
+    let text = fs::read_to_string(&panicking).map_err(|e| Error::io(&panicking, e))?;
+    let patched = checks::patch_core_for_unchecked(&text)?;
+    fs::write(&panicking, patched).map_err(|e| Error::io(&panicking, e))?;
+    Ok(LibrarySource {
+        library_dir: dest.to_path_buf(),
+        origin: source.origin,
+    })
+}
+
+fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    fs::create_dir_all(to).map_err(|e| Error::io(to, e))?;
+    for entry in fs::read_dir(from).map_err(|e| Error::io(from, e))? {
+        let entry = entry.map_err(|e| Error::io(from, e))?;
+        let path = entry.path();
+        let target = to.join(entry.file_name());
+        if path.is_dir() {
+            copy_dir(&path, &target)?;
+        } else {
+            fs::copy(&path, &target).map_err(|e| Error::io(&path, e))?;
+        }
+    }
+    Ok(())
 }
 
 fn build_noop_linker(rustc: &Rustc, sysroot: &Sysroot) -> Result<()> {
@@ -173,8 +225,6 @@ fn compile_rlib(
         .args([
             "-C",
             "opt-level=3",
-            "-C",
-            "panic=abort",
             "-C",
             "embed-bitcode=yes",
             "-C",

@@ -6,6 +6,7 @@ use std::process::Command;
 use serde::Deserialize;
 
 use crate::arch::Arch;
+use crate::checks::Checks;
 use crate::error::{Error, Result};
 use crate::toolchain;
 
@@ -21,10 +22,26 @@ pub struct KernelCrate {
     /// must be built for, set by crates that use instructions only that architecture has (e.g.
     /// `wgmma`). It replaces the architecture a build asks for.
     pub required_arch: Option<String>,
+    /// `[package.metadata.gpu] checks = "report"`: what a failed check does in this crate's
+    /// kernels (see [`crate::checks`]); `None` for the default.
+    pub checks: Option<String>,
+    /// `[package.metadata.gpu] fma = false`: keep every multiply and add separately rounded.
+    pub fma: Option<String>,
 }
 
 impl KernelCrate {
-    /// The architecture this crate is built for when `requested` is asked for: its
+    /// What a failed check does in this crate's kernels: `GPU_KERNEL_CHECKS`, else its
+    /// `checks` setting, else the default ([`Checks::Trap`]).
+    pub fn checks(&self) -> Result<Checks> {
+        Checks::resolve(self.checks.as_deref()).map_err(|e| {
+            e.context(format!(
+                "[package.metadata.gpu] checks in {}",
+                self.manifest_path.display()
+            ))
+        })
+    }
+
+    /// The architecture to build for: `requested`, replaced by the crate's
     /// `required_arch` if it has one.
     pub fn build_arch(&self, requested: Arch) -> Result<Arch> {
         match &self.required_arch {
@@ -173,17 +190,21 @@ impl Workspace {
                 .iter()
                 .any(|k| k == "lib" || k == "rlib" || k == "cdylib")
         })?;
-        let required_arch = p
-            .metadata
-            .as_ref()
-            .and_then(|m| m.get("gpu"))
-            .and_then(|g| g.get("arch"))
-            .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_string));
+        let setting = |key: &str| {
+            p.metadata
+                .as_ref()
+                .and_then(|m| m.get("gpu"))
+                .and_then(|g| g.get(key))
+                .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_string))
+        };
+        let (required_arch, checks, fma) = (setting("arch"), setting("checks"), setting("fma"));
         Some(KernelCrate {
             package: p.name.clone(),
             crate_name: lib.name.replace('-', "_"),
             manifest_path: p.manifest_path.clone(),
             required_arch,
+            checks,
+            fma,
         })
     }
 }

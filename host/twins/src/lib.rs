@@ -11,7 +11,7 @@
 pub mod cases;
 pub mod ptx_stats;
 
-use gpu_host::{Gpu, Module, Result, Stream};
+use gpu_host::{Gpu, Module, Result};
 
 /// Typed launchers of the Rust twins (generated at build time).
 pub mod kernels {
@@ -92,21 +92,4 @@ impl Kernels {
                 ),
             })
     }
-}
-
-/// Launches of one twin pair, timed: `launches` back-to-back launches in one event pair.
-pub fn time_launches(
-    case: &mut dyn cases::Twin,
-    side: Side,
-    kernels: &Kernels,
-    stream: &Stream,
-    launches: usize,
-) -> Result<f32> {
-    let ((), ms) = stream.time(|s| {
-        for _ in 0..launches {
-            case.launch(side, kernels, s)?;
-        }
-        Ok(())
-    })?;
-    Ok(ms / launches as f32)
 }

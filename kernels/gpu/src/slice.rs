@@ -199,6 +199,7 @@ impl<'a, T> DisjointSlice<'a, T> {
     /// accesses are ordered by barriers or atomics.
     #[inline(always)]
     pub unsafe fn write_unchecked_race(&self, index: usize, value: T) {
+        #[cfg(not(all(target_arch = "nvptx64", gpu_unchecked_indexing)))]
         assert!(
             index < self.len,
             "DisjointSlice::write_unchecked_race: index out of bounds"

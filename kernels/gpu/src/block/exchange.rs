@@ -19,7 +19,9 @@ fn padded(i: usize) -> usize {
 }
 
 #[cold]
-#[inline(never)]
+// Out of line when panics report (a call keeps the hot path short); inline when every panic is a
+// plain `trap` (panic = "immediate-abort", see gpu_builder::Checks), where a call would cost more.
+#[cfg_attr(not(panic = "immediate-abort"), inline(never))]
 #[track_caller]
 fn scratch_too_small() -> ! {
     panic!("block exchange: scratch shorter than exchange_scratch_len(block_size, N)")

@@ -112,7 +112,7 @@ unsafe fn write_run<T: DeviceCopy, const N: usize>(p: *mut T, items: [T; N]) {
 }
 
 #[cold]
-#[inline(never)]
+#[cfg_attr(not(panic = "immediate-abort"), inline(never))]
 #[track_caller]
 fn tile_out_of_bounds() -> ! {
     panic!("block load/store: the tile does not fit in the slice (use the _partial form)")

@@ -86,7 +86,7 @@ fn warp_layout() -> (u32, u32, u32) {
 }
 
 #[cold]
-#[inline(never)]
+#[cfg_attr(not(panic = "immediate-abort"), inline(never))]
 fn partial_warp(_threads: u32) -> ! {
     panic!("block collectives need a block size that is a multiple of 32")
 }

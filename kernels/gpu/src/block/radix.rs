@@ -132,7 +132,7 @@ pub struct RadixRank<const N: usize> {
 }
 
 #[cold]
-#[inline(never)]
+#[cfg_attr(not(panic = "immediate-abort"), inline(never))]
 #[track_caller]
 fn rank_scratch_too_small() -> ! {
     panic!(
@@ -289,7 +289,7 @@ pub const fn radix_sort_scratch_len(
 }
 
 #[cold]
-#[inline(never)]
+#[cfg_attr(not(panic = "immediate-abort"), inline(never))]
 #[track_caller]
 fn sort_scratch_too_small() -> ! {
     panic!("block radix sort: scratch shorter than radix_sort_scratch_len")

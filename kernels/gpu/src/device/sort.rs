@@ -590,7 +590,7 @@ fn write_out<T: DeviceCopy>(out: &DisjointSlice<'_, T>, i: usize, v: T) {
 }
 
 #[cold]
-#[inline(never)]
+#[cfg_attr(not(panic = "immediate-abort"), inline(never))]
 fn destination_out_of_bounds() -> ! {
     panic!("radix sort pass: destination out of bounds (state not zeroed or reused concurrently?)")
 }

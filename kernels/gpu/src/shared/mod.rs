@@ -89,9 +89,18 @@ impl<T> Copy for SharedSlice<T> {}
 /// Panics (traps on the GPU) for an out-of-bounds shared index; kept out of line so the hot path
 /// is a compare and a branch.
 #[cold]
-#[inline(never)]
+// Out of line when panics report (a call keeps the hot path short); inline when every panic is a
+// plain `trap` (panic = "immediate-abort", see gpu_builder::Checks), where a call would cost more.
+#[cfg_attr(not(panic = "immediate-abort"), inline(never))]
 #[track_caller]
 fn out_of_bounds(index: usize, len: usize) -> ! {
+    #[cfg(all(target_arch = "nvptx64", gpu_unchecked_indexing))]
+    // SAFETY: the kernel crate was built with unchecked indexing (`checks = "unchecked"`), whose
+    // contract is that no index is out of bounds; the simulator and host builds keep the check.
+    unsafe {
+        core::hint::unreachable_unchecked()
+    }
+    #[cfg(not(all(target_arch = "nvptx64", gpu_unchecked_indexing)))]
     panic!("shared memory index {index} out of bounds (length {len})")
 }
 
@@ -421,7 +430,9 @@ impl<T: DeviceCopy> SharedSlice<T> {
 }
 
 #[cold]
-#[inline(never)]
+// Out of line when panics report (a call keeps the hot path short); inline when every panic is a
+// plain `trap` (panic = "immediate-abort", see gpu_builder::Checks), where a call would cost more.
+#[cfg_attr(not(panic = "immediate-abort"), inline(never))]
 #[track_caller]
 fn misaligned_cast() -> ! {
     panic!("SharedSlice::cast: the view is not aligned for the new element type")
