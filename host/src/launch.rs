@@ -157,7 +157,8 @@ impl fmt::Display for LaunchConfig {
 /// limit; threads per block are within the device's and the kernel's limit (the latter is lower
 /// when the kernel uses many registers); every grid extent is within the device's grid dimension
 /// limit (zero is allowed: an empty launch); static + dynamic shared memory fits the device's
-/// opt-in limit per block. A zero `attrs.max_threads_per_block` means "unknown" and is skipped.
+/// opt-in limit per block; the block equals the kernel's required shape, when it has one. A zero
+/// `attrs.max_threads_per_block` means "unknown" and is skipped.
 pub fn validate_launch(
     kernel: &str,
     cfg: &LaunchConfig,
@@ -195,6 +196,15 @@ pub fn validate_launch(
                 axes[i].to_uppercase()
             ));
         }
+    }
+    if let Some([x, y, z]) = attrs.required_block
+        && block != [x, y, z]
+    {
+        return fail(format!(
+            "block {} differs from the block shape ({x}, {y}, {z}) the kernel requires \
+             (#[kernel(block({x}, {y}, {z}))], PTX .reqntid): its code relies on that shape",
+            cfg.block
+        ));
     }
     let threads = cfg.block.volume();
     if threads > u64::from(device.max_threads_per_block) {

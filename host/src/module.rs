@@ -44,6 +44,9 @@ pub struct KernelAttributes {
     /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` when loaded; launches raise it as
     /// needed).
     pub max_dynamic_shared_bytes: u32,
+    /// The only block shape the kernel may be launched with (`.reqntid` in its PTX, from
+    /// `#[kernel(block(x, y, z))]`); `None` when any shape within the limits is allowed.
+    pub required_block: Option<[u32; 3]>,
 }
 
 /// A kernel's entry point on the CPU simulator: the `__gpu_sim_entry_<kernel>` function that
@@ -492,6 +495,7 @@ fn function_attributes(func: &CudaFunction, kernel: &str) -> Result<KernelAttrib
             CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
             "MAX_DYNAMIC_SHARED_SIZE_BYTES",
         )?,
+        required_block: None,
     })
 }
 
@@ -683,6 +687,7 @@ impl Gpu {
             )?;
         let mut kernels = Vec::with_capacity(kernel_names.len());
         let mut param_sizes = ptx::all_entry_param_sizes(text);
+        let required_blocks = ptx::required_block_shapes(text);
         for &name in kernel_names {
             let not_found = || Error::KernelNotFound {
                 module: module_name.to_string(),
@@ -701,7 +706,8 @@ impl Gpu {
                     })(source));
                 }
             };
-            let attributes = function_attributes(&func, name)?;
+            let mut attributes = function_attributes(&func, name)?;
+            attributes.required_block = required_blocks.get(name).copied();
             kernels.push(Kernel {
                 name: name.to_string(),
                 module: module_name.to_string(),
@@ -738,6 +744,7 @@ impl Gpu {
         let text = ptx.trim_end_matches('\0');
         let entry_names = ptx::entry_names(text);
         let mut param_sizes = ptx::all_entry_param_sizes(text);
+        let required_blocks = ptx::required_block_shapes(text);
         let ptx_version = ptx_header(text)
             .0
             .and_then(|v| {
@@ -768,6 +775,7 @@ impl Gpu {
                 ptx_version,
                 binary_version: 0,
                 max_dynamic_shared_bytes: device.shared_memory_limit_per_block(),
+                required_block: required_blocks.get(name).copied(),
             };
             kernels.push(Kernel {
                 name: name.to_string(),

@@ -52,6 +52,8 @@ fn is_ident_char(c: char) -> bool {
 struct EntryHeader<'a> {
     name: &'a str,
     params: Option<&'a str>,
+    /// The performance directives between the parameter list and the body (`.reqntid`, ...).
+    directives: &'a str,
 }
 
 fn entry_headers(ptx: &str) -> Vec<EntryHeader<'_>> {
@@ -79,12 +81,19 @@ fn entry_headers(ptx: &str) -> Vec<EntryHeader<'_>> {
         }
         let name = &after[..name_len];
         let tail = after[name_len..].trim_start();
-        let params = if let Some(inner) = tail.strip_prefix('(') {
-            inner.find(')').map(|close| &inner[..close])
-        } else {
-            None
+        let (params, rest) = match tail.strip_prefix('(') {
+            Some(inner) => match inner.find(')') {
+                Some(close) => (Some(&inner[..close]), &inner[close + 1..]),
+                None => (None, ""),
+            },
+            None => (None, tail),
         };
-        out.push(EntryHeader { name, params });
+        let directives = &rest[..rest.find(['{', ';']).unwrap_or(rest.len())];
+        out.push(EntryHeader {
+            name,
+            params,
+            directives,
+        });
     }
     out
 }
@@ -158,6 +167,30 @@ pub fn entry_param_sizes(ptx: &str, name: &str) -> Option<Vec<usize>> {
     params.split(',').map(param_size).collect()
 }
 
+/// The block shape every kernel of `ptx` requires (its `.reqntid x[, y[, z]]`), by name, for
+/// the kernels that declare one (`#[kernel(block(...))]`).
+pub fn required_block_shapes(ptx: &str) -> std::collections::HashMap<String, [u32; 3]> {
+    let text = strip_comments(ptx);
+    entry_headers(&text)
+        .into_iter()
+        .filter_map(|h| {
+            let at = h.directives.find(".reqntid")?;
+            let rest = &h.directives[at + ".reqntid".len()..];
+            let end = rest.find('.').unwrap_or(rest.len());
+            let dims: Vec<u32> = rest[..end]
+                .split(',')
+                .map(|d| d.trim().parse().ok())
+                .collect::<Option<_>>()?;
+            let mut shape = [1u32; 3];
+            if dims.is_empty() || dims.len() > 3 {
+                return None;
+            }
+            shape[..dims.len()].copy_from_slice(&dims);
+            Some((h.name.to_string(), shape))
+        })
+        .collect()
+}
+
 /// The parameter sizes of every kernel in `ptx`, by name, reading the text once (for loading a
 /// module with many kernels).
 pub fn all_entry_param_sizes(ptx: &str) -> std::collections::HashMap<String, Option<Vec<usize>>> {
@@ -225,6 +258,17 @@ mod tests {
     #[test]
     fn finds_entry_names_and_skips_comments_and_funcs() {
         assert_eq!(entry_names(SEED), ["vector_add", "scaled", "no_params"]);
+    }
+
+    #[test]
+    fn reads_required_block_shapes() {
+        let ptx = ".visible .entry a(\n.param .u64 a_param_0\n)\n.reqntid 32, 8, 1\n{\nret;\n}\n\
+                   .visible .entry b()\n.maxntid 256, 1, 1\n{\nret;\n}\n\
+                   .visible .entry c()\n.reqntid 128\n{\nret;\n}\n";
+        let shapes = required_block_shapes(ptx);
+        assert_eq!(shapes.get("a"), Some(&[32, 8, 1]));
+        assert_eq!(shapes.get("b"), None);
+        assert_eq!(shapes.get("c"), Some(&[128, 1, 1]));
     }
 
     #[test]

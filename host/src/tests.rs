@@ -39,6 +39,7 @@ fn kernel_attrs() -> KernelAttributes {
         ptx_version: 80,
         binary_version: 90,
         max_dynamic_shared_bytes: 48 * 1024,
+        required_block: None,
     }
 }
 
@@ -146,6 +147,20 @@ fn threads_per_block_over_device_limit() {
         msg.contains("device's limit of 1024 threads per block"),
         "{msg}"
     );
+}
+
+#[test]
+fn a_required_block_shape_is_enforced() {
+    let attrs = KernelAttributes {
+        required_block: Some([32, 8, 1]),
+        ..kernel_attrs()
+    };
+    let msg = config_error(LaunchConfig::new(4, (32, 4)), &attrs);
+    assert!(
+        msg.contains("`saxpy`") && msg.contains("(32, 8, 1)"),
+        "{msg}"
+    );
+    validate_launch("saxpy", &LaunchConfig::new(4, (32, 8)), &h100(), &attrs).unwrap();
 }
 
 #[test]

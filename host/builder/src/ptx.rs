@@ -38,6 +38,9 @@ struct Signature {
     /// `#[kernel(launch_bounds(threads, min_blocks))]`.
     #[serde(default)]
     launch_bounds: Option<(u32, u32)>,
+    /// `#[kernel(block(x, y, z))]`: the one block shape (PTX `.reqntid`).
+    #[serde(default)]
+    block: Option<[u32; 3]>,
 }
 
 /// The module text with `#[kernel]` signature records removed (they are build metadata, not
@@ -138,34 +141,43 @@ pub fn parse(ptx: &str) -> Result<(String, PtxModule)> {
 /// Writes `.maxntid T, 1, 1` and `.minnctapersm B` after the parameter list of each entry whose
 /// `#[kernel]` record has launch bounds (ptxas then limits registers so that `B` blocks of `T`
 /// threads fit on an SM, and the driver refuses larger blocks).
+/// Adds each `#[kernel]`'s launch-shape directives after its entry's parameter list:
+/// `.maxntid`/`.minnctapersm` for `launch_bounds`, `.reqntid` for `block`.
 fn add_launch_bounds(ptx: &str, module: &PtxModule) -> Result<String> {
-    let bounded: BTreeMap<&str, (u32, u32)> = module
+    let bounded: BTreeMap<&str, String> = module
         .signatures
         .values()
-        .filter_map(|s| s.launch_bounds.map(|b| (s.name.as_str(), b)))
+        .filter_map(|s| {
+            let directives = match (s.launch_bounds, s.block) {
+                (Some((threads, blocks)), _) => {
+                    format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n")
+                }
+                (None, Some([x, y, z])) => format!(".reqntid {x}, {y}, {z}\n"),
+                (None, None) => return None,
+            };
+            Some((s.name.as_str(), directives))
+        })
         .collect();
     if bounded.is_empty() {
         return Ok(ptx.to_string());
     }
     let mut out = String::with_capacity(ptx.len() + 64 * bounded.len());
-    let mut pending: Option<(u32, u32)> = None;
+    let mut pending: Option<&str> = None;
     let mut placed = 0;
     for line in ptx.lines() {
         let code = strip_comment(line).trim();
         if pending.is_none()
             && let Some((name, true)) = function_header(code)
-            && let Some(&b) = bounded.get(name.as_str())
+            && let Some(directives) = bounded.get(name.as_str())
         {
-            pending = Some(b);
+            pending = Some(directives);
         }
         out.push_str(line);
         out.push('\n');
-        if let Some((threads, blocks)) = pending
+        if let Some(directives) = pending
             && code.contains(')')
         {
-            out.push_str(&format!(
-                ".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n"
-            ));
+            out.push_str(directives);
             pending = None;
             placed += 1;
         }
@@ -479,6 +491,28 @@ mod tests {
         assert_eq!(cleaned.matches(".maxntid").count(), 1, "not on `helper`");
         let (plain, _) = parse(&sample()).unwrap();
         assert!(!plain.contains(".maxntid"));
+    }
+
+    #[test]
+    fn an_exact_block_shape_becomes_reqntid() {
+        let json = r#"{"name":"k","module":"demo","params":[{"name":"x","kind":"slice","ty":"f32"},{"name":"p","kind":"value","ty":"Params"}],"block":[32,8,1]}"#;
+        let ptx = sample()
+            .lines()
+            .map(|l| {
+                if l.contains(SIGNATURE_PREFIX) {
+                    record(json)
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let (cleaned, _) = parse(&ptx).unwrap();
+        assert!(
+            cleaned.contains("k_param_2[12]\n)\n.reqntid 32, 8, 1\n{"),
+            "{cleaned}"
+        );
+        assert!(!cleaned.contains(".maxntid"));
     }
 
     #[test]

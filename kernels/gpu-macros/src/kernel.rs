@@ -2,6 +2,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
+use syn::parse::Parser;
 use syn::{Error, FnArg, GenericArgument, Ident, ItemFn, Pat, PathArguments, ReturnType, Type};
 
 /// How a kernel parameter crosses from host to device. Mirrors `gpu_builder::manifest::ParamKind`.
@@ -21,7 +22,10 @@ const SCALARS: &[&str] = &[
 ];
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
-    let launch_bounds = parse_attr(attr)?;
+    let KernelAttr {
+        launch_bounds,
+        block,
+    } = parse_attr(attr)?;
     let func: ItemFn = syn::parse2(item)?;
     let sig = &func.sig;
     if !sig.generics.params.is_empty() {
@@ -111,9 +115,19 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     // The record is JSON; `module_path!()` is spliced in by `concat!` so the host can name the
     // parameter type aliases below by their full path.
     let sig_head = format!("{{\"name\":\"{}\",\"module\":\"", name);
-    let bounds = match launch_bounds {
+    let mut bounds = match launch_bounds {
         Some((threads, blocks)) => format!(",\"launch_bounds\":[{threads},{blocks}]"),
         None => String::new(),
+    };
+    // With an exact block shape the entry first tells the optimizer about it (sound: the PTX
+    // entry gets `.reqntid`, so no launch with another shape runs).
+    let assume_block = match block {
+        Some([x, y, z]) => {
+            bounds.push_str(&format!(",\"block\":[{x},{y},{z}]"));
+            // SAFETY (in generated code): see above.
+            quote!(unsafe { ::gpu::__private::assume_block_dim(#x, #y, #z) };)
+        }
+        None => quote!(),
     };
     let sig_tail = format!("\",\"params\":[{}]{bounds}}}", manifest_params.join(","));
     let sig_static = format_ident!("__gpu_kernel_signature_{}", name);
@@ -143,6 +157,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             #[inline(always)]
             #unsafety fn #inner(#inputs) #body
             const _: () = { #(#value_checks)* };
+            #assume_block
             #(#rebuild)*
             #[allow(unused_unsafe)]
             unsafe { #inner(#(#call_args),*) }
@@ -207,42 +222,84 @@ fn sim_read(name: &Ident, ty: &TokenStream) -> TokenStream {
     }
 }
 
-/// `#[kernel]` or `#[kernel(launch_bounds(THREADS, MIN_BLOCKS))]`: at most `THREADS` threads per
-/// block, and registers limited so that `MIN_BLOCKS` such blocks fit on one SM (PTX `.maxntid`
-/// and `.minnctapersm`, CUDA's `__launch_bounds__`).
-fn parse_attr(attr: TokenStream) -> syn::Result<Option<(u32, u32)>> {
+/// What `#[kernel(...)]` declares about the launch shape.
+#[derive(Default)]
+struct KernelAttr {
+    /// `launch_bounds(THREADS, MIN_BLOCKS)`: at most `THREADS` threads per block, and registers
+    /// limited so that `MIN_BLOCKS` such blocks fit on one SM (PTX `.maxntid` and
+    /// `.minnctapersm`, CUDA's `__launch_bounds__`).
+    launch_bounds: Option<(u32, u32)>,
+    /// `block(X, Y, Z)` (`Y`, `Z` default to 1): the only block shape the kernel runs with (PTX
+    /// `.reqntid`; the driver and the host refuse any other). The kernel's code may then rely on
+    /// it: `thread_idx_x() < X`, `block_dim_x() == X`, ... are known to the optimizer, which
+    /// drops index checks they imply and folds the index arithmetic.
+    block: Option<[u32; 3]>,
+}
+
+/// Parses `#[kernel]`, `#[kernel(launch_bounds(THREADS, MIN_BLOCKS))]` or
+/// `#[kernel(block(X, Y, Z))]` (integer literals).
+fn parse_attr(attr: TokenStream) -> syn::Result<KernelAttr> {
+    let mut out = KernelAttr::default();
     if attr.is_empty() {
-        return Ok(None);
+        return Ok(out);
     }
-    let usage =
-        "expected #[kernel] or #[kernel(launch_bounds(THREADS, MIN_BLOCKS))] with integer literals";
-    let call: syn::ExprCall =
-        syn::parse2(attr.clone()).map_err(|_| Error::new_spanned(&attr, usage))?;
-    let is_bounds = matches!(&*call.func, syn::Expr::Path(p) if p.path.is_ident("launch_bounds"));
-    if !is_bounds || call.args.len() != 2 {
-        return Err(Error::new_spanned(&attr, usage));
-    }
-    let mut values = [0u32; 2];
-    for (value, arg) in values.iter_mut().zip(&call.args) {
-        let syn::Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Int(int),
-            ..
-        }) = arg
-        else {
-            return Err(Error::new_spanned(arg, usage));
+    let usage = "expected #[kernel], #[kernel(launch_bounds(THREADS, MIN_BLOCKS))] or \
+                 #[kernel(block(X, Y, Z))] with integer literals";
+    let items = syn::punctuated::Punctuated::<syn::ExprCall, syn::Token![,]>::parse_terminated
+        .parse2(attr.clone())
+        .map_err(|_| Error::new_spanned(&attr, usage))?;
+    for call in &items {
+        let name = match &*call.func {
+            syn::Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+            _ => None,
         };
-        *value = int.base10_parse()?;
-        if *value == 0 {
-            return Err(Error::new_spanned(arg, "launch bounds must be at least 1"));
+        let mut values = Vec::new();
+        for arg in &call.args {
+            let syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(int),
+                ..
+            }) = arg
+            else {
+                return Err(Error::new_spanned(arg, usage));
+            };
+            let value: u32 = int.base10_parse()?;
+            if value == 0 {
+                return Err(Error::new_spanned(arg, "launch shapes must be at least 1"));
+            }
+            values.push(value);
+        }
+        match (name.as_deref(), values.as_slice()) {
+            (Some("launch_bounds"), &[threads, blocks]) => {
+                if threads > 1024 {
+                    return Err(Error::new_spanned(
+                        &call.args[0],
+                        "a block has at most 1024 threads",
+                    ));
+                }
+                out.launch_bounds = Some((threads, blocks));
+            }
+            (Some("block"), dims) if (1..=3).contains(&dims.len()) => {
+                let mut b = [1u32; 3];
+                b[..dims.len()].copy_from_slice(dims);
+                if b.iter().map(|&d| u64::from(d)).product::<u64>() > 1024 || b[2] > 64 {
+                    return Err(Error::new_spanned(
+                        call,
+                        "a block has at most 1024 threads (and at most 64 along z)",
+                    ));
+                }
+                out.block = Some(b);
+            }
+            _ => return Err(Error::new_spanned(call, usage)),
         }
     }
-    if values[0] > 1024 {
+    if out.block.is_some() && out.launch_bounds.is_some() {
         return Err(Error::new_spanned(
-            &call.args[0],
-            "a block has at most 1024 threads",
+            &attr,
+            "give either block(...) (one exact block shape) or launch_bounds(...), not both: \
+             PTX's .reqntid and .maxntid exclude each other",
         ));
     }
-    Ok(Some((values[0], values[1])))
+    Ok(out)
 }
 
 fn classify(ty: &Type) -> syn::Result<Param> {

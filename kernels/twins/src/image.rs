@@ -8,7 +8,7 @@ pub const BLOCK_2D: (u32, u32) = (16, 16);
 pub const FILTER: usize = 5;
 
 /// Planar RGB (three f32 planes) to luminance, one thread per pixel.
-#[kernel]
+#[kernel(block(256))]
 pub fn rgb_to_grey_planar(r: &[f32], g: &[f32], b: &[f32], mut grey: DisjointSlice<f32>) {
     let i = thread::global_index();
     if let Some(out) = grey.get_mut(i) {
@@ -19,7 +19,7 @@ pub fn rgb_to_grey_planar(r: &[f32], g: &[f32], b: &[f32], mut grey: DisjointSli
 
 /// Interleaved 8-bit RGB to 8-bit grey, one thread per pixel of a `width × height` image
 /// (the PMPP textbook's colour-to-greyscale kernel).
-#[kernel]
+#[kernel(block(16, 16))]
 pub fn rgb_to_grey_interleaved(rgb: &[u8], width: u32, height: u32, mut grey: DisjointSlice<u8>) {
     let idx = thread::global_index_2d();
     let (col, row) = (idx.x(), idx.y());
@@ -36,7 +36,7 @@ pub fn rgb_to_grey_interleaved(rgb: &[u8], width: u32, height: u32, mut grey: Di
 
 /// `out = image ⊛ filter` with a `FILTER × FILTER` filter, zero outside the image; one thread
 /// per output pixel, everything read from global memory.
-#[kernel]
+#[kernel(block(16, 16))]
 pub fn convolution_2d(
     image: &[f32],
     filter: &[f32],

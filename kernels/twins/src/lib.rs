@@ -8,7 +8,9 @@
 //! macro, the builder), to be fixed there rather than in these kernels.
 //!
 //! Launch shapes are constants here and in the C++ file (`BLOCK`, `TILE`, ...); the host
-//! harness reads them from this crate.
+//! harness reads them from this crate. Each kernel also declares its block shape with
+//! `#[kernel(block(...))]` (the README's advice for fast kernels): the launch is refused with
+//! any other shape, and the optimizer knows the thread indices' bounds.
 #![no_std]
 
 pub mod dense;

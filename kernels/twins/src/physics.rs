@@ -19,7 +19,7 @@ pub struct Body {
 }
 
 /// The acceleration of body `i` caused by every body; `accel[i].mass` is unused (0).
-#[kernel]
+#[kernel(block(256))]
 pub fn nbody_accel(bodies: &[Body], mut accel: DisjointSlice<Body>) {
     let tile = shared_array!(Body, B);
     let n = bodies.len();

@@ -8,7 +8,7 @@ pub const SORT_TILE: usize = 1024;
 
 /// Sorts `keys[b * SORT_TILE..(b + 1) * SORT_TILE]` into the same range of `out`, for every
 /// block `b`. The length must be a multiple of `SORT_TILE`.
-#[kernel]
+#[kernel(block(512))]
 pub fn bitonic_sort_shared(keys: &[u32], out: DisjointSlice<u32>) {
     let s = shared_array!(u32, SORT_TILE);
     let tid = thread::thread_idx_x() as usize;

@@ -9,7 +9,7 @@ pub const ROWS: usize = 8;
 
 /// One thread per element: reads coalesced, writes strided (the CUDA sample's
 /// `transposeNaive`). Launch with `TILE × ROWS` blocks over `width × height / (TILE / ROWS)`.
-#[kernel]
+#[kernel(block(32, 8))]
 pub fn transpose_naive(input: &[f32], width: u32, height: u32, out: DisjointSlice<f32>) {
     let (w, h) = (width as usize, height as usize);
     let x = thread::block_idx_x() as usize * TILE + thread::thread_idx_x() as usize;
@@ -25,7 +25,7 @@ pub fn transpose_naive(input: &[f32], width: u32, height: u32, out: DisjointSlic
 
 /// Through a `TILE × (TILE + 1)` shared tile (the padding column avoids bank conflicts), so both
 /// the reads and the writes are coalesced (the CUDA sample's `transposeNoBankConflicts`).
-#[kernel]
+#[kernel(block(32, 8))]
 pub fn transpose_tiled(input: &[f32], width: u32, height: u32, out: DisjointSlice<f32>) {
     let tile = shared_array!(f32, TILE * (TILE + 1));
     let (w, h) = (width as usize, height as usize);
