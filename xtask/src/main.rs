@@ -150,9 +150,12 @@ fn build(workspace: &Workspace, arch: Arch, crates: &[String]) -> Result<Vec<Bui
         .collect::<Result<Vec<_>>>()?;
     modes.sort_by_key(|m| m.to_string());
     modes.dedup();
-    for checks in modes {
-        compile::sysroot_for(workspace, &rustc, checks, &mut |line| println!("  {line}"))?;
-    }
+    // Built side by side: each is one single-threaded rustc run of `core`.
+    parallel_map(&modes, |&checks| {
+        compile::sysroot_for(workspace, &rustc, checks, &mut |line| println!("  {line}"))
+    })
+    .into_iter()
+    .collect::<Result<Vec<_>>>()?;
     // Kernel crates build independently: one nested cargo each, as many at once as there are
     // cores (each is mostly one single-threaded LLVM run; ptxas then fans out itself).
     parallel_map(&selected, |krate| {

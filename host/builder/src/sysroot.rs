@@ -116,7 +116,8 @@ pub fn ensure(
         SourceOrigin::RustDocsPages => "the rust-docs source pages",
     };
     log(&format!(
-        "building core for {NVPTX_TARGET} from {origin} (once per rustc version, about a minute)"
+        "building core for {NVPTX_TARGET} from {origin} (once per rustc version and checks mode \
+         `{checks}`, about a minute)"
     ));
 
     let libs = lib_dir(&dir);
