@@ -44,11 +44,8 @@ pub fn reduce_shared_tree(input: &[f32], mut block_sums: DisjointSlice<f32>) {
 pub fn block_sum_grid_stride(input: &[f32], mut block_sums: DisjointSlice<f32>) {
     let warp_sums = shared_array!(f32, B / 32);
     let mut sum = 0.0f32;
-    let stride = thread::grid_size();
-    let mut i = thread::global_id_x();
-    while i < input.len() {
-        sum += input[i];
-        i += stride;
+    for i in thread::grid_stride_unrolled(input.len()) {
+        sum += input[i.get()];
     }
     let mut offset = 16;
     while offset > 0 {
@@ -119,7 +116,7 @@ pub fn histogram_256(data: &[u8], bins: DisjointSlice<u32>) {
         b += B;
     }
     sync_threads();
-    for i in thread::grid_stride(data.len()) {
+    for i in thread::grid_stride_unrolled(data.len()) {
         counts.atomic_add(data[i.get()] as usize, 1);
     }
     sync_threads();
