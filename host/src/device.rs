@@ -450,7 +450,7 @@ impl Gpu {
         properties.ordinal = ordinal;
         Ok(Gpu {
             backend: Backend::Sim { ordinal },
-            stream: Stream::new_sim(ordinal, epoch.clone()),
+            stream: Stream::new_sim_default(ordinal, epoch.clone()),
             properties: Arc::new(properties),
             epoch,
         })

@@ -143,6 +143,16 @@ pub enum Error {
         /// What was asked for.
         what: String,
     },
+    /// Capturing a stream into a graph, updating or launching a graph failed: an operation that
+    /// is not allowed while a stream is captured (synchronizing it, a kernel's first load), a
+    /// graph updated with launches of other kernels, or a graph launched on a stream of
+    /// another device. See [`crate::Graph`].
+    Capture {
+        /// What was being done, e.g. "capturing stream 0x55d0 into a graph".
+        context: String,
+        /// What is wrong and what to do instead.
+        message: String,
+    },
     /// `GPU_BACKEND` names no backend ([`crate::Gpu::from_env`]).
     InvalidBackend {
         /// The value found.
@@ -377,6 +387,7 @@ impl fmt::Display for Error {
                  Load it through its generated launchers (`Module::load`), or with \
                  Gpu::load_module and the kernel's `__gpu_sim_entry_{kernel}`"
             ),
+            Error::Capture { context, message } => write!(f, "while {context}: {message}"),
             Error::Unsupported { what } => {
                 write!(f, "{what}: not available on the CPU simulator")
             }

@@ -281,6 +281,26 @@ enum ParamBytes {
 }
 
 impl ParamBytes {
+    /// The storage (the parameter's bytes, then zeros).
+    fn as_mut_ptr(&mut self) -> *mut c_void {
+        match self {
+            ParamBytes::Inline(a) => a.0.as_mut_ptr().cast(),
+            ParamBytes::Medium(a) => a.0.as_mut_ptr().cast(),
+            ParamBytes::Large(a) => a.0.as_mut_ptr().cast(),
+            ParamBytes::Huge(a) => a.0.as_mut_ptr().cast(),
+        }
+    }
+
+    /// The first `len` bytes of the storage.
+    fn bytes(&self, len: usize) -> &[u8] {
+        match self {
+            ParamBytes::Inline(a) => &a.0[..len],
+            ParamBytes::Medium(a) => &a.0[..len],
+            ParamBytes::Large(a) => &a.0[..len],
+            ParamBytes::Huge(a) => &a.0[..len],
+        }
+    }
+
     /// Copies `bytes` (at most `MAX_PARAM_BYTES`) into the smallest storage that holds them.
     fn new(bytes: &[u8]) -> ParamBytes {
         fn fill<const N: usize>(mut a: Box<Aligned<N>>, bytes: &[u8]) -> Box<Aligned<N>> {
@@ -636,6 +656,10 @@ impl<'a> KernelLaunch<'a> {
         if self.cfg.is_empty() {
             return Ok(());
         }
+        if crate::graph::capturing(self.stream) {
+            // SAFETY: forwarded from the caller.
+            return unsafe { self.capture() };
+        }
         let KernelLaunch {
             kernel,
             stream,
@@ -704,6 +728,114 @@ impl<'a> KernelLaunch<'a> {
             .state()
             .launched(kernel.name(), cuda_stream, &cfg);
         Ok(())
+    }
+}
+
+impl KernelLaunch<'_> {
+    /// Records the launch into the capture of its stream (see [`crate::graph`]) instead of
+    /// running it.
+    ///
+    /// On a GPU the kernel is launched with `cuLaunchKernel` directly: cudarc's launch would
+    /// wait on and record the buffers' events inside the capture, and an event recorded in a
+    /// capture cannot be waited on afterwards (`CUDA_ERROR_CAPTURED_EVENT`). The graph keeps
+    /// its buffers borrowed instead (see [`crate::Graph`]).
+    ///
+    /// # Safety
+    /// As for [`KernelLaunch::launch`].
+    unsafe fn capture(self) -> Result<()> {
+        let KernelLaunch {
+            kernel,
+            stream,
+            cfg,
+            mut params,
+            info,
+            ..
+        } = self;
+        let what = || format!("capturing a launch of kernel `{}` with {cfg}", kernel.name());
+        kernel.check(what)?;
+        let node = crate::graph::Node {
+            kernel: kernel.name().to_string(),
+            module: kernel.module_name().to_string(),
+            params: info.iter().map(|p| p.size).collect(),
+            cfg,
+        };
+        match (kernel.backend(), stream.cuda_stream()) {
+            (KernelBackend::Sim { entry }, None) => {
+                let Some(entry) = *entry else {
+                    return Err(Error::NoSimulatorEntry {
+                        module: kernel.module_name().to_string(),
+                        kernel: kernel.name().to_string(),
+                    });
+                };
+                let params = params
+                    .iter()
+                    .zip(&info)
+                    .map(|(p, i)| match p {
+                        Param::Word(w) => crate::graph::SimOp::param(&w.to_ne_bytes()),
+                        Param::Bytes(b) => crate::graph::SimOp::param(b.bytes(i.size)),
+                        Param::Read(_) | Param::Write(_) => {
+                            unreachable!("simulator buffers are pushed as addresses")
+                        }
+                    })
+                    .collect();
+                let op = crate::graph::SimOp {
+                    kernel: kernel.name().to_string(),
+                    entry,
+                    cfg,
+                    params,
+                };
+                crate::graph::record(node, Some(op));
+                Ok(())
+            }
+            (KernelBackend::Cuda { func, .. }, Some(cuda_stream)) => {
+                if cfg.shared_mem_bytes > 0 {
+                    kernel.ensure_dynamic_shared(cfg.shared_mem_bytes)?;
+                }
+                // The address of a buffer, looked up on the context's legacy default stream:
+                // cudarc's lookup orders that stream after the buffer's writes, never the
+                // captured stream (which is a non-blocking stream, unaffected by it).
+                let address = |slice: &CudaSlice<u8>| {
+                    let legacy = slice.stream().context().default_stream();
+                    let (ptr, _record) = cudarc::driver::DevicePtr::device_ptr(slice, &legacy);
+                    ptr
+                };
+                let mut words: Vec<u64> = params
+                    .iter()
+                    .map(|p| match p {
+                        Param::Read(slice) => address(slice),
+                        Param::Write(slice) => address(slice),
+                        Param::Word(w) => *w,
+                        Param::Bytes(_) => 0,
+                    })
+                    .collect();
+                let mut pointers: Vec<*mut c_void> = params
+                    .iter_mut()
+                    .zip(words.iter_mut())
+                    .map(|(p, w)| match p {
+                        Param::Bytes(b) => b.as_mut_ptr(),
+                        _ => (w as *mut u64).cast(),
+                    })
+                    .collect();
+                // SAFETY: the caller guarantees the parameters match the kernel's signature;
+                // the configuration was validated; every pointer points into `words` or
+                // `params`, alive until after the call (the driver copies the parameters when
+                // it records the launch); the buffers stay borrowed by the graph.
+                unsafe {
+                    cudarc::driver::result::launch_kernel(
+                        func.cu_function(),
+                        (cfg.grid.x, cfg.grid.y, cfg.grid.z),
+                        (cfg.block.x, cfg.block.y, cfg.block.z),
+                        cfg.shared_mem_bytes,
+                        cuda_stream.cu_stream(),
+                        &mut pointers,
+                    )
+                }
+                .map_err(kernel.epoch().driver(what))?;
+                crate::graph::record(node, None);
+                Ok(())
+            }
+            _ => unreachable!("`prepare` checked that the stream and kernel share a device"),
+        }
     }
 }
 

@@ -38,6 +38,7 @@ pub mod code;
 mod device;
 mod error;
 pub mod fault;
+pub mod graph;
 pub mod isolate;
 mod launch;
 mod module;
@@ -50,6 +51,7 @@ pub use code::{CodeUnit, KernelCode, Sass};
 pub use device::{BACKEND_ENV, DeviceProperties, Gpu};
 pub use error::{Error, Result};
 pub use fault::KernelPanic;
+pub use graph::Graph;
 pub use launch::{
     BlockSizeSuggestion, Dim3, KernelLaunch, LaunchConfig, Occupancy, validate_launch,
 };

@@ -350,6 +350,7 @@ impl Module {
                 unit.kernels, self.name
             )
         })?;
+        crate::graph::refuse_load_while_capturing(&self.name, unit.kernels)?;
         let loaded = self.gpu.load_part(
             &self.name,
             Source::Unit(unit),

@@ -37,6 +37,9 @@ struct SimStream {
     /// The simulated device (also keeps the allocation non-empty, so every stream has its own
     /// address).
     ordinal: usize,
+    /// Whether this is the device's default stream (which, like CUDA's legacy default stream,
+    /// cannot be captured into a graph).
+    default: bool,
 }
 
 impl Clone for Stream {
@@ -66,9 +69,27 @@ impl Stream {
     }
 
     pub(crate) fn new_sim(ordinal: usize, epoch: Epoch) -> Stream {
+        Stream::sim(ordinal, false, epoch)
+    }
+
+    /// A simulated device's default stream.
+    pub(crate) fn new_sim_default(ordinal: usize, epoch: Epoch) -> Stream {
+        Stream::sim(ordinal, true, epoch)
+    }
+
+    fn sim(ordinal: usize, default: bool, epoch: Epoch) -> Stream {
         Stream {
-            inner: ManuallyDrop::new(StreamInner::Sim(Arc::new(SimStream { ordinal }))),
+            inner: ManuallyDrop::new(StreamInner::Sim(Arc::new(SimStream { ordinal, default }))),
             epoch,
+        }
+    }
+
+    /// Whether this is a device's default stream: CUDA's legacy default stream (the null
+    /// handle), or the simulator's stand-in for it.
+    pub fn is_default(&self) -> bool {
+        match &*self.inner {
+            StreamInner::Cuda(s) => s.cu_stream().is_null(),
+            StreamInner::Sim(s) => s.default,
         }
     }
 
@@ -109,6 +130,7 @@ impl Stream {
     pub fn synchronize(&self) -> Result<()> {
         let what = || "synchronizing a stream".to_string();
         self.check(what)?;
+        crate::graph::refuse_while_capturing(self, what)?;
         if let StreamInner::Cuda(s) = &*self.inner {
             s.synchronize().map_err(self.epoch.driver(what))?;
             self.epoch.state().stream_synchronized(s);
@@ -122,6 +144,7 @@ impl Stream {
     pub fn record_event(&self) -> Result<Event> {
         let what = || "recording an event on a stream".to_string();
         self.check(what)?;
+        crate::graph::refuse_while_capturing(self, what)?;
         let inner = match &*self.inner {
             StreamInner::Cuda(s) => EventInner::Cuda(
                 s.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
@@ -140,6 +163,7 @@ impl Stream {
     pub fn wait_event(&self, event: &Event) -> Result<()> {
         let what = || "making a stream wait on an event".to_string();
         self.check(what)?;
+        crate::graph::refuse_while_capturing(self, what)?;
         event.epoch.check(what)?;
         match (&*self.inner, &*event.inner) {
             (StreamInner::Cuda(s), EventInner::Cuda(e)) => {
