@@ -81,6 +81,13 @@ pub struct LaunchConfig {
     pub block: Dim3,
     /// Dynamic shared memory per block, in bytes (on top of the kernel's static shared memory).
     pub shared_mem_bytes: u32,
+    /// A cooperative launch ([`LaunchConfig::cooperative`]): all blocks resident at once, so
+    /// they may wait for each other (`gpu::grid::sync`).
+    pub cooperative: bool,
+    /// Thread-block cluster shape, in blocks ([`LaunchConfig::with_cluster`]; sm_90 and later):
+    /// the blocks of a cluster run at once on one GPU processing cluster and can access each
+    /// other's shared memory.
+    pub cluster: Option<Dim3>,
 }
 
 impl LaunchConfig {
@@ -90,6 +97,8 @@ impl LaunchConfig {
             grid: grid.into(),
             block: block.into(),
             shared_mem_bytes: 0,
+            cooperative: false,
+            cluster: None,
         }
     }
 
@@ -124,6 +133,29 @@ impl LaunchConfig {
         }
     }
 
+    /// The same configuration launched cooperatively (`cuLaunchKernelEx` with
+    /// `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`): every block is resident at once, which a grid-wide
+    /// barrier (`gpu::grid::sync`) needs. [`Kernel::prepare`] refuses a grid larger than what
+    /// fits on the device at once (the kernel's occupancy x the SM count). On the simulator
+    /// that is one block per worker thread (`GPU_SIM_WORKERS`).
+    pub fn cooperative(self) -> LaunchConfig {
+        LaunchConfig {
+            cooperative: true,
+            ..self
+        }
+    }
+
+    /// The same configuration in thread-block clusters of `dims` blocks
+    /// (`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`; compute capability 9.0 and later). Validation
+    /// requires at most 8 blocks per cluster (the portable limit) and a grid divisible by the
+    /// cluster shape along every axis. Not available on the simulator.
+    pub fn with_cluster(self, dims: impl Into<Dim3>) -> LaunchConfig {
+        LaunchConfig {
+            cluster: Some(dims.into()),
+            ..self
+        }
+    }
+
     /// Whether this is an empty launch (a zero grid extent): launching it does nothing.
     pub fn is_empty(&self) -> bool {
         self.grid.is_empty()
@@ -146,7 +178,14 @@ impl fmt::Display for LaunchConfig {
             f,
             "grid {} x block {}, {} bytes dynamic shared memory",
             self.grid, self.block, self.shared_mem_bytes
-        )
+        )?;
+        if self.cooperative {
+            write!(f, ", cooperative")?;
+        }
+        if let Some(c) = self.cluster {
+            write!(f, ", clusters of {c} blocks")?;
+        }
+        Ok(())
     }
 }
 
@@ -245,6 +284,12 @@ pub fn validate_launch(
             ));
         }
     }
+    if let Some(cluster) = cfg.cluster {
+        validate_cluster(cfg, cluster, device).map_err(|message| Error::LaunchConfig {
+            kernel: kernel.to_string(),
+            message,
+        })?;
+    }
     let shared = u64::from(attrs.static_shared_bytes) + u64::from(cfg.shared_mem_bytes);
     let limit = device.shared_memory_limit_per_block();
     if shared > u64::from(limit) {
@@ -254,6 +299,48 @@ pub fn validate_launch(
              CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)",
             attrs.static_shared_bytes, cfg.shared_mem_bytes
         ));
+    }
+    Ok(())
+}
+
+/// The most blocks per cluster every sm_90 device supports (larger needs an opt-in per kernel).
+pub const MAX_PORTABLE_CLUSTER_BLOCKS: u64 = 8;
+
+/// Checks the cluster shape of `cfg`; the message says what is wrong.
+fn validate_cluster(
+    cfg: &LaunchConfig,
+    cluster: Dim3,
+    device: &DeviceProperties,
+) -> std::result::Result<(), String> {
+    if device.compute_capability < (9, 0) {
+        return Err(format!(
+            "thread-block clusters need compute capability 9.0 or later; this device has {}.{}",
+            device.compute_capability.0, device.compute_capability.1
+        ));
+    }
+    if cfg.cooperative {
+        return Err("a launch cannot be both cooperative and in clusters here: use                     cluster barriers within a cluster, or a cooperative launch without                     clusters"
+            .to_string());
+    }
+    if cluster.is_empty() {
+        return Err(format!(
+            "cluster {cluster} has a zero extent; every cluster dimension must be at least 1"
+        ));
+    }
+    if cluster.volume() > MAX_PORTABLE_CLUSTER_BLOCKS {
+        return Err(format!(
+            "cluster {cluster} has {} blocks, above the portable limit of              {MAX_PORTABLE_CLUSTER_BLOCKS} blocks per cluster",
+            cluster.volume()
+        ));
+    }
+    let (g, c) = ([cfg.grid.x, cfg.grid.y, cfg.grid.z], [cluster.x, cluster.y, cluster.z]);
+    for (i, axis) in ["x", "y", "z"].iter().enumerate() {
+        if g[i] % c[i] != 0 {
+            return Err(format!(
+                "grid dimension {axis} ({} blocks) is not a multiple of the cluster dimension                  {axis} ({}): the grid must be made of whole clusters (grid {}, cluster {cluster})",
+                g[i], c[i], cfg.grid
+            ));
+        }
     }
     Ok(())
 }
@@ -427,6 +514,17 @@ impl Kernel {
             });
         }
         validate_launch(self.name(), &cfg, self.device_arc(), self.attributes())?;
+        if cfg.cooperative && !cfg.is_empty() {
+            self.check_co_residency(&cfg)?;
+        }
+        if cfg.cluster.is_some() && self.is_simulator() {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "launching kernel `{}` in thread-block clusters ({cfg})",
+                    self.name()
+                ),
+            });
+        }
         let n = self.param_sizes().map_or(8, <[usize]>::len);
         Ok(KernelLaunch {
             kernel: self,
@@ -436,6 +534,34 @@ impl Kernel {
             info: Vec::with_capacity(n),
             error: None,
         })
+    }
+}
+
+impl Kernel {
+    /// Refuses a cooperative launch whose blocks do not all fit on the device at once.
+    fn check_co_residency(&self, cfg: &LaunchConfig) -> Result<()> {
+        let block = u32::try_from(cfg.threads_per_block()).unwrap_or(u32::MAX);
+        let occupancy = self.occupancy(block, cfg.shared_mem_bytes as usize)?;
+        let sms = self.device().multiprocessor_count;
+        let limit = u64::from(occupancy.active_blocks_per_sm) * u64::from(sms);
+        let blocks = cfg.grid.volume();
+        if blocks > limit {
+            return Err(Error::LaunchConfig {
+                kernel: self.name().to_string(),
+                message: format!(
+                    "a cooperative launch needs all its blocks resident at once, but grid {}                      has {blocks} blocks and at most {limit} fit ({} per SM at {block} threads                      and {} bytes of dynamic shared memory x {sms} SMs{}); use fewer blocks                      (a grid-stride loop covers any size)",
+                    cfg.grid,
+                    occupancy.active_blocks_per_sm,
+                    cfg.shared_mem_bytes,
+                    if self.is_simulator() {
+                        ": the simulator runs one block per worker thread, GPU_SIM_WORKERS"
+                    } else {
+                        ""
+                    }
+                ),
+            });
+        }
+        Ok(())
     }
 }
 
@@ -657,6 +783,17 @@ impl<'a> KernelLaunch<'a> {
             return Ok(());
         }
         if crate::graph::capturing(self.stream) {
+            if self.cfg.cooperative || self.cfg.cluster.is_some() {
+                return Err(Error::Capture {
+                    context: format!(
+                        "capturing a launch of kernel `{}` with {}",
+                        self.kernel.name(),
+                        self.cfg
+                    ),
+                    message: "cooperative and cluster launches are not captured into graphs;                               launch them outside the capture"
+                        .to_string(),
+                });
+            }
             // SAFETY: forwarded from the caller.
             return unsafe { self.capture() };
         }
@@ -677,6 +814,18 @@ impl<'a> KernelLaunch<'a> {
         };
         if cfg.shared_mem_bytes > 0 {
             kernel.ensure_dynamic_shared(cfg.shared_mem_bytes)?;
+        }
+        if cfg.cooperative || cfg.cluster.is_some() {
+            let what = || format!("launching kernel `{}` with {cfg}", kernel.name());
+            kernel.check(what)?;
+            // SAFETY: forwarded from the caller; the configuration was validated.
+            unsafe { launch_ex(func, cuda_stream, &cfg, &mut params) }
+                .map_err(kernel.epoch().driver(what))?;
+            kernel
+                .epoch()
+                .state()
+                .launched(kernel.name(), cuda_stream, &cfg);
+            return Ok(());
         }
         let mut args = cuda_stream.launch_builder(func);
         for p in params.iter_mut() {
@@ -837,6 +986,93 @@ impl KernelLaunch<'_> {
             _ => unreachable!("`prepare` checked that the stream and kernel share a device"),
         }
     }
+}
+
+/// Launches with `cuLaunchKernelEx` and the launch attributes of `cfg` (cooperative, cluster
+/// shape), ordering the launch with the buffers' other uses as cudarc's launch does: it waits
+/// for earlier writes of every buffer (and earlier reads of the ones it writes), and records
+/// its reads and writes on them afterwards (when the guards drop).
+///
+/// # Safety
+/// As for [`KernelLaunch::launch`]; `cfg` was validated.
+unsafe fn launch_ex(
+    func: &cudarc::driver::CudaFunction,
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    cfg: &LaunchConfig,
+    params: &mut [Param<'_>],
+) -> std::result::Result<(), cudarc::driver::DriverError> {
+    use cudarc::driver::{DevicePtr, DevicePtrMut};
+    stream.context().bind_to_thread()?;
+    let mut words: Vec<u64> = Vec::with_capacity(params.len());
+    let mut bytes: Vec<Option<*mut c_void>> = Vec::with_capacity(params.len());
+    let mut guards = Vec::new();
+    for p in params.iter_mut() {
+        let (word, raw) = match p {
+            Param::Read(slice) => {
+                let (ptr, guard) = slice.device_ptr(stream);
+                guards.push(guard);
+                (ptr, None)
+            }
+            Param::Write(slice) => {
+                let (ptr, guard) = slice.device_ptr_mut(stream);
+                guards.push(guard);
+                (ptr, None)
+            }
+            Param::Word(w) => (*w, None),
+            Param::Bytes(b) => (0, Some(b.as_mut_ptr())),
+        };
+        words.push(word);
+        bytes.push(raw);
+    }
+    let mut pointers: Vec<*mut c_void> = words
+        .iter_mut()
+        .zip(&bytes)
+        .map(|(w, raw)| raw.unwrap_or((w as *mut u64).cast()))
+        .collect();
+    let mut attrs = Vec::new();
+    if cfg.cooperative {
+        // SAFETY: an all-zero attribute is valid plain data; the fields are set below.
+        let mut a: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+        a.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        a.value.cooperative = 1;
+        attrs.push(a);
+    }
+    if let Some(c) = cfg.cluster {
+        // SAFETY: as above.
+        let mut a: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+        a.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        a.value.clusterDim.x = c.x;
+        a.value.clusterDim.y = c.y;
+        a.value.clusterDim.z = c.z;
+        attrs.push(a);
+    }
+    let config = sys::CUlaunchConfig {
+        gridDimX: cfg.grid.x,
+        gridDimY: cfg.grid.y,
+        gridDimZ: cfg.grid.z,
+        blockDimX: cfg.block.x,
+        blockDimY: cfg.block.y,
+        blockDimZ: cfg.block.z,
+        sharedMemBytes: cfg.shared_mem_bytes,
+        hStream: stream.cu_stream(),
+        attrs: attrs.as_mut_ptr(),
+        numAttrs: attrs.len() as u32,
+    };
+    // SAFETY: the caller guarantees the parameters match the kernel's signature; every
+    // pointer points into `words` or `params`, alive until after the call; `attrs` outlives
+    // the call; the function belongs to the stream's context, made current above.
+    unsafe {
+        sys::cuLaunchKernelEx(
+            &config,
+            func.cu_function(),
+            pointers.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    }
+    .result()?;
+    // Record the launch's reads and writes on the buffers.
+    drop(guards);
+    Ok(())
 }
 
 /// Runs a validated launch on the CPU simulator to completion and maps its fault to this crate's

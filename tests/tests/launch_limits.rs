@@ -16,11 +16,7 @@ fn over_limit_launches_are_rejected_and_nothing_runs() {
     let b = gpu.to_device(&[2.0f32; 64]).unwrap();
     let mut out = gpu.to_device(&[-1.0f32; 64]).unwrap();
 
-    let too_many_threads = LaunchConfig {
-        grid: 1.into(),
-        block: 2048.into(),
-        shared_mem_bytes: 0,
-    };
+    let too_many_threads = LaunchConfig::new(1, 2048);
     let err = kernels
         .vector_add(stream, too_many_threads, &a, &b, &mut out)
         .unwrap_err();
@@ -42,11 +38,7 @@ fn over_limit_launches_are_rejected_and_nothing_runs() {
         "{text}"
     );
 
-    let zero_block = LaunchConfig {
-        grid: 1.into(),
-        block: (0, 1, 1).into(),
-        shared_mem_bytes: 0,
-    };
+    let zero_block = LaunchConfig::new(1, (0, 1, 1));
     assert!(
         kernels
             .vector_add(stream, zero_block, &a, &b, &mut out)

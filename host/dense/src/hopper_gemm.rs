@@ -200,11 +200,7 @@ impl Dense {
             cache.insert(key, stream.to_device(&maps)?);
         }
         let maps = &cache[&key];
-        let cfg = LaunchConfig {
-            grid: blocks.into(),
-            block: THREADS.into(),
-            shared_mem_bytes: SMEM_BYTES,
-        };
+        let cfg = LaunchConfig::new(blocks, THREADS).with_shared_mem(SMEM_BYTES);
         T::launch(module, stream, cfg, (a, b, maps), c, dims)
     }
 }

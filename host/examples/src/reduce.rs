@@ -64,11 +64,7 @@ pub fn segmented_sum(
         argument: "offsets".into(),
         message: format!("{segments} segments exceed one block per segment (2^32 - 1)"),
     })?;
-    let config = LaunchConfig {
-        grid: grid.into(),
-        block: SEGMENT_BLOCK.into(),
-        shared_mem_bytes: 0,
-    };
+    let config = LaunchConfig::new(grid, SEGMENT_BLOCK);
     let ((), ms) = gpu
         .default_stream()
         .time(|s| kernels.segmented_sum(s, config, &dv, &doff, &mut sums))?;

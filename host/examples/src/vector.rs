@@ -50,11 +50,7 @@ pub fn saxpy(
     let mut out = gpu.alloc_zeroed::<f32>(x.len().min(y.len()))?;
     let sms = gpu.properties().multiprocessor_count;
     let blocks = (out.len().div_ceil(256) as u32).clamp(1, sms * 8);
-    let config = LaunchConfig {
-        grid: blocks.into(),
-        block: 256.into(),
-        shared_mem_bytes: 0,
-    };
+    let config = LaunchConfig::new(blocks, 256);
     let ((), ms) = stream.time(|s| kernels.saxpy(s, config, alpha, &dx, &dy, &mut out))?;
     Ok((out.to_vec()?, ms))
 }

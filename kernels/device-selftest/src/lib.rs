@@ -19,12 +19,14 @@
 //! | `selftest_math`           | `math::*`                                                  |
 //! | `selftest_time`           | `time::*`, `asm::sm_id`                                    |
 //! | `selftest_printf`         | `printf!`                                                  |
+//! | `grid_reduce_sum`         | `grid::sync` in a cooperative launch (a single-launch reduction) |
 //! | `selftest_warp_collectives`, `selftest_block_collectives`, `selftest_compose_scan`, `block_sums` | `warp::`/`block::` algorithms, a user-instantiated device scan |
 #![no_std]
 
 pub mod atomics;
 pub mod barriers;
 pub mod collectives;
+pub mod cooperative;
 pub mod indices;
 pub mod math;
 pub mod printf;

@@ -76,6 +76,7 @@ pub mod atomic;
 pub mod block;
 pub mod copy;
 pub mod device;
+pub mod grid;
 #[cfg(any(gpu_sm90, not(target_arch = "nvptx64")))]
 pub mod hopper;
 pub mod math;
