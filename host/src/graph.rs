@@ -223,7 +223,12 @@ struct CaptureGuard<'s> {
 
 impl CaptureGuard<'_> {
     /// The recording, and on a GPU the captured graph (or why the driver refused it).
-    fn finish(&mut self) -> (Option<Recording>, Option<std::result::Result<sys::CUgraph, DriverError>>) {
+    fn finish(
+        &mut self,
+    ) -> (
+        Option<Recording>,
+        Option<std::result::Result<sys::CUgraph, DriverError>>,
+    ) {
         self.done = true;
         let recording = RECORDING.with(|r| r.borrow_mut().take());
         let graph = self.stream.cuda_stream().map(|s| {
@@ -355,7 +360,9 @@ impl Stream {
         let inner = match captured.inner {
             CapturedInner::Sim(ops) => Inner::Sim(ops),
             CapturedInner::Cuda(graph) => {
-                let s = self.cuda_stream().expect("a CUDA graph comes from a CUDA stream");
+                let s = self
+                    .cuda_stream()
+                    .expect("a CUDA graph comes from a CUDA stream");
                 let what = || {
                     format!(
                         "instantiating the graph of {} kernels captured on stream {:#x}",
@@ -442,7 +449,9 @@ impl<'a> Graph<'a> {
         }
         match (&*self.inner, stream.cuda_stream()) {
             (Inner::Cuda(g), Some(s)) => {
-                g.ctx.bind_to_thread().map_err(stream.epoch().driver(what))?;
+                g.ctx
+                    .bind_to_thread()
+                    .map_err(stream.epoch().driver(what))?;
                 // SAFETY: the exec graph is alive (owned by `self`) and belongs to the stream's
                 // context (same device key); the buffers its kernels use are borrowed for 'a.
                 unsafe { result::graph::launch(g.exec, s.cu_stream()) }

@@ -319,8 +319,12 @@ fn validate_cluster(
         ));
     }
     if cfg.cooperative {
-        return Err("a launch cannot be both cooperative and in clusters here: use                     cluster barriers within a cluster, or a cooperative launch without                     clusters"
-            .to_string());
+        return Err(
+            "a launch cannot be both cooperative and in clusters here: use \
+                    cluster barriers within a cluster, or a cooperative launch without \
+                    clusters"
+                .to_string(),
+        );
     }
     if cluster.is_empty() {
         return Err(format!(
@@ -329,15 +333,20 @@ fn validate_cluster(
     }
     if cluster.volume() > MAX_PORTABLE_CLUSTER_BLOCKS {
         return Err(format!(
-            "cluster {cluster} has {} blocks, above the portable limit of              {MAX_PORTABLE_CLUSTER_BLOCKS} blocks per cluster",
+            "cluster {cluster} has {} blocks, above the portable limit of \
+             {MAX_PORTABLE_CLUSTER_BLOCKS} blocks per cluster",
             cluster.volume()
         ));
     }
-    let (g, c) = ([cfg.grid.x, cfg.grid.y, cfg.grid.z], [cluster.x, cluster.y, cluster.z]);
+    let (g, c) = (
+        [cfg.grid.x, cfg.grid.y, cfg.grid.z],
+        [cluster.x, cluster.y, cluster.z],
+    );
     for (i, axis) in ["x", "y", "z"].iter().enumerate() {
         if g[i] % c[i] != 0 {
             return Err(format!(
-                "grid dimension {axis} ({} blocks) is not a multiple of the cluster dimension                  {axis} ({}): the grid must be made of whole clusters (grid {}, cluster {cluster})",
+                "grid dimension {axis} ({} blocks) is not a multiple of the cluster dimension \
+                 {axis} ({}): the grid must be made of whole clusters (grid {}, cluster {cluster})",
                 g[i], c[i], cfg.grid
             ));
         }
@@ -549,7 +558,10 @@ impl Kernel {
             return Err(Error::LaunchConfig {
                 kernel: self.name().to_string(),
                 message: format!(
-                    "a cooperative launch needs all its blocks resident at once, but grid {}                      has {blocks} blocks and at most {limit} fit ({} per SM at {block} threads                      and {} bytes of dynamic shared memory x {sms} SMs{}); use fewer blocks                      (a grid-stride loop covers any size)",
+                    "a cooperative launch needs all its blocks resident at once, but grid {} \
+                     has {blocks} blocks and at most {limit} fit ({} per SM at {block} threads \
+                     and {} bytes of dynamic shared memory x {sms} SMs{}); use fewer blocks \
+                     (a grid-stride loop covers any size)",
                     cfg.grid,
                     occupancy.active_blocks_per_sm,
                     cfg.shared_mem_bytes,
@@ -790,7 +802,8 @@ impl<'a> KernelLaunch<'a> {
                         self.kernel.name(),
                         self.cfg
                     ),
-                    message: "cooperative and cluster launches are not captured into graphs;                               launch them outside the capture"
+                    message: "cooperative and cluster launches are not captured into graphs; \
+                              launch them outside the capture"
                         .to_string(),
                 });
             }
@@ -900,7 +913,12 @@ impl KernelLaunch<'_> {
             info,
             ..
         } = self;
-        let what = || format!("capturing a launch of kernel `{}` with {cfg}", kernel.name());
+        let what = || {
+            format!(
+                "capturing a launch of kernel `{}` with {cfg}",
+                kernel.name()
+            )
+        };
         kernel.check(what)?;
         let node = crate::graph::Node {
             kernel: kernel.name().to_string(),

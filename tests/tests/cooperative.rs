@@ -56,7 +56,11 @@ fn a_cooperative_launch_reduces_in_one_launch_with_a_grid_barrier() {
                 &mut seen,
             )
             .unwrap_or_else(|e| panic!("grid {grid}, round {round}: {e}"));
-            assert_eq!(total.to_vec().unwrap(), [want], "grid {grid}, round {round}");
+            assert_eq!(
+                total.to_vec().unwrap(),
+                [want],
+                "grid {grid}, round {round}"
+            );
             assert!(
                 seen.to_vec().unwrap().iter().all(|&s| s == want),
                 "grid {grid}, round {round}: a block read the total before the barrier"
@@ -67,8 +71,7 @@ fn a_cooperative_launch_reduces_in_one_launch_with_a_grid_barrier() {
 
 #[test]
 fn a_cooperative_grid_that_cannot_be_co_resident_is_refused() {
-    let Some(gpu) = gpu_or_skip("a_cooperative_grid_that_cannot_be_co_resident_is_refused")
-    else {
+    let Some(gpu) = gpu_or_skip("a_cooperative_grid_that_cannot_be_co_resident_is_refused") else {
         return;
     };
     let k = Selftest::load(&gpu).unwrap();

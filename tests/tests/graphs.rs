@@ -94,7 +94,9 @@ fn heat_steps_in_a_graph_match_plain_launches() {
     let n = size(&gpu, 700, 1 << 16);
     let (steps, replays) = (8, 3);
     let alpha = 0.25f32;
-    let init: Vec<f32> = (0..n).map(|i| if i % 97 < 10 { 1.0 } else { 0.0 }).collect();
+    let init: Vec<f32> = (0..n)
+        .map(|i| if i % 97 < 10 { 1.0 } else { 0.0 })
+        .collect();
     let cfg = LaunchConfig::for_elements(n, 256);
     let stream = gpu.new_stream().unwrap();
 
@@ -134,7 +136,12 @@ fn heat_steps_in_a_graph_match_plain_launches() {
         }
     }
     for i in 0..n {
-        assert!((graphed[i] - cpu[i]).abs() <= 1e-5, "u[{i}]: {} vs CPU {}", graphed[i], cpu[i]);
+        assert!(
+            (graphed[i] - cpu[i]).abs() <= 1e-5,
+            "u[{i}]: {} vs CPU {}",
+            graphed[i],
+            cpu[i]
+        );
     }
 }
 
@@ -175,9 +182,7 @@ fn misuse_of_captures_and_graphs_is_a_clear_error() {
         })
         .unwrap_err();
     assert!(capture_error(e).contains("synchronizing"));
-    let e = stream
-        .capture(|s| s.record_event().map(drop))
-        .unwrap_err();
+    let e = stream.capture(|s| s.record_event().map(drop)).unwrap_err();
     assert!(capture_error(e).contains("event"));
 
     // Captures do not nest.
@@ -219,7 +224,10 @@ fn misuse_of_captures_and_graphs_is_a_clear_error() {
             .update(|s| k.vector_add(s, cfg, &x, &y, &mut sum))
             .unwrap_err();
         let msg = capture_error(e);
-        assert!(msg.contains("`saxpy`") && msg.contains("`vector_add`"), "{msg}");
+        assert!(
+            msg.contains("`saxpy`") && msg.contains("`vector_add`"),
+            "{msg}"
+        );
         let e = graph.update(|_| Ok(())).unwrap_err();
         assert!(capture_error(e).contains("1 kernel launches"));
         // The graph is unchanged and still replays.

@@ -38,7 +38,10 @@ impl GridBarrier {
     /// Panics if `words` is empty.
     #[inline(always)]
     pub fn new(words: &DisjointSlice<u32>) -> GridBarrier {
-        assert!(!words.is_empty(), "grid::GridBarrier::new: the barrier buffer is empty");
+        assert!(
+            !words.is_empty(),
+            "grid::GridBarrier::new: the barrier buffer is empty"
+        );
         GridBarrier {
             word: words.as_mut_ptr(),
         }
