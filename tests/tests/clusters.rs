@@ -76,7 +76,7 @@ fn a_cluster_histogram_in_distributed_shared_memory_matches_the_cpu() {
             s ^= s >> 17;
             s ^= s << 5;
             // Skewed, so some bins are hot.
-            if s % 4 == 0 { 7 } else { s }
+            if s.is_multiple_of(4) { 7 } else { s }
         })
         .collect();
     let mut want = vec![0u32; 256];
