@@ -26,9 +26,9 @@
 //! the graph borrows them: [`Stream::capture`] takes a closure that lives for the graph's
 //! lifetime `'a`, and the buffers it borrows (outputs mutably) stay borrowed until the graph
 //! is dropped. Dropping a graph waits for its replays to finish, so the buffers can be read
-//! right after. A replay is ordered after the work queued before it on the stream it is
-//! launched on; work on *other* streams that writes the graph's buffers must be finished, or
-//! waited for with [`Stream::wait_event`], before the replay.
+//! right after. A replay runs after the work queued before it on the stream it is launched on,
+//! and after the writes to its buffers queued (on any stream) before the capture; while the
+//! graph lives, nothing else can write them.
 
 use std::cell::RefCell;
 use std::ffi::c_void;
@@ -36,7 +36,7 @@ use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, DriverError, result, sys};
+use cudarc::driver::{CudaContext, CudaEvent, DriverError, result, sys};
 
 use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, sim_fault_error};
@@ -189,6 +189,9 @@ struct CudaGraph {
     ctx: Arc<CudaContext>,
     graph: sys::CUgraph,
     exec: sys::CUgraphExec,
+    /// Completes once the work that wrote the graph's buffers before the capture has: every
+    /// replay waits for it (see [`buffers_ready`]).
+    ready: CudaEvent,
 }
 
 impl std::fmt::Debug for Graph<'_> {
@@ -208,8 +211,8 @@ struct Captured {
 }
 
 enum CapturedInner {
-    /// A CUDA graph (not instantiated), owned.
-    Cuda(sys::CUgraph),
+    /// A CUDA graph (not instantiated), owned, and its buffers' readiness event.
+    Cuda(sys::CUgraph, CudaEvent),
     Sim(Vec<SimOp>),
 }
 
@@ -256,6 +259,22 @@ fn destroy_graph(graph: sys::CUgraph) {
         // SAFETY: callers pass a graph they own and do not use afterwards.
         let _ = unsafe { result::graph::destroy(graph) };
     }
+}
+
+/// An event on the context's legacy default stream, recorded after a capture.
+///
+/// While capturing, each launch looked its buffers' addresses up on that stream, which made it
+/// wait for the buffers' last writes on any stream (cudarc's per-buffer events); buffers from
+/// `Gpu::to_device` were also written there. So the event completes once everything the
+/// graph reads was written, and a replay that waits for it cannot race those writes. Later
+/// writes to the graph's buffers cannot be queued while the graph borrows them.
+fn buffers_ready(stream: &Stream) -> std::result::Result<CudaEvent, DriverError> {
+    let s = stream
+        .cuda_stream()
+        .expect("only CUDA captures make CUDA graphs");
+    s.context()
+        .default_stream()
+        .record_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
 }
 
 /// Runs `work` with `stream` in capture mode and returns what it launched.
@@ -320,7 +339,13 @@ fn capture_into(stream: &Stream, work: impl FnOnce(&Stream) -> Result<()>) -> Re
     }
     let inner = match graph {
         None => CapturedInner::Sim(recording.sim),
-        Some(Ok(g)) => CapturedInner::Cuda(g),
+        Some(Ok(g)) => match buffers_ready(stream) {
+            Ok(ready) => CapturedInner::Cuda(g, ready),
+            Err(e) => {
+                destroy_graph(g);
+                return Err(stream.epoch().driver(what)(e));
+            }
+        },
         Some(Err(e)) => {
             let message = match e.0 {
                 sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
@@ -359,7 +384,7 @@ impl Stream {
         let captured = capture_into(self, work)?;
         let inner = match captured.inner {
             CapturedInner::Sim(ops) => Inner::Sim(ops),
-            CapturedInner::Cuda(graph) => {
+            CapturedInner::Cuda(graph, ready) => {
                 let s = self
                     .cuda_stream()
                     .expect("a CUDA graph comes from a CUDA stream");
@@ -384,6 +409,7 @@ impl Stream {
                     ctx: s.context().clone(),
                     graph,
                     exec,
+                    ready,
                 })
             }
         };
@@ -452,6 +478,7 @@ impl<'a> Graph<'a> {
                 g.ctx
                     .bind_to_thread()
                     .map_err(stream.epoch().driver(what))?;
+                s.wait(&g.ready).map_err(stream.epoch().driver(what))?;
                 // SAFETY: the exec graph is alive (owned by `self`) and belongs to the stream's
                 // context (same device key); the buffers its kernels use are borrowed for 'a.
                 unsafe { result::graph::launch(g.exec, s.cu_stream()) }
@@ -483,7 +510,7 @@ impl<'a> Graph<'a> {
         let what = || format!("updating a {}", self.summary);
         let captured = capture_into(&self.stream, work)?;
         let discard = |inner: CapturedInner| {
-            if let CapturedInner::Cuda(g) = inner {
+            if let CapturedInner::Cuda(g, _) = inner {
                 destroy_graph(g);
             }
         };
@@ -495,7 +522,7 @@ impl<'a> Graph<'a> {
             });
         }
         match (&mut *self.inner, captured.inner) {
-            (Inner::Cuda(g), CapturedInner::Cuda(new)) => {
+            (Inner::Cuda(g), CapturedInner::Cuda(new, ready)) => {
                 // SAFETY: an all-zero result info is a valid out-parameter.
                 let mut info: sys::CUgraphExecUpdateResultInfo = unsafe { std::mem::zeroed() };
                 // SAFETY: `g.exec` is alive and owned by `self`; `new` is a valid graph owned
@@ -513,6 +540,7 @@ impl<'a> Graph<'a> {
                     });
                 }
                 destroy_graph(std::mem::replace(&mut g.graph, new));
+                g.ready = ready;
             }
             (Inner::Sim(ops), CapturedInner::Sim(new)) => *ops = new,
             _ => unreachable!("a graph is updated on the stream it was captured on"),
