@@ -19,7 +19,8 @@
 //! kernel on its first launch: call [`crate::Module::load_all`], or launch once, before
 //! capturing), a nested capture. Copies on the captured stream are refused by the driver
 //! (the capture is then reported as invalidated). The device's default stream cannot be
-//! captured: capture a stream from [`crate::Gpu::new_stream`].
+//! captured: capture a stream from [`crate::Gpu::new_stream`]. Only the calling thread's
+//! launches are recorded: other threads must not launch on the stream during the capture.
 //!
 //! # Buffers
 //! A graph stores the addresses of the buffers its launches used. So that they stay valid,
