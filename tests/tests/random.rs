@@ -42,7 +42,11 @@ fn setup(test: &str) -> Option<(Gpu, Algorithms)> {
 }
 
 /// The host computation of a fill: block `offset + q` of the stream, converted by `f`.
-fn reference<T: Copy, const N: usize>(rng: Philox, n: usize, f: impl Fn([u32; 4]) -> [T; N]) -> Vec<T> {
+fn reference<T: Copy, const N: usize>(
+    rng: Philox,
+    n: usize,
+    f: impl Fn([u32; 4]) -> [T; N],
+) -> Vec<T> {
     let mut out: Vec<T> = (0..n.div_ceil(N) as u64)
         .flat_map(|q| {
             f(philox4x32_10(
@@ -62,7 +66,9 @@ fn fill_uniform<T: gpu_algorithms::UniformBuiltin>(
     n: usize,
 ) -> Vec<T> {
     let mut out = gpu.alloc_zeroed::<T>(n).unwrap();
-    algos.fill_uniform(gpu.default_stream(), rng, &mut out).unwrap();
+    algos
+        .fill_uniform(gpu.default_stream(), rng, &mut out)
+        .unwrap();
     out.to_vec().unwrap()
 }
 
@@ -105,7 +111,12 @@ const SIZES: &[usize] = &[0, 1, 2, 3, 4, 5, 7, 1023, 1025, 65_537, (1 << 22) + 3
 fn bits_equal<T: DeviceCopy + PartialEq + std::fmt::Debug>(what: &str, got: &[T], want: &[T]) {
     assert_eq!(got.len(), want.len(), "{what}: length");
     if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
-        panic!("{what}: element {i} of {}: got {:?}, want {:?}", got.len(), got[i], want[i]);
+        panic!(
+            "{what}: element {i} of {}: got {:?}, want {:?}",
+            got.len(),
+            got[i],
+            want[i]
+        );
     }
 }
 
@@ -160,7 +171,9 @@ fn fills_equal_the_host_computation_bit_for_bit() {
             .iter()
             .map(|x: &f64| x.to_bits())
             .collect();
-        let want = reference(start, n, |w| box_muller_f64(w).map(|z| z.mul_add(sd, mean).to_bits()));
+        let want = reference(start, n, |w| {
+            box_muller_f64(w).map(|z| z.mul_add(sd, mean).to_bits())
+        });
         bits_equal(&format!("normal f64 n={n}"), &got, &want);
     }
 }
@@ -199,17 +212,29 @@ fn uniforms_have_the_right_moments_and_buckets() {
         .collect();
     let f64s = fill_uniform::<f64>(&gpu, &algos, &mut rng, n);
     for (what, x) in [("f32", &f32s), ("f64", &f64s)] {
-        assert!(x.iter().all(|&v| v > 0.0 && v < 1.0), "{what}: outside (0, 1)");
+        assert!(
+            x.iter().all(|&v| v > 0.0 && v < 1.0),
+            "{what}: outside (0, 1)"
+        );
         let (mean, var, skew, _) = moments(x);
-        assert!((mean - 0.5).abs() < tol((1.0f64 / 12.0).sqrt()), "{what}: mean {mean}");
-        assert!((var - 1.0 / 12.0).abs() < tol(0.0745), "{what}: variance {var}");
+        assert!(
+            (mean - 0.5).abs() < tol((1.0f64 / 12.0).sqrt()),
+            "{what}: mean {mean}"
+        );
+        assert!(
+            (var - 1.0 / 12.0).abs() < tol(0.0745),
+            "{what}: variance {var}"
+        );
         assert!(skew.abs() < tol(1.5), "{what}: skewness {skew}");
         let mut counts = [0u64; 64];
         for &v in x.iter() {
             counts[(v * 64.0) as usize] += 1;
         }
         let chi2 = chi_square(&counts);
-        assert!(chi2 < CHI2_63_BOUND, "{what}: chi-square {chi2} on 64 buckets");
+        assert!(
+            chi2 < CHI2_63_BOUND,
+            "{what}: chi-square {chi2} on 64 buckets"
+        );
     }
     let u32s = fill_uniform::<u32>(&gpu, &algos, &mut rng, n);
     for shift in [0, 13, 26] {
@@ -218,7 +243,11 @@ fn uniforms_have_the_right_moments_and_buckets() {
             counts[((v >> shift) & 63) as usize] += 1;
         }
         let chi2 = chi_square(&counts);
-        assert!(chi2 < CHI2_63_BOUND, "u32 bits {shift}..{}: chi-square {chi2}", shift + 6);
+        assert!(
+            chi2 < CHI2_63_BOUND,
+            "u32 bits {shift}..{}: chi-square {chi2}",
+            shift + 6
+        );
     }
 }
 
@@ -238,14 +267,26 @@ fn normals_have_the_right_moments_and_tails() {
     for (what, x) in [("f32", &f32s), ("f64", &f64s)] {
         let (mean, var, skew, kurt) = moments(x);
         assert!(mean.abs() < tol(1.0), "{what}: mean {mean}");
-        assert!((var - 1.0).abs() < tol(2f64.sqrt()), "{what}: variance {var}");
+        assert!(
+            (var - 1.0).abs() < tol(2f64.sqrt()),
+            "{what}: variance {var}"
+        );
         assert!(skew.abs() < tol(6f64.sqrt()), "{what}: skewness {skew}");
-        assert!((kurt - 3.0).abs() < tol(24f64.sqrt()), "{what}: kurtosis {kurt}");
+        assert!(
+            (kurt - 3.0).abs() < tol(24f64.sqrt()),
+            "{what}: kurtosis {kurt}"
+        );
         // Mass within 1 and 2 standard deviations (Φ(1) - Φ(-1), Φ(2) - Φ(-2)).
-        for (k, p) in [(1.0, 0.682_689_492_137_086), (2.0, 0.954_499_736_103_642)] {
+        for (k, p) in [
+            (1.0, 0.682_689_492_137_086f64),
+            (2.0, 0.954_499_736_103_642),
+        ] {
             let inside = x.iter().filter(|v| v.abs() < k).count() as f64 / n as f64;
             let sd = (p * (1.0 - p)).sqrt();
-            assert!((inside - p).abs() < tol(sd), "{what}: P(|z| < {k}) = {inside}, want {p}");
+            assert!(
+                (inside - p).abs() < tol(sd),
+                "{what}: P(|z| < {k}) = {inside}, want {p}"
+            );
         }
     }
     // Mean and standard deviation are applied.
@@ -260,7 +301,12 @@ fn normals_have_the_right_moments_and_tails() {
 fn correlation(a: &[f64], b: &[f64]) -> f64 {
     let (ma, va, _, _) = moments(a);
     let (mb, vb, _, _) = moments(b);
-    let cov = a.iter().zip(b).map(|(x, y)| (x - ma) * (y - mb)).sum::<f64>() / a.len() as f64;
+    let cov = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x - ma) * (y - mb))
+        .sum::<f64>()
+        / a.len() as f64;
     cov / (va * vb).sqrt()
 }
 
@@ -271,14 +317,24 @@ fn streams_are_independent_and_fills_continue() {
     };
     let n = 1 << 15;
     let bound = 5.0 / (n as f64).sqrt();
-    let uniform = |rng: Philox| -> Vec<f64> {
-        fill_uniform::<f64>(&gpu, &algos, &mut { rng }, n)
-    };
+    let uniform = |rng: Philox| -> Vec<f64> { fill_uniform::<f64>(&gpu, &algos, &mut { rng }, n) };
     let base = uniform(Philox::new(1));
     let others = [
-        ("next subsequence", Philox { subsequence: 1, ..Philox::new(1) }),
+        (
+            "next subsequence",
+            Philox {
+                subsequence: 1,
+                ..Philox::new(1)
+            },
+        ),
         ("next seed", Philox::new(2)),
-        ("next block", Philox { offset: 1, ..Philox::new(1) }),
+        (
+            "next block",
+            Philox {
+                offset: 1,
+                ..Philox::new(1)
+            },
+        ),
     ];
     for (what, rng) in others {
         let other = uniform(rng);
@@ -299,12 +355,16 @@ fn streams_are_independent_and_fills_continue() {
     let mut rng = Philox::new(9);
     let mut both = fill_uniform::<u32>(&gpu, &algos, &mut rng, 1000);
     both.extend(fill_uniform::<u32>(&gpu, &algos, &mut rng, 1000));
-    assert_eq!(both, fill_uniform::<u32>(&gpu, &algos, &mut Philox::new(9), 2000));
+    assert_eq!(
+        both,
+        fill_uniform::<u32>(&gpu, &algos, &mut Philox::new(9), 2000)
+    );
 }
 
 #[test]
 fn bad_arguments_are_refused_and_empty_fills_launch_nothing() {
-    let Some((gpu, algos)) = setup("bad_arguments_are_refused_and_empty_fills_launch_nothing") else {
+    let Some((gpu, algos)) = setup("bad_arguments_are_refused_and_empty_fills_launch_nothing")
+    else {
         return;
     };
     let s = gpu.default_stream();
@@ -317,8 +377,15 @@ fn bad_arguments_are_refused_and_empty_fills_launch_nothing() {
         (f32::NAN, 1.0, "mean"),
     ] {
         match algos.fill_normal(s, &mut rng, mean, sd, &mut out) {
-            Err(Error::Argument { kernel, argument, message }) => {
-                assert_eq!((kernel.as_str(), argument.as_str()), ("fill_normal_f32", arg));
+            Err(Error::Argument {
+                kernel,
+                argument,
+                message,
+            }) => {
+                assert_eq!(
+                    (kernel.as_str(), argument.as_str()),
+                    ("fill_normal_f32", arg)
+                );
                 assert!(message.contains("finite"), "{message}");
             }
             other => panic!("mean {mean}, std_dev {sd}: expected an argument error, got {other:?}"),
@@ -328,7 +395,9 @@ fn bad_arguments_are_refused_and_empty_fills_launch_nothing() {
     assert_eq!(rng, Philox::new(1), "nothing was used");
     let mut empty = gpu.alloc_zeroed::<f64>(0).unwrap();
     algos.fill_uniform(s, &mut rng, &mut empty).unwrap();
-    algos.fill_normal(s, &mut rng, 0.0, 1.0, &mut empty).unwrap();
+    algos
+        .fill_normal(s, &mut rng, 0.0, 1.0, &mut empty)
+        .unwrap();
     assert_eq!(rng, Philox::new(1));
 }
 
@@ -346,7 +415,11 @@ fn monte_carlo_call_price_is_within_four_standard_errors() {
         volatility: 0.2,
         maturity: 1.0,
     };
-    let (threads, quads) = if gpu.is_simulator() { (1024, 4) } else { (1 << 16, 16) };
+    let (threads, quads) = if gpu.is_simulator() {
+        (1024, 4)
+    } else {
+        (1 << 16, 16)
+    };
     let est = price_call(&gpu, &kernels, option, 11, threads, quads).unwrap();
     let exact = black_scholes_call(option);
     assert!(
@@ -358,6 +431,9 @@ fn monte_carlo_call_price_is_within_four_standard_errors() {
     );
     // The closed form itself, against a published value: S=100, K=100, r=5%, σ=20%, T=1
     // gives 10.4506 (Hull, "Options, Futures, and Other Derivatives").
-    let atm = CallOption { strike: 100.0, ..option };
+    let atm = CallOption {
+        strike: 100.0,
+        ..option
+    };
     assert!((black_scholes_call(atm) - 10.4506).abs() < 1e-4);
 }

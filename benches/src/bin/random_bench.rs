@@ -21,11 +21,26 @@ struct Case {
 }
 
 const CASES: &[Case] = &[
-    Case { name: "fill_uniform_u32", elem_bytes: 4 },
-    Case { name: "fill_uniform_f32", elem_bytes: 4 },
-    Case { name: "fill_uniform_f64", elem_bytes: 8 },
-    Case { name: "fill_normal_f32", elem_bytes: 4 },
-    Case { name: "fill_normal_f64", elem_bytes: 8 },
+    Case {
+        name: "fill_uniform_u32",
+        elem_bytes: 4,
+    },
+    Case {
+        name: "fill_uniform_f32",
+        elem_bytes: 4,
+    },
+    Case {
+        name: "fill_uniform_f64",
+        elem_bytes: 8,
+    },
+    Case {
+        name: "fill_normal_f32",
+        elem_bytes: 4,
+    },
+    Case {
+        name: "fill_normal_f64",
+        elem_bytes: 8,
+    },
 ];
 
 fn time_uniform<T: UniformBuiltin>(gpu: &Gpu, algos: &Algorithms, n: usize) -> Result<f64> {
@@ -52,7 +67,9 @@ fn time_normal<T: NormalBuiltin + Default>(
 fn time_copy<T: DeviceCopy>(gpu: &Gpu, n: usize) -> Result<f64> {
     let src = gpu.alloc_zeroed::<T>(n)?;
     let mut dst = gpu.alloc_zeroed::<T>(n)?;
-    time_us(gpu.default_stream(), &mut |_: &Stream| dst.copy_from_device(&src))
+    time_us(gpu.default_stream(), &mut |_: &Stream| {
+        dst.copy_from_device(&src)
+    })
 }
 
 fn main() -> ExitCode {

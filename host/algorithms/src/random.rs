@@ -139,7 +139,9 @@ impl Algorithms {
         let kernel = self.kernel(name)?;
         let blocks = out.len().div_ceil(per_block);
         let max_blocks = self.resident_blocks(kernel, FILL_BLOCK)? as usize * 8;
-        let grid = blocks.div_ceil(FILL_BLOCK as usize).clamp(1, max_blocks.max(1));
+        let grid = blocks
+            .div_ceil(FILL_BLOCK as usize)
+            .clamp(1, max_blocks.max(1));
         let cfg = LaunchConfig::new(grid as u32, FILL_BLOCK);
         let mut launch = kernel.prepare(stream, cfg)?;
         launch

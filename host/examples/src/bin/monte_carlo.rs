@@ -19,7 +19,10 @@ fn main() -> ExitCode {
         .flatten()
         .unwrap_or_else(|| size_for(&gpu, 1 << 20, 4096))
         .next_multiple_of(256);
-    let per_thread = args.next().flatten().unwrap_or_else(|| size_for(&gpu, 64, 16));
+    let per_thread = args
+        .next()
+        .flatten()
+        .unwrap_or_else(|| size_for(&gpu, 64, 16));
     let quads = per_thread.div_ceil(4) as u32;
     let option = CallOption {
         spot: 100.0,

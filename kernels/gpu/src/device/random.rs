@@ -26,7 +26,12 @@ pub fn random_fill<T: DeviceCopy, F: Fn([u32; 4]) -> [T; N], const N: usize>(
     offset: u64,
     f: F,
 ) {
-    const { assert!(N * size_of::<T>() == 16, "random_fill: N values must be 16 bytes") };
+    const {
+        assert!(
+            N * size_of::<T>() == 16,
+            "random_fill: N values must be 16 bytes"
+        )
+    };
     let n = out.len();
     let key = key(seed);
     let p = out.as_mut_ptr();
@@ -71,7 +76,7 @@ pub fn random_fill<T: DeviceCopy, F: Fn([u32; 4]) -> [T; N], const N: usize>(
 /// ```
 #[macro_export]
 macro_rules! random_fill_kernel {
-    ($name:ident, $t:ty, $n:literal, $p:ty, $f:expr) => {
+    ($name:ident, $t:ident, $n:literal, $p:ident, $f:expr) => {
         #[allow(clippy::too_many_arguments)]
         #[$crate::kernel]
         pub fn $name(

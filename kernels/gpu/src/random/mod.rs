@@ -56,7 +56,11 @@ pub fn uniform_f32(x: u32) -> f32 {
 #[inline(always)]
 pub fn uniform_f64(hi: u32, lo: u32) -> f64 {
     let k = ((hi as u64) << 20) | (lo as u64 >> 12);
-    fma_f64(k as f64, 1.0 / 4_503_599_627_370_496.0, 1.0 / 9_007_199_254_740_992.0)
+    fma_f64(
+        k as f64,
+        1.0 / 4_503_599_627_370_496.0,
+        1.0 / 9_007_199_254_740_992.0,
+    )
 }
 
 /// Two standard normals from two words (Box–Muller).
