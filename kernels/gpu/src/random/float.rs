@@ -70,8 +70,12 @@ pub fn exp_f64(x: f64) -> f64 {
 /// Taylor polynomials on `[-π/4, π/4]`.
 #[inline(always)]
 pub fn sincos_turns_f32(t: f32) -> (f32, f32) {
-    let q = (t * 4.0 + 0.5) as i32;
-    let x = (t - q as f32 * 0.25) * core::f32::consts::TAU;
+    // Round 4t to an integer by adding 1.5·2^23: its low bits are q, and no float-to-int
+    // conversion (with Rust's saturation checks) is needed. r = t - q/4 is exact.
+    const MAGIC: f32 = 12_582_912.0;
+    let k = fma(t, 4.0, MAGIC);
+    let q = k.to_bits();
+    let x = fma(k - MAGIC, -0.25, t) * core::f32::consts::TAU;
     let x2 = x * x;
     let mut s = fma(x2, 1.0 / 362_880.0, -1.0 / 5040.0);
     s = fma(x2, s, 1.0 / 120.0);
@@ -87,8 +91,10 @@ pub fn sincos_turns_f32(t: f32) -> (f32, f32) {
 /// `(sin 2πt, cos 2πt)` for `t` in `[0, 1]`, as [`sincos_turns_f32`] to `x^17` / `x^18`.
 #[inline(always)]
 pub fn sincos_turns_f64(t: f64) -> (f64, f64) {
-    let q = (t * 4.0 + 0.5) as i32;
-    let x = (t - q as f64 * 0.25) * core::f64::consts::TAU;
+    const MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5·2^52, as in sincos_turns_f32
+    let k = fma_f64(t, 4.0, MAGIC);
+    let q = k.to_bits() as u32;
+    let x = fma_f64(k - MAGIC, -0.25, t) * core::f64::consts::TAU;
     let x2 = x * x;
     // sin x = x + Σ_{k=1..8} (-1)^k x^(2k+1) / (2k+1)!, by Horner in x² from k = 8.
     let mut fact = 355_687_428_096_000.0f64; // 17!
@@ -109,13 +115,12 @@ pub fn sincos_turns_f64(t: f64) -> (f64, f64) {
     quadrant(q, sin, cos)
 }
 
-/// `(sin, cos)` of `θ + q·π/2` from those of `θ`.
+/// `(sin, cos)` of `θ + q·π/2` from those of `θ`, without branches: swap for odd `q`, then
+/// flip signs (sin for q = 2, 3; cos for q = 1, 2).
 #[inline(always)]
-fn quadrant<F: core::ops::Neg<Output = F>>(q: i32, sin: F, cos: F) -> (F, F) {
-    match q & 3 {
-        0 => (sin, cos),
-        1 => (cos, -sin),
-        2 => (-sin, -cos),
-        _ => (-cos, sin),
-    }
+fn quadrant<F: Copy + core::ops::Neg<Output = F>>(q: u32, sin: F, cos: F) -> (F, F) {
+    let (s, c) = if q & 1 != 0 { (cos, sin) } else { (sin, cos) };
+    let s = if q & 2 != 0 { -s } else { s };
+    let c = if q.wrapping_add(1) & 2 != 0 { -c } else { c };
+    (s, c)
 }
