@@ -44,23 +44,22 @@ mod philox;
 
 pub use philox::{PHILOX_ROUNDS, Philox4x32, counter, key, philox4x32_10};
 
-use crate::math::{fma, fma_f64, sqrt, sqrt_f64};
+use crate::math::{fma_f64, sqrt, sqrt_f64};
 
-/// A word to a uniform `f32` in `(0, 1)`: the midpoint of cell `x >> 9` of 2^23 (exact).
+/// A word to a uniform `f32` in `(0, 1)`: the midpoint `(k + ½)·2^-23` of cell `k = x >> 9`.
+/// Computed as `1.k - (1 - 2^-24)` with `k` as the mantissa bits of a number in `[1, 2)`: one
+/// logic operation and one exact subtraction, no integer-to-float conversion.
 #[inline(always)]
 pub fn uniform_f32(x: u32) -> f32 {
-    fma((x >> 9) as f32, 1.0 / 8_388_608.0, 1.0 / 16_777_216.0)
+    f32::from_bits(0x3f80_0000 | (x >> 9)) - (1.0 - 1.0 / 16_777_216.0)
 }
 
-/// Two words to a uniform `f64` in `(0, 1)`: the midpoint of cell `(hi:lo) >> 12` of 2^52.
+/// Two words to a uniform `f64` in `(0, 1)`: the midpoint of cell `(hi:lo) >> 12` of 2^52,
+/// computed as [`uniform_f32`] (a 64-bit integer-to-float conversion is a slow instruction).
 #[inline(always)]
 pub fn uniform_f64(hi: u32, lo: u32) -> f64 {
     let k = ((hi as u64) << 20) | (lo as u64 >> 12);
-    fma_f64(
-        k as f64,
-        1.0 / 4_503_599_627_370_496.0,
-        1.0 / 9_007_199_254_740_992.0,
-    )
+    f64::from_bits(0x3ff0_0000_0000_0000 | k) - (1.0 - 1.0 / 9_007_199_254_740_992.0)
 }
 
 /// Two standard normals from two words (Box–Muller).
