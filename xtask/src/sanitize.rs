@@ -40,7 +40,7 @@ struct TestBin {
 
 /// GPU test binaries, with small fuzz/soak/input sizes (see [`run`]). `faults` runs only its
 /// `clean_` tests (the `fault_` ones crash kernels on purpose; `selftest` runs the planted bugs).
-const TESTS: [TestBin; 7] = [
+const TESTS: [TestBin; 8] = [
     TestBin {
         name: "gpu_examples",
         args: &["--test-threads=1"],
@@ -73,6 +73,11 @@ const TESTS: [TestBin; 7] = [
     },
     TestBin {
         name: "algorithms_sort",
+        args: &["--test-threads=1"],
+        deliberate_api_errors: false,
+    },
+    TestBin {
+        name: "random",
         args: &["--test-threads=1"],
         deliberate_api_errors: false,
     },

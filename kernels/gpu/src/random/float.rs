@@ -26,8 +26,10 @@ pub fn ln_f32(x: f32) -> f32 {
     fma(e as f32, core::f32::consts::LN_2, ln_m)
 }
 
-const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-1; // upper bits of ln 2: e·LN2_HI is exact
-const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10; // ln 2 - LN2_HI
+/// ln 2 split as in fdlibm: the upper 32 bits (so `e·LN2_HI` is exact for the exponents here)
+/// and the rest.
+const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
+const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
 
 /// `ln(x)` for a positive normal `x`, as [`ln_f32`] with ten terms of the series.
 #[inline(always)]

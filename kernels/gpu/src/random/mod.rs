@@ -179,7 +179,7 @@ impl Philox4x32 {
     /// Monte Carlo event counts; above it, the rounded normal approximation (one normal).
     #[inline(always)]
     pub fn poisson(&mut self, lambda: f64) -> u32 {
-        if !(lambda > 0.0) {
+        if lambda.is_nan() || lambda <= 0.0 {
             return 0;
         }
         if lambda > POISSON_KNUTH_MAX {
