@@ -34,7 +34,7 @@
 //! - **Exponential**: `-ln u`, one word (`f32`) or two (`f64`).
 //! - **Poisson** ([`Philox4x32::poisson`]): Knuth's product of uniforms for `λ <= 500`
 //!   (`λ + 1` uniforms on average, exact in distribution up to `f64` rounding); above, the
-//!   normal approximation `⌊λ + √λ·z + ½⌋` (curand switches to other methods at 64).
+//!   normal approximation `⌊λ + √λ·z + ½⌋`.
 //!
 //! The integer generator needs nothing else; the float conversions use `gpu::math`'s correctly
 //! rounded `sqrt` and `fma`, so on the host they need the `sim` feature (as all of `gpu::math`).

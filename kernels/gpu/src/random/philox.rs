@@ -2,8 +2,8 @@
 //! counter-based generator. The output for a 128-bit counter and a 64-bit key is a pure
 //! function of the two, so any thread can jump to any point of any stream in constant time.
 
-/// Rounds of the Philox4x32 bijection: 10, the value Random123 and curand use (7 already passes
-/// BigCrush; 10 is the recommended safety margin).
+/// Rounds of the Philox4x32 bijection: 10, the default of Random123 and curand (Salmon et al.
+/// found fewer rounds already pass TestU01's BigCrush; 10 keeps a safety margin).
 pub const PHILOX_ROUNDS: usize = 10;
 
 const M0: u32 = 0xD251_1F53;
@@ -48,8 +48,9 @@ fn round(c: [u32; 4], k: [u32; 2]) -> [u32; 4] {
 }
 
 /// The Philox4x32-10 bijection: four 32-bit words from a 128-bit counter and a 64-bit key,
-/// bit-exact with Random123's `philox4x32(ctr, key)` (and with curand's Philox generator,
-/// which is the same function).
+/// bit-exact with Random123's `philox4x32(ctr, key)` (its known-answer vectors are the tests);
+/// curand's Philox4_32_10 is derived from Random123 and uses the same constants and key
+/// schedule.
 #[inline(always)]
 pub fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
     let (mut c, mut k) = (counter, key);
@@ -87,8 +88,9 @@ pub const fn key(seed: u64) -> [u32; 2] {
 /// usual way to get independent per-thread streams; `offset` resumes where a previous kernel
 /// stopped.
 ///
-/// Differences from curand: the normal and uniform conversions (see [`crate::random`]); and
-/// `new` costs one Philox call, where curand's `skipahead_sequence` is also O(1) for Philox.
+/// `new`, `skip` and `skip_subsequences` are O(1) (one Philox call for the current block, as
+/// curand computes it eagerly too). Differences from curand are in the conversions to floats
+/// (see [`crate::random`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Philox4x32 {
     key: [u32; 2],
