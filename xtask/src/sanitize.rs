@@ -18,11 +18,12 @@ use gpu_builder::{Error, Result};
 pub const TOOLS: [&str; 4] = ["memcheck", "racecheck", "synccheck", "initcheck"];
 
 /// Examples with inputs small enough for the sanitizer's slowdown.
-const EXAMPLES: [(&str, &[&str]); 4] = [
+const EXAMPLES: [(&str, &[&str]); 5] = [
     ("vector_add", &["4096"]),
     ("matmul", &["64", "48", "32"]),
     ("segmented_reduce", &["64", "40"]),
     ("rgb_to_gray", &[]),
+    ("monte_carlo", &["1024", "16"]),
 ];
 
 /// A GPU test binary to run under the sanitizer.
@@ -119,9 +120,9 @@ pub fn sanitize(args: &[String]) -> Result<()> {
     }
     if targets.is_empty() {
         return Err(Error::msg(
-            "name what to check: an example (vector_add, matmul, segmented_reduce, rgb_to_gray), \
-             a GPU test binary (faults, device_selftest, gpu_examples, launch_limits, gpu, \
-             algorithms, algorithms_sort), \
+            "name what to check: an example (vector_add, matmul, segmented_reduce, rgb_to_gray, \
+             monte_carlo), a GPU test binary (faults, device_selftest, gpu_examples, \
+             launch_limits, gpu, algorithms, algorithms_sort, random), \
              `all` for every one of them, or `selftest` for the planted bugs",
         ));
     }
