@@ -18,11 +18,12 @@ use gpu_builder::{Error, Result};
 pub const TOOLS: [&str; 4] = ["memcheck", "racecheck", "synccheck", "initcheck"];
 
 /// Examples with inputs small enough for the sanitizer's slowdown.
-const EXAMPLES: [(&str, &[&str]); 4] = [
+const EXAMPLES: [(&str, &[&str]); 5] = [
     ("vector_add", &["4096"]),
     ("matmul", &["64", "48", "32"]),
     ("segmented_reduce", &["64", "40"]),
     ("rgb_to_gray", &[]),
+    ("monte_carlo", &["1024", "16"]),
 ];
 
 /// A GPU test binary to run under the sanitizer.
@@ -40,7 +41,7 @@ struct TestBin {
 
 /// GPU test binaries, with small fuzz/soak/input sizes (see [`run`]). `faults` runs only its
 /// `clean_` tests (the `fault_` ones crash kernels on purpose; `selftest` runs the planted bugs).
-const TESTS: [TestBin; 7] = [
+const TESTS: [TestBin; 8] = [
     TestBin {
         name: "gpu_examples",
         args: &["--test-threads=1"],
@@ -73,6 +74,11 @@ const TESTS: [TestBin; 7] = [
     },
     TestBin {
         name: "algorithms_sort",
+        args: &["--test-threads=1"],
+        deliberate_api_errors: false,
+    },
+    TestBin {
+        name: "random",
         args: &["--test-threads=1"],
         deliberate_api_errors: false,
     },
@@ -114,9 +120,9 @@ pub fn sanitize(args: &[String]) -> Result<()> {
     }
     if targets.is_empty() {
         return Err(Error::msg(
-            "name what to check: an example (vector_add, matmul, segmented_reduce, rgb_to_gray), \
-             a GPU test binary (faults, device_selftest, gpu_examples, launch_limits, gpu, \
-             algorithms, algorithms_sort), \
+            "name what to check: an example (vector_add, matmul, segmented_reduce, rgb_to_gray, \
+             monte_carlo), a GPU test binary (faults, device_selftest, gpu_examples, \
+             launch_limits, gpu, algorithms, algorithms_sort, random), \
              `all` for every one of them, or `selftest` for the planted bugs",
         ));
     }

@@ -6,6 +6,7 @@
 pub mod check;
 pub mod image;
 pub mod matmul;
+pub mod monte_carlo;
 pub mod nbody;
 pub mod reduce;
 pub mod report;

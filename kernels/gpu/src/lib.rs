@@ -32,6 +32,8 @@
 //! - [`math`]: the hardware's fast approximate math and bit operations.
 //! - [`mma`]: tensor cores (`mma.sync`), `ldmatrix`, `cp.async` (sm_80+).
 //! - `packed`: `Bf16x2`/`F16x2` packed 16-bit floats and hardware conversions.
+//! - [`random`]: the Philox4x32-10 counter-based generator; uniform, normal, exponential,
+//!   Poisson variates.
 //! - [`time`]: clocks, the global timer, `nanosleep`.
 //! - [`print`]: device-side `printf!`.
 //! - [`asm`]: how to write your own inline PTX, with small examples.
@@ -85,6 +87,7 @@ pub mod ops;
 #[cfg(feature = "half")]
 pub mod packed;
 pub mod print;
+pub mod random;
 pub mod shared;
 pub mod slice;
 pub mod sync;

@@ -5,6 +5,7 @@
 
 pub mod image;
 pub mod matmul;
+pub mod monte_carlo;
 pub mod nbody;
 pub mod reduce;
 pub mod vector;

@@ -17,6 +17,7 @@
 
 mod histogram;
 mod lookback;
+mod random;
 mod reduce;
 mod scan;
 mod segmented;
@@ -26,6 +27,7 @@ mod transform;
 
 pub use histogram::{HISTOGRAM_BLOCK, Sample, histogram_even, histogram_even_items};
 pub use lookback::{STATUS_WORDS_PER_TILE, TileStatus};
+pub use random::{FILL_BLOCK, random_fill};
 pub use reduce::{REDUCE_BLOCK, reduce, reduce_items};
 pub use scan::{SCAN_BLOCK, scan, scan_items};
 pub use segmented::{SEGMENTED_BLOCK, segmented_items, segmented_reduce};

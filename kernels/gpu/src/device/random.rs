@@ -1,0 +1,96 @@
+//! Device-wide random fills: Philox4x32-10 counter blocks straight to memory.
+
+use crate::DeviceCopy;
+use crate::random::{counter, key, philox4x32_10};
+use crate::slice::DisjointSlice;
+use crate::thread;
+
+/// Threads per block of the fill kernels.
+pub const FILL_BLOCK: u32 = 256;
+
+/// The body of a random fill kernel: output element `i` is value `i % N` of
+/// `f(philox4x32_10(counter(subsequence, offset + i / N), key(seed)))`, so the result depends
+/// only on `(seed, subsequence, offset)` and not on the launch shape. `f` turns one counter
+/// block's four words into `N` values of 16 bytes in all (four 32-bit or two 64-bit values),
+/// which each thread writes with one 16-byte store; a partial last group is written element by
+/// element. `offset` counts counter blocks, so a fill of `len` elements uses
+/// `len.div_ceil(N)` of them and the next fill continues at `offset + len.div_ceil(N)`
+/// (modulo 2^64: the block counter does not carry into the subsequence).
+///
+/// Any grid: threads stride over the groups of `N` elements.
+#[inline(always)]
+pub fn random_fill<T: DeviceCopy, F: Fn([u32; 4]) -> [T; N], const N: usize>(
+    out: &DisjointSlice<'_, T>,
+    seed: u64,
+    subsequence: u64,
+    offset: u64,
+    f: F,
+) {
+    const {
+        assert!(
+            N * size_of::<T>() == 16,
+            "random_fill: N values must be 16 bytes"
+        )
+    };
+    let n = out.len();
+    let key = key(seed);
+    let p = out.as_mut_ptr();
+    let aligned = (p as usize).is_multiple_of(16);
+    for q in thread::grid_stride(n.div_ceil(N)) {
+        let q = q.get();
+        let words = philox4x32_10(counter(subsequence, offset.wrapping_add(q as u64)), key);
+        let values = f(words);
+        let first = q * N;
+        if aligned && first + N <= n {
+            // SAFETY: `first..first + N` is in bounds (checked) and 16-byte aligned (the base is,
+            // and the group is 16 bytes); group `q` belongs to this thread alone (grid stride
+            // indices are unique); `T: DeviceCopy` has no padding, so all 16 bytes are
+            // initialized.
+            unsafe {
+                let v = (&raw const values).cast::<[u32; 4]>().read_unaligned();
+                crate::block::load::store_v4(p.add(first).cast::<u8>(), v)
+            }
+        } else {
+            for (j, v) in values.into_iter().enumerate() {
+                if first + j < n {
+                    // SAFETY: element `first + j` belongs to this thread's group alone.
+                    unsafe { out.write_unchecked_race(first + j, v) };
+                }
+            }
+        }
+    }
+}
+
+/// Instantiates a random fill ([`random_fill`]) as the kernel `$name` producing `$t`, `$n` per
+/// counter block, from `$f: Fn([u32; 4], $p, $p) -> [$t; $n]` (the two `$p` parameters are a
+/// location and a scale that the distribution may use, e.g. the mean and standard deviation).
+/// Parameters: `out: DisjointSlice<$t>, seed: u64, subsequence: u64, offset: u64, a: $p,
+/// b: $p`.
+///
+/// ```ignore
+/// gpu::random_fill_kernel!(fill_normal_f32, f32, 4, f32, |w: [u32; 4], mean: f32, sd: f32| {
+///     let [a, b] = gpu::random::box_muller_f32(w[0], w[1]);
+///     let [c, d] = gpu::random::box_muller_f32(w[2], w[3]);
+///     [a, b, c, d].map(|z| gpu::math::fma(z, sd, mean))
+/// });
+/// ```
+#[macro_export]
+macro_rules! random_fill_kernel {
+    ($name:ident, $t:ident, $n:literal, $p:ident, $f:expr) => {
+        #[allow(clippy::too_many_arguments)]
+        #[$crate::kernel]
+        pub fn $name(
+            out: $crate::DisjointSlice<$t>,
+            seed: u64,
+            subsequence: u64,
+            offset: u64,
+            a: $p,
+            b: $p,
+        ) {
+            let f = $f;
+            $crate::device::random_fill::<$t, _, $n>(&out, seed, subsequence, offset, |w| {
+                f(w, a, b)
+            })
+        }
+    };
+}

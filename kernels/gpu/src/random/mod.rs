@@ -1,0 +1,210 @@
+//! Random numbers: the counter-based Philox4x32-10 generator and the distributions Monte Carlo
+//! code needs, usable inside any kernel and, unchanged, on the host and the simulator.
+//!
+//! ```ignore
+//! use gpu::random::Philox4x32;
+//!
+//! // One independent stream per thread: same seed, the thread's index as the subsequence
+//! // (curand_init(seed, subsequence, offset)).
+//! let mut rng = Philox4x32::new(seed, thread::global_index().get() as u64, 0);
+//! let [a, b, c, d] = rng.uniform_f32x4();   // one Philox call
+//! let z = rng.normal_f64();
+//! ```
+//!
+//! # Streams
+//! [`philox4x32_10`] maps a 128-bit counter and a 64-bit key to four 32-bit words; it is
+//! bit-exact with Random123 (its known-answer vectors are the tests) and with curand's Philox.
+//! [`Philox4x32`] walks counters as curand does: stream `(seed, subsequence)` is the words of
+//! blocks `(block, subsequence)` for block = 0, 1, 2, ... under the key `seed`; `offset` skips
+//! words. For bulk fills, compute block `i` directly: `philox4x32_10(counter(sub, i), key(seed))`
+//! (what `gpu_algorithms`' `fill_uniform` / `fill_normal` do, one block per four outputs).
+//!
+//! # Conversions (where this differs from curand)
+//! - **`u32 → f32`** ([`uniform_f32`]): `(x >> 9) · 2^-23 + 2^-24`, the midpoints of 2^23 equal
+//!   cells: values in `[2^-24, 1 - 2^-24]`, never 0 or 1, computed exactly, mean exactly ½.
+//!   curand's `x · 2^-32 + 2^-33` gives `(0, 1]` (its top values round to 1.0), torch's `[0, 1)`
+//!   with 24 bits; the open interval lets `ln u` and `ln(1-u)` be used without checks.
+//! - **`(u32, u32) → f64`** ([`uniform_f64`]): 52 bits, `k · 2^-52 + 2^-53`, in `(0, 1)` likewise.
+//! - **Normals** ([`box_muller_f32`], [`box_muller_f64`]): Box–Muller, two normals from two
+//!   uniforms (`f32`: two words; `f64`: four words), `r = √(-2 ln u)`, `θ = 2πv`, giving
+//!   `(r·cos θ, r·sin θ)`. `ln`, `sin` and `cos` are this module's own few-ulp arithmetic
+//!   (curand uses `__sincosf`, the hardware approximation), so that the GPU and the simulator
+//!   give the same bits. The smallest uniform bounds the tails: `|z| <= 5.77` for `f32`
+//!   (probability 8·10⁻⁹ beyond), `|z| <= 8.57` for `f64`.
+//! - **Exponential**: `-ln u`, one word (`f32`) or two (`f64`).
+//! - **Poisson** ([`Philox4x32::poisson`]): Knuth's product of uniforms for `λ <= 500`
+//!   (`λ + 1` uniforms on average, exact in distribution up to `f64` rounding); above, the
+//!   normal approximation `⌊λ + √λ·z + ½⌋`.
+//!
+//! The integer generator needs nothing else; the float conversions use `gpu::math`'s correctly
+//! rounded `sqrt` and `fma`, so on the host they need the `sim` feature (as all of `gpu::math`).
+
+mod float;
+mod philox;
+
+pub use philox::{PHILOX_ROUNDS, Philox4x32, counter, key, philox4x32_10};
+
+use crate::math::{fma_f64, sqrt, sqrt_f64};
+
+/// A word to a uniform `f32` in `(0, 1)`: the midpoint `(k + ½)·2^-23` of cell `k = x >> 9`.
+/// Computed as `1.k - (1 - 2^-24)` with `k` as the mantissa bits of a number in `[1, 2)`: one
+/// logic operation and one exact subtraction, no integer-to-float conversion.
+#[inline(always)]
+pub fn uniform_f32(x: u32) -> f32 {
+    f32::from_bits(0x3f80_0000 | (x >> 9)) - (1.0 - 1.0 / 16_777_216.0)
+}
+
+/// Two words to a uniform `f64` in `(0, 1)`: the midpoint of cell `(hi:lo) >> 12` of 2^52,
+/// computed as [`uniform_f32`] (a 64-bit integer-to-float conversion is a slow instruction).
+#[inline(always)]
+pub fn uniform_f64(hi: u32, lo: u32) -> f64 {
+    let k = ((hi as u64) << 20) | (lo as u64 >> 12);
+    f64::from_bits(0x3ff0_0000_0000_0000 | k) - (1.0 - 1.0 / 9_007_199_254_740_992.0)
+}
+
+/// Two standard normals from two words (Box–Muller).
+#[inline(always)]
+pub fn box_muller_f32(x: u32, y: u32) -> [f32; 2] {
+    let r = sqrt(-2.0 * float::ln_f32(uniform_f32(x)));
+    let (s, c) = float::sincos_turns_f32(uniform_f32(y));
+    [r * c, r * s]
+}
+
+/// Two standard normals from four words (Box–Muller on two 52-bit uniforms).
+#[inline(always)]
+pub fn box_muller_f64(w: [u32; 4]) -> [f64; 2] {
+    let r = sqrt_f64(-2.0 * float::ln_f64(uniform_f64(w[0], w[1])));
+    let (s, c) = float::sincos_turns_f64(uniform_f64(w[2], w[3]));
+    [r * c, r * s]
+}
+
+/// A standard exponential (`-ln u`) from one word.
+#[inline(always)]
+pub fn exponential_f32(x: u32) -> f32 {
+    -float::ln_f32(uniform_f32(x))
+}
+
+/// A standard exponential from two words.
+#[inline(always)]
+pub fn exponential_f64(hi: u32, lo: u32) -> f64 {
+    -float::ln_f64(uniform_f64(hi, lo))
+}
+
+/// Means above which [`Philox4x32::poisson`] uses the normal approximation.
+pub const POISSON_KNUTH_MAX: f64 = 500.0;
+
+/// The distributions, drawn from the stream in order (curand's `curand_uniform`,
+/// `curand_normal`, ... with the conversions above).
+impl Philox4x32 {
+    /// A uniform `f32` in `(0, 1)` (one word).
+    #[inline(always)]
+    pub fn uniform_f32(&mut self) -> f32 {
+        uniform_f32(self.next_u32())
+    }
+
+    /// Four uniform `f32` (one Philox call at a block boundary).
+    #[inline(always)]
+    pub fn uniform_f32x4(&mut self) -> [f32; 4] {
+        self.next_u32x4().map(uniform_f32)
+    }
+
+    /// A uniform `f64` in `(0, 1)` (two words).
+    #[inline(always)]
+    pub fn uniform_f64(&mut self) -> f64 {
+        let [hi, lo] = self.next_u32x2();
+        uniform_f64(hi, lo)
+    }
+
+    /// Two uniform `f64` (four words).
+    #[inline(always)]
+    pub fn uniform_f64x2(&mut self) -> [f64; 2] {
+        let w = self.next_u32x4();
+        [uniform_f64(w[0], w[1]), uniform_f64(w[2], w[3])]
+    }
+
+    /// A standard normal `f32`: Box–Muller makes two from two words; the second is kept for
+    /// the next call (as curand does).
+    #[inline(always)]
+    pub fn normal_f32(&mut self) -> f32 {
+        if let Some(z) = self.take_spare_f32() {
+            return z;
+        }
+        let [x, y] = self.next_u32x2();
+        let [a, b] = box_muller_f32(x, y);
+        self.put_spare_f32(b);
+        a
+    }
+
+    /// Four standard normals `f32` from four words (`curand_normal4`).
+    #[inline(always)]
+    pub fn normal_f32x4(&mut self) -> [f32; 4] {
+        let w = self.next_u32x4();
+        let [a, b] = box_muller_f32(w[0], w[1]);
+        let [c, d] = box_muller_f32(w[2], w[3]);
+        [a, b, c, d]
+    }
+
+    /// A standard normal `f64`; two are made from four words and the second is kept.
+    #[inline(always)]
+    pub fn normal_f64(&mut self) -> f64 {
+        if let Some(z) = self.take_spare_f64() {
+            return z;
+        }
+        let [a, b] = self.normal_f64x2();
+        self.put_spare_f64(b);
+        a
+    }
+
+    /// Two standard normals `f64` from four words (`curand_normal2_double`).
+    #[inline(always)]
+    pub fn normal_f64x2(&mut self) -> [f64; 2] {
+        box_muller_f64(self.next_u32x4())
+    }
+
+    /// A standard exponential `f32` (one word).
+    #[inline(always)]
+    pub fn exponential_f32(&mut self) -> f32 {
+        exponential_f32(self.next_u32())
+    }
+
+    /// A standard exponential `f64` (two words).
+    #[inline(always)]
+    pub fn exponential_f64(&mut self) -> f64 {
+        let [hi, lo] = self.next_u32x2();
+        exponential_f64(hi, lo)
+    }
+
+    /// A Poisson variate of mean `lambda` (0 for `lambda <= 0` or NaN). Knuth's method up to
+    /// [`POISSON_KNUTH_MAX`]: `λ + 1` uniforms on average, so meant for the small means of
+    /// Monte Carlo event counts; above it, the rounded normal approximation (one normal).
+    #[inline(always)]
+    pub fn poisson(&mut self, lambda: f64) -> u32 {
+        if lambda.is_nan() || lambda <= 0.0 {
+            return 0;
+        }
+        if lambda > POISSON_KNUTH_MAX {
+            let v = fma_f64(sqrt_f64(lambda), self.normal_f64(), lambda) + 0.5;
+            return if v <= 0.0 {
+                0
+            } else if v >= u32::MAX as f64 {
+                u32::MAX
+            } else {
+                v as u32
+            };
+        }
+        let limit = float::exp_f64(-lambda);
+        let mut k = 0u32;
+        let mut p = self.uniform_f64();
+        while p > limit {
+            k += 1;
+            p *= self.uniform_f64();
+        }
+        k
+    }
+}
+
+/// Host access to the private elementary functions, for the accuracy tests.
+#[doc(hidden)]
+pub mod __float {
+    pub use super::float::{exp_f64, ln_f32, ln_f64, sincos_turns_f32, sincos_turns_f64};
+}
