@@ -1,11 +1,11 @@
 //! `cargo xtask launch`: one process per GPU with torchrun's variables (see
-//! `gpu_distributed::launch`).
+//! `gpu_launcher`, re-exported as `gpu_distributed::launch`).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use gpu_builder::{Error, Result};
-use gpu_distributed::launch::Launcher;
+use gpu_launcher::Launcher;
 
 /// `launch -n N [--nnodes M --node-rank R --master-addr HOST] [--master-port P] [--timeout S]
 /// PROGRAM [--] [ARGS...]`

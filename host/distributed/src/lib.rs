@@ -39,7 +39,10 @@ mod element;
 mod error;
 mod group;
 mod hub;
-pub mod launch;
+/// The launcher: one process per GPU (the `gpu-launcher` crate, re-exported).
+pub mod launch {
+    pub use gpu_launcher::*;
+}
 mod nccl;
 mod tcp;
 

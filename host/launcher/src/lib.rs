@@ -2,10 +2,12 @@
 //!
 //! [`Launcher`] starts `n` copies of a program with `RANK`, `WORLD_SIZE`, `LOCAL_RANK`,
 //! `LOCAL_WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT` (torchrun's variables, which
-//! [`crate::Communicator::from_env`] reads) and `NCCL_NVLS_ENABLE=0`, prefixes each line of their
+//! `gpu_distributed::Communicator::from_env` reads) and `NCCL_NVLS_ENABLE=0`, prefixes each line of their
 //! output with the rank, and waits. When a rank exits with a failure (or is killed), the others
 //! are stopped (SIGTERM, then SIGKILL after a grace period) and the report names the rank, its
-//! exit status and the tail of its output. `cargo xtask launch` is the command-line front.
+//! exit status and the tail of its output. `cargo xtask launch` is the command-line front;
+//! `gpu_distributed::launch` re-exports this crate. It uses the standard library only, so the
+//! build tool (`xtask`) does not compile the GPU runtime to get it.
 //!
 //! Across machines: run the launcher on each machine with the same `--nnodes`, its own
 //! `--node-rank`, and `--master-addr` pointing at node 0 (which hosts rank 0).
