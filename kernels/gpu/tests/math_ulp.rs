@@ -295,3 +295,59 @@ fn rounding_f32() {
         }
     }
 }
+
+#[test]
+fn pow_f32() {
+    let mut rng = Rng(17);
+    let (mut max, mut at, mut count) = (0.0f64, (0.0f32, 0.0f32), 0u64);
+    let mut check = |x: f32, y: f32| {
+        let e = ulp_error(math::pow(x, y), (x as f64).powf(y as f64));
+        count += 1;
+        if e > max {
+            (max, at) = (e, (x, y));
+        }
+    };
+    let sp = specials();
+    for &x in &sp {
+        for &y in &sp {
+            check(x, y);
+        }
+    }
+    for _ in 0..2_000_000 {
+        // Results spread over the whole range: y chosen so that y·log2 x lands in [-160, 140].
+        let x = rng.bits32().abs();
+        let z = rng.uniform(-160.0, 140.0);
+        let l = (x as f64).log2();
+        check(
+            x,
+            if l != 0.0 && l.is_finite() {
+                (z as f64 / l) as f32
+            } else {
+                z
+            },
+        );
+        // Near 1 with large exponents, negative x with integer y, small operands.
+        check(1.0 + rng.uniform(-1e-3, 1e-3), rng.uniform(-1e5, 1e5));
+        check(-rng.uniform(0.0, 10.0), (rng.next() % 61) as f32 - 30.0);
+        check(rng.uniform(0.0, 10.0), rng.uniform(-10.0, 10.0));
+    }
+    for _ in 0..1_000_000 {
+        check(rng.bits32(), rng.bits32());
+    }
+    println!(
+        "pow      max {max:.3} ulp at ({:e}, {:e}), {count} inputs",
+        at.0, at.1
+    );
+    assert!(
+        max <= 1.0,
+        "pow: {max:.3} ulp at ({:e}, {:e}) exceeds the documented 1 ulp",
+        at.0,
+        at.1
+    );
+    assert_eq!(math::pow(-0.0, 3.0).to_bits(), (-0.0f32).to_bits());
+    assert_eq!(math::pow(-0.0, -3.0), f32::NEG_INFINITY);
+    assert_eq!(math::pow(f32::NAN, 0.0), 1.0);
+    assert_eq!(math::pow(1.0, f32::NAN), 1.0);
+    assert!(math::pow(-2.0, 0.5).is_nan());
+    assert_eq!(math::pow(-2.0, 3.0), -8.0);
+}

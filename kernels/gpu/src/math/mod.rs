@@ -28,12 +28,14 @@
 
 mod exp_log;
 mod fast;
+mod pow;
 mod rounding;
 mod special;
 mod trig;
 
 pub use exp_log::{exp, exp2, log, log2};
 pub use fast::*;
+pub use pow::pow;
 pub use rounding::{copysign, fmod, frexp, ldexp, round};
 pub use special::{erf, tanh};
 pub use trig::{cos, sin, sincos};
