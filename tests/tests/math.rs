@@ -39,7 +39,8 @@ fn math_matches_the_host_bit_for_bit() {
     let n: usize = if gpu.is_simulator() { 4096 } else { 1 << 22 };
     let module = Module::load(&gpu).unwrap_or_else(|e| panic!("{e}"));
     let stream = gpu.default_stream();
-    let config = LaunchConfig::new(n.div_ceil(256) as u32, 256);
+    // One tile of 256 threads × 4 items per block (`algorithm_kernels::math`).
+    let config = LaunchConfig::new(n.div_ceil(1024) as u32, 256);
     let unary: [(&str, Launch, fn(f32) -> f32, f32, f32); 6] = [
         (
             "sin",

@@ -1,6 +1,6 @@
 //! `math-bench [--peers peers.json] [CASE...]`: times `gpu::math`'s accurate functions as
-//! element-wise maps over 2^26 elements (the `math_*` kernels of `algorithm-kernels`, one
-//! element per thread) and prints a table against the peers (torch / cupy, whose `sin`, `exp`,
+//! element-wise maps over 2^26 elements (the `math_*` kernels of `algorithm-kernels`, four
+//! elements per thread) and prints a table against the peers (torch / cupy, whose `sin`, `exp`,
 //! ... are CUDA's math library, as libdevice) timed by `benches/peers/math.py` in the same
 //! session:
 //!
@@ -80,7 +80,8 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
         "case", "size", "ours GB/s", "peer GB/s", "peer", "ratio"
     );
     let stream = gpu.default_stream();
-    let config = LaunchConfig::new(N.div_ceil(256) as u32, 256);
+    // One tile of 256 threads × 4 items per block (`algorithm_kernels::math`).
+    let config = LaunchConfig::new(N.div_ceil(1024) as u32, 256);
     let wanted = |name: &str| only.is_empty() || only.iter().any(|o| name.contains(o.as_str()));
     let report = |name: &str, inputs: usize, ours: f64| {
         let bytes = 4.0 * (inputs + 1) as f64 * N as f64;

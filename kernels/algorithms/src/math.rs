@@ -1,22 +1,23 @@
-//! `math_<fn>_<type>`: element-wise maps of `gpu::math`'s accurate functions, one element per
-//! thread (blocks of [`MATH_BLOCK`]), for the math bench (against torch/cupy) and the test that
-//! the GPU computes them bit-identically to the host. (Not `gpu::transform_kernel!`: its
-//! 16-item tiles keep the items of a long function body in local memory.)
+//! `math_<fn>_<type>`: element-wise maps of `gpu::math`'s accurate functions, for the math bench
+//! (against torch/cupy) and the test that the GPU computes them bit-identically to the host.
+//! Each thread maps [`MATH_ITEMS`] consecutive elements loaded with one 16-byte vector load
+//! (`gpu::device::transform`); blocks of [`MATH_BLOCK`] threads, one tile per block. (Not
+//! `gpu::transform_kernel!`: its 16-item tiles keep the items of a long function body in local
+//! memory.)
 
 use gpu::prelude::*;
 
 /// Threads per block of the `math_*` kernels.
 pub const MATH_BLOCK: u32 = 256;
+/// f32 elements per thread and tile.
+pub const MATH_ITEMS: usize = 4;
 
 macro_rules! map_kernels {
     ($($name:ident($t:ty) => $f:path;)*) => { $(
-        /// `out[i] = f(x[i])`, one thread per element.
+        /// `out[i] = f(x[i])`.
         #[kernel(block(256))]
-        pub fn $name(x: &[$t], mut out: DisjointSlice<$t>) {
-            let i = thread::global_index();
-            if let (Some(o), Some(&v)) = (out.get_mut(i), x.get(i.get())) {
-                *o = $f(v);
-            }
+        pub fn $name(x: &[$t], out: DisjointSlice<$t>) {
+            gpu::device::transform::<$t, $t, _, MATH_ITEMS>(x, &out, $f);
         }
     )* };
 }
@@ -30,11 +31,8 @@ map_kernels! {
     math_erf_f32(f32) => gpu::math::erf;
 }
 
-/// `out[i] = x[i]^y[i]` ([`gpu::math::pow`]), one thread per element.
+/// `out[i] = x[i]^y[i]` ([`gpu::math::pow`]).
 #[kernel(block(256))]
-pub fn math_pow_f32(x: &[f32], y: &[f32], mut out: DisjointSlice<f32>) {
-    let i = thread::global_index();
-    if let (Some(o), Some(&a), Some(&b)) = (out.get_mut(i), x.get(i.get()), y.get(i.get())) {
-        *o = gpu::math::pow(a, b);
-    }
+pub fn math_pow_f32(x: &[f32], y: &[f32], out: DisjointSlice<f32>) {
+    gpu::device::transform2::<f32, f32, f32, _, MATH_ITEMS>(x, y, &out, gpu::math::pow);
 }

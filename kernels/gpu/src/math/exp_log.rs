@@ -5,7 +5,7 @@
 //! results near overflow and in the subnormal range are rounded once. log: x = 2^i·m with m in
 //! [2/3, 4/3), log(1 + f) for f = m − 1 (exact) by a minimax polynomial.
 
-use super::{fma, horner, pow2i, rint_mul};
+use super::{fma, horner, mul, pow2i, rint_mul};
 
 const LOG2E: f32 = core::f32::consts::LOG2_E;
 /// ln 2 = `LN2_HI + LN2_MID` to 48 bits.
@@ -64,7 +64,7 @@ const LOG2: [f32; 10] = [
 fn scale(p: f32, j: f32) -> f32 {
     let j = j as i32;
     let j1 = j >> 1;
-    p * pow2i(j1) * pow2i(j - j1)
+    mul(mul(p, pow2i(j1)), pow2i(j - j1))
 }
 
 /// e^x: max error 1 ulp (CUDA's `expf`: 2 ulp), subnormal results included; +inf above
@@ -109,7 +109,7 @@ pub fn exp2(x: f32) -> f32 {
 fn split(x: f32) -> (f32, f32) {
     let sub = x < f32::MIN_POSITIVE;
     let (x, bias) = if sub {
-        (x * 8_388_608.0, -23.0)
+        (mul(x, 8_388_608.0), -23.0)
     } else {
         (x, 0.0)
     };
@@ -138,7 +138,7 @@ fn log_special(x: f32) -> f32 {
 #[inline(always)]
 pub fn log(x: f32) -> f32 {
     let (f, i) = split(x);
-    let s = f * f;
+    let s = mul(f, f);
     let r = fma(fma(horner(f, LOG), f, -0.5), s, f);
     let r = fma(i, LN2_HI, fma(i, LN2_MID, r));
     if x > 0.0 && x < f32::INFINITY {
@@ -154,9 +154,9 @@ pub fn log(x: f32) -> f32 {
 pub fn log2(x: f32) -> f32 {
     let (f, i) = split(x);
     // f·log2 e as hi + lo, then the polynomial's f² part.
-    let hi = f * LOG2E_HI;
+    let hi = mul(f, LOG2E_HI);
     let lo = fma(f, LOG2E_LO, fma(f, LOG2E_HI, -hi));
-    let r = fma(f * f, horner(f, LOG2), lo);
+    let r = fma(mul(f, f), horner(f, LOG2), lo);
     // i + hi + r with the rounding error of i + hi kept (|i| ≥ 1 > |hi| or i = 0).
     let sum = i + hi;
     let r = sum + (r + ((i - sum) + hi));

@@ -67,6 +67,28 @@ pub(crate) fn horner<const N: usize>(x: f32, c: [f32; N]) -> f32 {
     r
 }
 
+/// `a·b` rounded on its own (`mul.rn.f32`). Kernel crates are built with multiply-add
+/// contraction on (LLVM and ptxas fuse a plain `a * b + c` into one fma), which would change
+/// these functions' results on the GPU and break their error-free transformations (`hi + lo`
+/// sums); an explicitly rounded multiply is never fused. Additions need no such care: only a
+/// product can be fused into them, and every product here goes through `mul` or [`fma`].
+#[inline(always)]
+pub(crate) fn mul(a: f32, b: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: f32;
+        // SAFETY: an arithmetic instruction on registers.
+        unsafe {
+            core::arch::asm!("mul.rn.f32 {r}, {a}, {b};", r = out(reg32) r, a = in(reg32) a, b = in(reg32) b, options(pure, nomem, nostack))
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        a * b
+    }
+}
+
 /// `2^n` for `n` in -126..=127 (a normal power of two), built from its bits.
 #[inline(always)]
 pub(crate) fn pow2i(n: i32) -> f32 {

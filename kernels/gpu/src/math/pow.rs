@@ -3,7 +3,7 @@
 //! becomes a relative error of δ·ln 2 in the result and y·log2 x reaches ±150.
 
 use super::exp_log::EXP2;
-use super::{fma, horner, pow2i, rint_mul, trunc};
+use super::{fma, horner, mul, pow2i, rint_mul, trunc};
 
 /// 1/3 and 2·log2(e) as hi + lo.
 const THIRD_HI: f32 = f32::from_bits(0x3eaa_aaab);
@@ -20,7 +20,7 @@ const ATANH: [f32; 4] = [1.0 / 11.0, 1.0 / 9.0, 1.0 / 7.0, 1.0 / 5.0];
 fn log2_ext(x: f32) -> (f32, f32) {
     let sub = x < f32::MIN_POSITIVE;
     let (x, bias) = if sub {
-        (x * 8_388_608.0, -23.0)
+        (mul(x, 8_388_608.0), -23.0)
     } else {
         (x, 0.0)
     };
@@ -36,19 +36,19 @@ fn log2_ext(x: f32) -> (f32, f32) {
     let u = a / d;
     let u_lo = fma(-u, d_lo, fma(-u, d, a)) / d;
     // u², u³, u³/3 as hi + lo.
-    let u2 = u * u;
-    let u2_lo = fma(u, u, -u2) + 2.0 * u * u_lo;
-    let u3 = u * u2;
-    let u3_lo = fma(u, u2, -u3) + (u * u2_lo + u_lo * u2);
-    let t3 = u3 * THIRD_HI;
-    let t3_lo = fma(u3, THIRD_HI, -t3) + (u3 * THIRD_LO + u3_lo * THIRD_HI);
-    let rest = u3 * u2 * horner(u2, ATANH);
+    let u2 = mul(u, u);
+    let u2_lo = fma(u, u, -u2) + mul(mul(2.0, u), u_lo);
+    let u3 = mul(u, u2);
+    let u3_lo = fma(u, u2, -u3) + (mul(u, u2_lo) + mul(u_lo, u2));
+    let t3 = mul(u3, THIRD_HI);
+    let t3_lo = fma(u3, THIRD_HI, -t3) + (mul(u3, THIRD_LO) + mul(u3_lo, THIRD_HI));
+    let rest = mul(mul(u3, u2), horner(u2, ATANH));
     // atanh u = s + s_lo; |t3| < |u|.
     let s = u + t3;
     let s_lo = ((u - s) + t3) + (u_lo + t3_lo + rest);
     // log2 m = K·atanh u, then + i (|i| ≥ 1 > |l| or i = 0).
-    let l = s * K_HI;
-    let l_lo = fma(s, K_HI, -l) + (s * K_LO + s_lo * K_HI);
+    let l = mul(s, K_HI);
+    let l_lo = fma(s, K_HI, -l) + (mul(s, K_LO) + mul(s_lo, K_HI));
     let hi = i + l;
     let lo = ((i - hi) + l) + l_lo;
     let h = hi + lo;
@@ -70,7 +70,7 @@ fn exp2_ext(p: f32, p_lo: f32) -> f32 {
     let r = fma(horner(t, EXP2), t, 1.0);
     let j = j as i32;
     let j1 = j >> 1;
-    r * pow2i(j1) * pow2i(j - j1)
+    mul(mul(r, pow2i(j1)), pow2i(j - j1))
 }
 
 /// x^y (C's `powf`): max error 1 ulp, with
@@ -80,8 +80,8 @@ fn exp2_ext(p: f32, p_lo: f32) -> f32 {
 pub fn pow(x: f32, y: f32) -> f32 {
     let ax = x.abs();
     let (l, l_lo) = log2_ext(ax);
-    let p = y * l;
-    let p_lo = fma(y, l, -p) + y * l_lo;
+    let p = mul(y, l);
+    let p_lo = fma(y, l, -p) + mul(y, l_lo);
     let r = exp2_ext(p, p_lo);
     let y_int = trunc(y) == y;
     // Every f32 from 2^24 on is even.

@@ -1,7 +1,7 @@
 //! Exact operations for f32: rounding, sign, remainder, and scaling by powers of two.
 //! (`floor`, `ceil`, `trunc`, `rint` are single PTX conversions, in the fast-math file.)
 
-use super::{pow2i, trunc};
+use super::{mul, pow2i, trunc};
 
 /// `x` rounded to the nearest integer, ties away from zero (C's `roundf`), exact.
 #[inline(always)]
@@ -29,21 +29,21 @@ pub fn ldexp(x: f32, n: i32) -> f32 {
     let mut y = x;
     let mut n = n;
     if n > 127 {
-        y *= pow2i(127);
+        y = mul(y, pow2i(127));
         n -= 127;
         if n > 127 {
-            y *= pow2i(127);
+            y = mul(y, pow2i(127));
             n = (n - 127).min(127);
         }
     } else if n < -126 {
-        y *= pow2i(-102);
+        y = mul(y, pow2i(-102));
         n += 102;
         if n < -126 {
-            y *= pow2i(-102);
+            y = mul(y, pow2i(-102));
             n = (n + 102).max(-126);
         }
     }
-    y * pow2i(n)
+    mul(y, pow2i(n))
 }
 
 /// `(m, e)` with `x = m·2^e` and |m| in [1/2, 1) (C's `frexpf`); `(x, 0)` for ±0, ±inf, NaN.

@@ -1,6 +1,6 @@
 //! `tanh` and `erf` for f32: an odd polynomial near zero, an exponential-based formula beyond.
 
-use super::{exp, fma, horner};
+use super::{exp, fma, horner, mul};
 
 /// (tanh x − x)/x³ as a polynomial in x², on |x| ≤ 0.5625.
 const TANH: [f32; 5] = [
@@ -38,12 +38,12 @@ const ERF_LARGE: [f32; 10] = [
 pub fn tanh(x: f32) -> f32 {
     let a = x.abs();
     if a <= 0.5625 {
-        let s = x * x;
+        let s = mul(x, x);
         // `+ 0.0` keeps the sign of a zero x (see `trig::kernel`).
         fma(fma(horner(s, TANH), s, 0.0), x, x)
     } else {
         // 1 − 2/(e^2a + 1): e^2a overflows to +inf for a > 44, giving exactly 1.
-        let r = 1.0 - 2.0 / (exp(2.0 * a) + 1.0);
+        let r = 1.0 - 2.0 / (exp(a + a) + 1.0);
         r.copysign(x)
     }
 }
@@ -53,7 +53,7 @@ pub fn tanh(x: f32) -> f32 {
 pub fn erf(x: f32) -> f32 {
     let a = x.abs();
     if a < 0.9375 {
-        let s = x * x;
+        let s = mul(x, x);
         fma(horner(s, ERF_SMALL), x, x)
     } else {
         // erf = 1 − erfc, with erfc = e^(poly) (below half an ulp of 1 from t = 4 on). A NaN

@@ -1,7 +1,7 @@
 //! `sin`, `cos`, `sincos` for f32: reduction to r in [-π/4, π/4] and a quadrant, then a
 //! minimax polynomial for sin or cos of r (CUDA's `sinf`/`cosf` structure).
 
-use super::{TWO_OVER_PI, fma, horner, rint_mul};
+use super::{TWO_OVER_PI, fma, horner, mul, rint_mul};
 
 /// Below this |x|, the three-constant Cody–Waite reduction is accurate (CUDA's bound).
 const FAST_REDUCTION_MAX: f32 = 105_615.0;
@@ -61,7 +61,7 @@ fn reduce_huge(x: f32) -> (f32, i32) {
     // f in radians as a double-f32 product, rounded once at the end.
     let hi = f as f32;
     let lo = f.wrapping_sub(hi as i64) as f32;
-    let p = hi * PIO2_2M64_HI;
+    let p = mul(hi, PIO2_2M64_HI);
     let err = fma(hi, PIO2_2M64_HI, -p);
     let r = p + fma(hi, PIO2_2M64_LO, fma(lo, PIO2_2M64_HI, err));
     if x < 0.0 {
@@ -74,7 +74,7 @@ fn reduce_huge(x: f32) -> (f32, i32) {
 /// sin r and cos r for |r| ≤ π/4.
 #[inline(always)]
 fn kernel(r: f32) -> (f32, f32) {
-    let s = r * r;
+    let s = mul(r, r);
     // `+ 0.0` makes z +0 for r = ±0, so sin keeps the sign of zero.
     let z = fma(horner(s, SIN), s, 0.0);
     let sin = fma(z, r, r);
