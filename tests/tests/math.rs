@@ -118,5 +118,75 @@ fn math_matches_the_host_bit_for_bit() {
     if bad > 0 {
         failures.push(format!("pow: {bad} of {n} differ"));
     }
+    let unary64: [(&str, Launch64, fn(f64) -> f64, f64, f64); 5] = [
+        (
+            "sin_f64",
+            Module::math_sin_f64,
+            gpu_host::gpu::math::sin_f64,
+            -1e7,
+            1e7,
+        ),
+        (
+            "cos_f64",
+            Module::math_cos_f64,
+            gpu_host::gpu::math::cos_f64,
+            -1e3,
+            1e3,
+        ),
+        (
+            "exp_f64",
+            Module::math_exp_f64,
+            gpu_host::gpu::math::exp_f64,
+            -750.0,
+            720.0,
+        ),
+        (
+            "log_f64",
+            Module::math_log_f64,
+            gpu_host::gpu::math::log_f64,
+            0.0,
+            1e3,
+        ),
+        (
+            "tanh_f64",
+            Module::math_tanh_f64,
+            gpu_host::gpu::math::tanh_f64,
+            -20.0,
+            20.0,
+        ),
+    ];
+    for (k, (name, launch, host, lo, hi)) in unary64.into_iter().enumerate() {
+        // f32 inputs widened (random bits cover f32's binades) plus f64 bit patterns.
+        let x: Vec<f64> = inputs(n, 77 + k as u64, lo as f32, hi as f32)
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| {
+                if i % 8 == 1 {
+                    f64::from_bits((v.to_bits() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                } else {
+                    v as f64
+                }
+            })
+            .collect();
+        let dx = gpu.to_device(&x).unwrap();
+        let mut out = gpu.alloc_zeroed::<f64>(n).unwrap();
+        launch(&module, stream, config, &dx, &mut out).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let got = out.to_vec().unwrap();
+        let bad: Vec<_> = (0..n)
+            .filter(|&i| {
+                got[i].to_bits() != host(x[i]).to_bits()
+                    && !(got[i].is_nan() && host(x[i]).is_nan())
+            })
+            .collect();
+        if let Some(&i) = bad.first() {
+            failures.push(format!(
+                "{name}: {} of {n} differ, first x = {:e}: device {:e}, host {:e}",
+                bad.len(),
+                x[i],
+                got[i],
+                host(x[i])
+            ));
+        }
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

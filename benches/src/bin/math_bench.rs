@@ -48,6 +48,17 @@ fn unary() -> [(&'static str, Unary, f32, f32); 6] {
     ]
 }
 
+/// The f64 cases.
+fn unary64() -> [(&'static str, Unary64, f32, f32); 5] {
+    [
+        ("math_sin_f64", Module::math_sin_f64, -100.0, 100.0),
+        ("math_cos_f64", Module::math_cos_f64, -100.0, 100.0),
+        ("math_exp_f64", Module::math_exp_f64, -80.0, 80.0),
+        ("math_log_f64", Module::math_log_f64, 0.0, 1000.0),
+        ("math_tanh_f64", Module::math_tanh_f64, -5.0, 5.0),
+    ]
+}
+
 fn main() -> ExitCode {
     match run() {
         Ok(()) => ExitCode::SUCCESS,
@@ -83,8 +94,8 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     // One tile of 256 threads × 4 items per block (`algorithm_kernels::math`).
     let config = LaunchConfig::new(N.div_ceil(1024) as u32, 256);
     let wanted = |name: &str| only.is_empty() || only.iter().any(|o| name.contains(o.as_str()));
-    let report = |name: &str, inputs: usize, ours: f64| {
-        let bytes = 4.0 * (inputs + 1) as f64 * N as f64;
+    let report = |name: &str, width: usize, inputs: usize, ours: f64| {
+        let bytes = (width * (inputs + 1)) as f64 * N as f64;
         let gbs = |us: f64| bytes / (us * 1e-6) / 1e9;
         let best_peer = peers.get(name).and_then(|by_peer| {
             by_peer
@@ -120,7 +131,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
         let x = gpu.to_device(&uniform(N, 1 + k as u64, lo, hi))?;
         let mut out = gpu.alloc_zeroed::<f32>(N)?;
         let ours = time_us(stream, &mut |s| launch(&module, s, config, &x, &mut out))?;
-        report(name, 1, ours);
+        report(name, 4, 1, ours);
     }
     if wanted("math_pow_f32") {
         let x = gpu.to_device(&uniform(N, 11, 0.0, 10.0))?;
@@ -129,7 +140,20 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
         let ours = time_us(stream, &mut |s| {
             module.math_pow_f32(s, config, &x, &y, &mut out)
         })?;
-        report("math_pow_f32", 2, ours);
+        report("math_pow_f32", 4, 2, ours);
+    }
+    for (k, (name, launch, lo, hi)) in unary64().into_iter().enumerate() {
+        if !wanted(name) {
+            continue;
+        }
+        let x: Vec<f64> = uniform(N, 21 + k as u64, lo, hi)
+            .into_iter()
+            .map(f64::from)
+            .collect();
+        let x = gpu.to_device(&x)?;
+        let mut out = gpu.alloc_zeroed::<f64>(N)?;
+        let ours = time_us(stream, &mut |s| launch(&module, s, config, &x, &mut out))?;
+        report(name, 8, 1, ours);
     }
     Ok(())
 }

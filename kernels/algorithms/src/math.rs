@@ -1,6 +1,6 @@
 //! `math_<fn>_<type>`: element-wise maps of `gpu::math`'s accurate functions, for the math bench
 //! (against torch/cupy) and the test that the GPU computes them bit-identically to the host.
-//! Each thread maps [`MATH_ITEMS`] consecutive elements loaded with one 16-byte vector load
+//! Each thread maps [`MATH_ITEMS`] consecutive elements loaded with 16-byte vector loads
 //! (`gpu::device::transform`); blocks of [`MATH_BLOCK`] threads, one tile per block. (Not
 //! `gpu::transform_kernel!`: its 16-item tiles keep the items of a long function body in local
 //! memory.)
@@ -9,7 +9,7 @@ use gpu::prelude::*;
 
 /// Threads per block of the `math_*` kernels.
 pub const MATH_BLOCK: u32 = 256;
-/// f32 elements per thread and tile.
+/// Elements per thread and tile (16 bytes of f32, 32 of f64).
 pub const MATH_ITEMS: usize = 4;
 
 macro_rules! map_kernels {
@@ -29,6 +29,11 @@ map_kernels! {
     math_log_f32(f32) => gpu::math::log;
     math_tanh_f32(f32) => gpu::math::tanh;
     math_erf_f32(f32) => gpu::math::erf;
+    math_sin_f64(f64) => gpu::math::sin_f64;
+    math_cos_f64(f64) => gpu::math::cos_f64;
+    math_exp_f64(f64) => gpu::math::exp_f64;
+    math_log_f64(f64) => gpu::math::log_f64;
+    math_tanh_f64(f64) => gpu::math::tanh_f64;
 }
 
 /// `out[i] = x[i]^y[i]` ([`gpu::math::pow`]).

@@ -27,18 +27,24 @@
 //! much faster, a few ulp of error over documented ranges, see each function.
 
 mod exp_log;
+mod exp_log_f64;
 mod fast;
 mod pow;
 mod rounding;
 mod special;
+mod special_f64;
 mod trig;
+mod trig_f64;
 
 pub use exp_log::{exp, exp2, log, log2};
+pub use exp_log_f64::{exp_f64, exp2_f64, log_f64, log2_f64};
 pub use fast::*;
 pub use pow::pow;
 pub use rounding::{copysign, fmod, frexp, ldexp, round};
 pub use special::{erf, tanh};
+pub use special_f64::tanh_f64;
 pub use trig::{cos, sin, sincos};
+pub use trig_f64::{cos_f64, sin_f64, sincos_f64};
 
 /// Bits of 2/π for the Payne–Hanek reduction, most significant first, after one zero word (so
 /// a window may start before the binary point).
@@ -87,6 +93,42 @@ pub(crate) fn mul(a: f32, b: f32) -> f32 {
     {
         a * b
     }
+}
+
+/// [`mul`] for f64 (`mul.rn.f64`).
+#[inline(always)]
+pub(crate) fn mul64(a: f64, b: f64) -> f64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: f64;
+        // SAFETY: an arithmetic instruction on registers.
+        unsafe {
+            core::arch::asm!("mul.rn.f64 {r}, {a}, {b};", r = out(reg64) r, a = in(reg64) a, b = in(reg64) b, options(pure, nomem, nostack))
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        a * b
+    }
+}
+
+/// [`horner`] for f64.
+#[inline(always)]
+pub(crate) fn horner64<const N: usize>(x: f64, c: [f64; N]) -> f64 {
+    let mut r = c[0];
+    let mut i = 1;
+    while i < N {
+        r = fma_f64(r, x, c[i]);
+        i += 1;
+    }
+    r
+}
+
+/// `2^n` for `n` in -1022..=1023, from its bits.
+#[inline(always)]
+pub(crate) fn pow2i64(n: i32) -> f64 {
+    f64::from_bits(((n + 1023) as u64) << 52)
 }
 
 /// `2^n` for `n` in -126..=127 (a normal power of two), built from its bits.
