@@ -20,6 +20,8 @@ use gpu_host::{DeviceBuffer, Gpu, LaunchConfig, Result, Stream};
 /// Elements per map.
 const N: usize = 1 << 26;
 
+type Unary64 =
+    fn(&Module, &Stream, LaunchConfig, &DeviceBuffer<f64>, &mut DeviceBuffer<f64>) -> Result<()>;
 type Unary =
     fn(&Module, &Stream, LaunchConfig, &DeviceBuffer<f32>, &mut DeviceBuffer<f32>) -> Result<()>;
 
