@@ -24,6 +24,10 @@ fn inputs(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
         .collect()
 }
 
+/// A case: name, launcher, host function, input range.
+type Case = (&'static str, Launch, fn(f32) -> f32, f32, f32);
+type Case64 = (&'static str, Launch64, fn(f64) -> f64, f64, f64);
+
 type Launch64 =
     fn(&Module, &Stream, LaunchConfig, &DeviceBuffer<f64>, &mut DeviceBuffer<f64>) -> Result<()>;
 type Launch =
@@ -43,7 +47,7 @@ fn math_matches_the_host_bit_for_bit() {
     let stream = gpu.default_stream();
     // One tile of 256 threads × 4 items per block (`algorithm_kernels::math`).
     let config = LaunchConfig::new(n.div_ceil(1024) as u32, 256);
-    let unary: [(&str, Launch, fn(f32) -> f32, f32, f32); 6] = [
+    let unary: [Case; 6] = [
         (
             "sin",
             Module::math_sin_f32,
@@ -120,7 +124,7 @@ fn math_matches_the_host_bit_for_bit() {
     if bad > 0 {
         failures.push(format!("pow: {bad} of {n} differ"));
     }
-    let unary64: [(&str, Launch64, fn(f64) -> f64, f64, f64); 5] = [
+    let unary64: [Case64; 5] = [
         (
             "sin_f64",
             Module::math_sin_f64,

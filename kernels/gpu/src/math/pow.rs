@@ -1,6 +1,9 @@
 //! `pow` for f32 in f32 arithmetic: `x^y = 2^(y·log2 x)` with log2 x and the product carried as
 //! unevaluated sums of two f32 (hi + lo, about 48 bits), since an error of δ in y·log2 x
 //! becomes a relative error of δ·ln 2 in the result and y·log2 x reaches ±150.
+// Polynomial coefficients are fitted values printed to round-trip exactly (some near ln 2 or
+// 1/3 are fits, not those constants).
+#![allow(clippy::excessive_precision, clippy::approx_constant)]
 
 use super::exp_log::EXP2;
 use super::{fma, horner, mul, pow2i, rint_mul, trunc};

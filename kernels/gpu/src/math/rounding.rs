@@ -71,7 +71,7 @@ pub fn fmod(x: f32, y: f32) -> f32 {
     let mut ex = ((ux >> 23) & 0xff) as i32;
     let mut ey = ((uy0 >> 23) & 0xff) as i32;
     if uy0 << 1 == 0 || y.is_nan() || ex == 0xff {
-        return (x * y) / (x * y);
+        return f32::NAN;
     }
     if ux << 1 <= uy0 << 1 {
         return if ux << 1 == uy0 << 1 { 0.0 * x } else { x };
