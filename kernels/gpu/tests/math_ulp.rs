@@ -351,3 +351,45 @@ fn pow_f32() {
     assert!(math::pow(-2.0, 0.5).is_nan());
     assert_eq!(math::pow(-2.0, 3.0), -8.0);
 }
+
+/// sin(πx), cos(πx) in f64 after an exact reduction of x modulo 2 (π·x itself would round).
+fn sinpi_ref(x: f64) -> f64 {
+    let y = x % 2.0;
+    if y == y.trunc() {
+        0.0
+    } else {
+        (core::f64::consts::PI * y).sin()
+    }
+}
+fn cospi_ref(x: f64) -> f64 {
+    let y = x % 2.0;
+    if (y + 0.5) == (y + 0.5).trunc() {
+        0.0
+    } else {
+        (core::f64::consts::PI * y).cos()
+    }
+}
+
+#[test]
+fn sinpi_cospi_log10_exp10_f32() {
+    let ranges = [(-4.0, 4.0), (-1e6, 1e6)];
+    measure("sinpi", math::sinpi, sinpi_ref, &ranges, 1.0);
+    measure("cospi", math::cospi, cospi_ref, &ranges, 1.0);
+    measure(
+        "log10",
+        math::log10,
+        f64::log10,
+        &[(0.0, 4.0), (0.5, 2.0)],
+        2.0,
+    );
+    measure(
+        "exp10",
+        math::exp10,
+        |x| 10f64.powf(x),
+        &[(-46.0, 39.0), (-1.0, 1.0)],
+        1.0,
+    );
+    assert_eq!(math::sinpi(-3.0).to_bits(), (-0.0f32).to_bits());
+    assert_eq!(math::sinpi(2.0).to_bits(), 0.0f32.to_bits());
+    assert_eq!(math::cospi(-2.5).to_bits(), 0.0f32.to_bits());
+}

@@ -157,3 +157,62 @@ pub fn log2(x: f32) -> f32 {
         log_special(x)
     }
 }
+
+/// (log10(1 + f) − f·log10 e)/f² on |f| ≤ 1/3.
+const LOG10: [f32; 10] = [
+    5.043_099e-2,
+    -5.526_957_3e-2,
+    4.713_523e-2,
+    -5.307_668_8e-2,
+    6.208_751_7e-2,
+    -7.243_152e-2,
+    8.685_826e-2,
+    -0.108_572_93,
+    0.144_764_83,
+    -0.217_147_25,
+];
+/// log10(e) as hi + lo; log10(2) as hi (12 trailing zero bits: i·hi is exact) + lo.
+const LOG10E_HI: f32 = f32::from_bits(0x3ede_5bd9);
+const LOG10E_LO: f32 = f32::from_bits(0xb22d_91af);
+const LG2_HI: f32 = f32::from_bits(0x3e9a_2000);
+const LG2_LO: f32 = f32::from_bits(0x369a_84fc);
+/// (10^t − 1)/t on |t| ≤ log10(2)/2.
+const EXP10: [f32; 7] = [
+    6.828_842e-2,
+    0.207_774_12,
+    0.539_380_67,
+    1.171_246_3,
+    2.034_678_7,
+    2.650_949,
+    2.302_585_1,
+];
+
+/// log10(x): max error 2 ulp; −inf for ±0, NaN below 0.
+#[inline(always)]
+pub fn log10(x: f32) -> f32 {
+    let (f, i) = split(x);
+    let hi = mul(f, LOG10E_HI);
+    let lo = fma(f, LOG10E_LO, fma(f, LOG10E_HI, -hi));
+    let r = fma(mul(f, f), horner(f, LOG10), lo);
+    // i·log10 2 + hi + r with the rounding error of the first sum kept (|i·LG2_HI| > |hi|).
+    let ih = mul(i, LG2_HI);
+    let sum = ih + hi;
+    let r = sum + ((r + mul(i, LG2_LO)) + ((ih - sum) + hi));
+    if x > 0.0 && x < f32::INFINITY {
+        r
+    } else {
+        log_special(x)
+    }
+}
+
+/// 10^x: max error 1 ulp, subnormal results included; +inf above ~38.53, +0 below ~-45.4.
+#[inline(always)]
+pub fn exp10(x: f32) -> f32 {
+    let x = x.clamp(-46.0, 39.0);
+    let j = rint_mul(x, core::f32::consts::LOG2_10);
+    // x − j·LG2_HI is exact (j·LG2_HI has 20 bits; the difference is below 1/4).
+    let t = fma(j, -LG2_HI, x);
+    let t = fma(j, -LG2_LO, t);
+    let p = fma(horner(t, EXP10), t, 1.0);
+    scale(p, j)
+}

@@ -36,14 +36,14 @@ mod special_f64;
 mod trig;
 mod trig_f64;
 
-pub use exp_log::{exp, exp2, log, log2};
+pub use exp_log::{exp, exp2, exp10, log, log2, log10};
 pub use exp_log_f64::{exp_f64, exp2_f64, log_f64, log2_f64};
 pub use fast::*;
 pub use pow::pow;
 pub use rounding::{copysign, fmod, frexp, ldexp, round};
 pub use special::{erf, tanh};
 pub use special_f64::tanh_f64;
-pub use trig::{cos, sin, sincos};
+pub use trig::{cos, cospi, sin, sincos, sinpi};
 pub use trig_f64::{cos_f64, sin_f64, sincos_f64};
 
 /// Bits of 2/π for the Payne–Hanek reduction, most significant first, after one zero word (so

@@ -4,7 +4,7 @@
 // 1/3 are fits, not those constants).
 #![allow(clippy::excessive_precision, clippy::approx_constant)]
 
-use super::{TWO_OVER_PI, fma, horner, mul, rint_mul};
+use super::{TWO_OVER_PI, fma, horner, mul, rint, rint_mul};
 
 /// Below this |x|, the three-constant Cody–Waite reduction is accurate (CUDA's bound).
 const FAST_REDUCTION_MAX: f32 = 105_615.0;
@@ -117,4 +117,60 @@ pub fn cos(x: f32) -> f32 {
 #[inline(always)]
 pub fn sincos(x: f32) -> (f32, f32) {
     by_quadrant(x)
+}
+
+/// (sin πr − πr)/r³ and (cos πr − 1)/r² as polynomials in r², on r² ≤ 1/16.
+const SINPI: [f32; 4] = [8.122_957_5e-2, -0.599_228_8, 2.550_163_5, -5.167_712_7];
+const COSPI: [f32; 5] = [
+    -2.550_705e-2,
+    0.235_314_26,
+    -1.335_262_4,
+    4.058_712,
+    -4.934_802,
+];
+/// π as hi + lo.
+const PI_HI: f32 = f32::from_bits(0x4049_0fdb);
+const PI_LO: f32 = f32::from_bits(0xb3bb_bd2e);
+
+/// sin(πx) and cos(πx): the reduction `x = r + q/2` is exact, so no Payne–Hanek is needed.
+#[inline(always)]
+fn by_quadrant_pi(x: f32) -> (f32, f32) {
+    let ax = x.abs();
+    // q = rint(2x) (one `cvt.rni`); from 2^24 on, x is even: quadrant 0.
+    let q = rint(mul(x, 2.0));
+    // From 2^23 on x is an integer: r = 0 (NaN for ±inf, through x·0).
+    let r = if ax < 8_388_608.0 {
+        x - mul(q, 0.5)
+    } else {
+        mul(x, 0.0)
+    };
+    let qi = if ax < 16_777_216.0 { q as i32 } else { 0 };
+    let s = mul(r, r);
+    // πr as hi + lo, then the r³ part.
+    let hi = mul(r, PI_HI);
+    let lo = fma(r, PI_HI, -hi) + mul(r, PI_LO);
+    let sin = hi + fma(mul(s, r), horner(s, SINPI), lo);
+    let cos = fma(s, horner(s, COSPI), 1.0);
+    let (sin, cos) = if qi & 1 != 0 { (cos, -sin) } else { (sin, cos) };
+    let (sin, cos) = if qi & 2 != 0 {
+        (-sin, -cos)
+    } else {
+        (sin, cos)
+    };
+    // Exact zeros: sinpi(n) has the sign of n, cospi(n + 1/2) is +0 (IEEE 754 sinPi/cosPi).
+    let sin = if sin == 0.0 { 0.0f32.copysign(x) } else { sin };
+    let cos = if cos == 0.0 { 0.0 } else { cos };
+    (sin, cos)
+}
+
+/// sin(πx): max error 1 ulp, every finite x (exactly ±0 at integers); NaN for ±inf and NaN.
+#[inline(always)]
+pub fn sinpi(x: f32) -> f32 {
+    by_quadrant_pi(x).0
+}
+
+/// cos(πx): max error 1 ulp, every finite x (exactly +0 at half-integers); NaN for ±inf and NaN.
+#[inline(always)]
+pub fn cospi(x: f32) -> f32 {
+    by_quadrant_pi(x).1
 }
