@@ -7,6 +7,7 @@
 #![no_std]
 
 pub mod histogram;
+pub mod math;
 pub mod random;
 pub mod reduce;
 pub mod scan;

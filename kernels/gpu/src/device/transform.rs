@@ -38,7 +38,12 @@ pub fn transform<A: DeviceCopy, B: DeviceCopy, F: Fn(A) -> B, const N: usize>(
         unsafe {
             if start + tile <= n {
                 let items: [A; N] = block::load_blocked(input, start);
-                block::store_blocked(output, start, items.map(&f));
+                let mut out = [core::mem::MaybeUninit::<B>::uninit(); N];
+                // Unrolled so that `out` stays in registers for a long `f` (see `unroll`).
+                crate::unroll!(N, |i| {
+                    out[i].write(f(items[i]));
+                });
+                block::store_blocked(output, start, out.map(|v| v.assume_init()));
             } else {
                 let first = start + local_index() as usize * N;
                 for i in 0..N {
@@ -76,9 +81,10 @@ pub fn transform2<A: DeviceCopy, B: DeviceCopy, C: DeviceCopy, F: Fn(A, B) -> C,
                 let xs: [A; N] = block::load_blocked(a, start);
                 let ys: [B; N] = block::load_blocked(b, start);
                 let mut out = [core::mem::MaybeUninit::<C>::uninit(); N];
-                for i in 0..N {
+                // Unrolled so that `out` stays in registers for a long `f` (see `unroll`).
+                crate::unroll!(N, |i| {
                     out[i].write(f(xs[i], ys[i]));
-                }
+                });
                 block::store_blocked(output, start, out.map(|v| v.assume_init()));
             } else {
                 let first = start + local_index() as usize * N;

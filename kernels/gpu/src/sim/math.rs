@@ -40,6 +40,30 @@ pub(crate) fn sqrt_f64(x: f64) -> f64 {
 pub(crate) fn rcp_f64(x: f64) -> f64 {
     1.0 / x
 }
+pub(crate) fn floor(x: f32) -> f32 {
+    x.floor()
+}
+pub(crate) fn ceil(x: f32) -> f32 {
+    x.ceil()
+}
+pub(crate) fn trunc(x: f32) -> f32 {
+    x.trunc()
+}
+pub(crate) fn rint(x: f32) -> f32 {
+    x.round_ties_even()
+}
+pub(crate) fn floor_f64(x: f64) -> f64 {
+    x.floor()
+}
+pub(crate) fn ceil_f64(x: f64) -> f64 {
+    x.ceil()
+}
+pub(crate) fn trunc_f64(x: f64) -> f64 {
+    x.trunc()
+}
+pub(crate) fn rint_f64(x: f64) -> f64 {
+    x.round_ties_even()
+}
 pub(crate) fn div_approx(x: f32, y: f32) -> f32 {
     x / y
 }

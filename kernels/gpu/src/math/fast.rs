@@ -1,4 +1,5 @@
 //! Fast hardware math: the GPU's special-function unit and single-instruction bit operations.
+//! (Re-exported by [`gpu::math`](super); the accurate library functions live beside this file.)
 //!
 //! The `_approx` functions are single PTX `.approx` instructions: much faster than correctly
 //! rounded library code, with errors of a few ulp over their documented ranges (PTX ISA,
@@ -56,6 +57,22 @@ unary! {
     sqrt_f64(f64, reg64) => "sqrt.rn.f64";
     /// `1/x` for `f64` (`rcp.rn.f64`, correctly rounded).
     rcp_f64(f64, reg64) => "rcp.rn.f64";
+    /// The largest integer not above `x` (`cvt.rmi.f32.f32`), exact.
+    floor(f32, reg32) => "cvt.rmi.f32.f32";
+    /// The smallest integer not below `x` (`cvt.rpi.f32.f32`), exact.
+    ceil(f32, reg32) => "cvt.rpi.f32.f32";
+    /// `x` rounded toward zero to an integer (`cvt.rzi.f32.f32`), exact.
+    trunc(f32, reg32) => "cvt.rzi.f32.f32";
+    /// `x` rounded to the nearest integer, ties to even (`cvt.rni.f32.f32`), exact.
+    rint(f32, reg32) => "cvt.rni.f32.f32";
+    /// [`floor`] for `f64` (`cvt.rmi.f64.f64`).
+    floor_f64(f64, reg64) => "cvt.rmi.f64.f64";
+    /// [`ceil`] for `f64` (`cvt.rpi.f64.f64`).
+    ceil_f64(f64, reg64) => "cvt.rpi.f64.f64";
+    /// [`trunc`] for `f64` (`cvt.rzi.f64.f64`).
+    trunc_f64(f64, reg64) => "cvt.rzi.f64.f64";
+    /// [`rint`] for `f64` (`cvt.rni.f64.f64`).
+    rint_f64(f64, reg64) => "cvt.rni.f64.f64";
 }
 
 /// `e^x` as `2^(x·log2 e)` with [`exp2_approx`]: the `__expf` of CUDA's fast math. The relative

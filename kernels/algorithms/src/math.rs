@@ -1,0 +1,43 @@
+//! `math_<fn>_<type>`: element-wise maps of `gpu::math`'s accurate functions, for the math bench
+//! (against torch/cupy) and the test that the GPU computes them bit-identically to the host.
+//! Each thread maps [`MATH_ITEMS`] consecutive elements loaded with 16-byte vector loads
+//! (`gpu::device::transform`); blocks of [`MATH_BLOCK`] threads, one tile per block. (Not
+//! `gpu::transform_kernel!`: its 16-item tiles keep the items of a long function body in local
+//! memory.)
+
+use gpu::prelude::*;
+
+/// Threads per block of the `math_*` kernels.
+pub const MATH_BLOCK: u32 = 256;
+/// Elements per thread and tile (16 bytes of f32, 32 of f64).
+pub const MATH_ITEMS: usize = 4;
+
+macro_rules! map_kernels {
+    ($($name:ident($t:ty) => $f:path;)*) => { $(
+        /// `out[i] = f(x[i])`.
+        #[kernel(block(256))]
+        pub fn $name(x: &[$t], out: DisjointSlice<$t>) {
+            gpu::device::transform::<$t, $t, _, MATH_ITEMS>(x, &out, $f);
+        }
+    )* };
+}
+
+map_kernels! {
+    math_sin_f32(f32) => gpu::math::sin;
+    math_cos_f32(f32) => gpu::math::cos;
+    math_exp_f32(f32) => gpu::math::exp;
+    math_log_f32(f32) => gpu::math::log;
+    math_tanh_f32(f32) => gpu::math::tanh;
+    math_erf_f32(f32) => gpu::math::erf;
+    math_sin_f64(f64) => gpu::math::sin_f64;
+    math_cos_f64(f64) => gpu::math::cos_f64;
+    math_exp_f64(f64) => gpu::math::exp_f64;
+    math_log_f64(f64) => gpu::math::log_f64;
+    math_tanh_f64(f64) => gpu::math::tanh_f64;
+}
+
+/// `out[i] = x[i]^y[i]` ([`gpu::math::pow`]).
+#[kernel(block(256))]
+pub fn math_pow_f32(x: &[f32], y: &[f32], out: DisjointSlice<f32>) {
+    gpu::device::transform2::<f32, f32, f32, _, MATH_ITEMS>(x, y, &out, gpu::math::pow);
+}

@@ -1,0 +1,218 @@
+//! `exp`, `exp2`, `log`, `log2` for f32.
+//!
+//! exp: x = j·ln 2 + t with j = rint(x/ln 2) and |t| ≤ ln 2 / 2 (Cody–Waite, ln 2 in three
+//! parts), e^t by a minimax polynomial, then an exact scaling by 2^j in two steps so that
+//! results near overflow and in the subnormal range are rounded once. log: x = 2^i·m with m in
+//! [2/3, 4/3), log(1 + f) for f = m − 1 (exact) by a minimax polynomial.
+// Polynomial coefficients are fitted values printed to round-trip exactly (some near ln 2 or
+// 1/3 are fits, not those constants).
+#![allow(clippy::excessive_precision, clippy::approx_constant)]
+
+use super::{fma, horner, mul, pow2i, rint_mul};
+
+const LOG2E: f32 = core::f32::consts::LOG2_E;
+/// ln 2 = `LN2_HI + LN2_MID` to 48 bits.
+const LN2_HI: f32 = f32::from_bits(0x3f31_7218);
+const LN2_MID: f32 = f32::from_bits(0xb102_e308);
+/// log2(e) = `LOG2E_HI + LOG2E_LO`.
+const LOG2E_HI: f32 = f32::from_bits(0x3fb8_aa3b);
+const LOG2E_LO: f32 = f32::from_bits(0x32a5_7060);
+
+/// (e^t − 1 − t)/t² on |t| ≤ ln 2 / 2.
+const EXP: [f32; 5] = [
+    1.392_617_6e-3,
+    8.363_173e-3,
+    4.166_655_6e-2,
+    0.166_665_78,
+    0.5,
+];
+/// (2^t − 1)/t on |t| ≤ 1/2.
+pub(super) const EXP2: [f32; 7] = [
+    1.529_732_4e-5,
+    1.546_144_5e-4,
+    1.333_350_2e-3,
+    9.618_057e-3,
+    5.550_411e-2,
+    0.240_226_51,
+    0.693_147_2,
+];
+/// (log(1 + f) − f + f²/2)/f³ on |f| ≤ 1/3.
+const LOG: [f32; 9] = [
+    0.113_306_17,
+    -0.124_222,
+    0.109_156_55,
+    -0.122_887_22,
+    0.142_918_68,
+    -0.166_733_16,
+    0.199_999_48,
+    -0.249_999_45,
+    0.333_333_34,
+];
+/// (log2(1 + f) − f·log2 e)/f² on |f| ≤ 1/3.
+const LOG2: [f32; 10] = [
+    0.167_528_12,
+    -0.183_601_54,
+    0.156_579_85,
+    -0.176_316_95,
+    0.206_250_27,
+    -0.240_612_3,
+    0.288_536_88,
+    -0.360_671_46,
+    0.480_898_35,
+    -0.721_347_5,
+];
+
+/// `p·2^j` for `j` in -151..=129, rounded once: two exact steps of at most 2^±76.
+#[inline(always)]
+fn scale(p: f32, j: f32) -> f32 {
+    let j = j as i32;
+    let j1 = j >> 1;
+    mul(mul(p, pow2i(j1)), pow2i(j - j1))
+}
+
+/// e^x: max error 1 ulp (CUDA's `expf`: 2 ulp), subnormal results included; +inf above
+/// ~88.72, +0 below ~-103.97, NaN for NaN.
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    // Clamped so that j stays small; the clamped results still overflow or underflow. A NaN
+    // passes through (comparisons with NaN are false).
+    let x = x.clamp(-104.0, 89.0);
+    let j = rint_mul(x, LOG2E);
+    // x − j·LN2_HI is exact: both are multiples of 2^-24 and the difference is below 1/2.
+    let t = fma(j, -LN2_HI, x);
+    let t = fma(j, -LN2_MID, t);
+    let p = fma(fma(horner(t, EXP), t, 1.0), t, 1.0);
+    scale(p, j)
+}
+
+/// 2^x: max error 1 ulp, subnormal results included; exact for integer x.
+#[inline(always)]
+pub fn exp2(x: f32) -> f32 {
+    let x = x.clamp(-151.0, 129.0);
+    let j = rint_mul(x, 1.0);
+    let t = x - j; // exact
+    let p = fma(horner(t, EXP2), t, 1.0);
+    scale(p, j)
+}
+
+/// `x = 2^i·m` with m in [2/3, 4/3) for positive finite x (subnormals included): `(m − 1, i)`.
+#[inline(always)]
+fn split(x: f32) -> (f32, f32) {
+    let sub = x < f32::MIN_POSITIVE;
+    let (x, bias) = if sub {
+        (mul(x, 8_388_608.0), -23.0)
+    } else {
+        (x, 0.0)
+    };
+    let ia = x.to_bits() as i32;
+    // Exponent of x relative to 2/3: m keeps x's significand, its exponent moves to 0 or −1.
+    let e = ia.wrapping_sub(0x3f2a_aaab) & (0xff80_0000_u32 as i32);
+    let m = f32::from_bits(ia.wrapping_sub(e) as u32);
+    (m - 1.0, (e >> 23) as f32 + bias)
+}
+
+/// The results of a logarithm outside its positive finite domain: −inf for ±0, +inf for
+/// +inf, NaN for negatives and NaN.
+#[inline(always)]
+fn log_special(x: f32) -> f32 {
+    if x == 0.0 {
+        f32::NEG_INFINITY
+    } else if x == f32::INFINITY {
+        x
+    } else {
+        f32::NAN
+    }
+}
+
+/// ln(x): max error 1 ulp (CUDA's `logf`: 1 ulp), subnormal x included; −inf for ±0, NaN
+/// below 0.
+#[inline(always)]
+pub fn log(x: f32) -> f32 {
+    let (f, i) = split(x);
+    let s = mul(f, f);
+    let r = fma(fma(horner(f, LOG), f, -0.5), s, f);
+    let r = fma(i, LN2_HI, fma(i, LN2_MID, r));
+    if x > 0.0 && x < f32::INFINITY {
+        r
+    } else {
+        log_special(x)
+    }
+}
+
+/// log2(x): max error 1 ulp, exact for powers of two; −inf for ±0,
+/// NaN below 0.
+#[inline(always)]
+pub fn log2(x: f32) -> f32 {
+    let (f, i) = split(x);
+    // f·log2 e as hi + lo, then the polynomial's f² part.
+    let hi = mul(f, LOG2E_HI);
+    let lo = fma(f, LOG2E_LO, fma(f, LOG2E_HI, -hi));
+    let r = fma(mul(f, f), horner(f, LOG2), lo);
+    // i + hi + r with the rounding error of i + hi kept (|i| ≥ 1 > |hi| or i = 0).
+    let sum = i + hi;
+    let r = sum + (r + ((i - sum) + hi));
+    if x > 0.0 && x < f32::INFINITY {
+        r
+    } else {
+        log_special(x)
+    }
+}
+
+/// (log10(1 + f) − f·log10 e)/f² on |f| ≤ 1/3.
+const LOG10: [f32; 10] = [
+    5.043_099e-2,
+    -5.526_957_3e-2,
+    4.713_523e-2,
+    -5.307_668_8e-2,
+    6.208_751_7e-2,
+    -7.243_152e-2,
+    8.685_826e-2,
+    -0.108_572_93,
+    0.144_764_83,
+    -0.217_147_25,
+];
+/// log10(e) as hi + lo; log10(2) as hi (12 trailing zero bits: i·hi is exact) + lo.
+const LOG10E_HI: f32 = f32::from_bits(0x3ede_5bd9);
+const LOG10E_LO: f32 = f32::from_bits(0xb22d_91af);
+const LG2_HI: f32 = f32::from_bits(0x3e9a_2000);
+const LG2_LO: f32 = f32::from_bits(0x369a_84fc);
+/// (10^t − 1)/t on |t| ≤ log10(2)/2.
+const EXP10: [f32; 7] = [
+    6.828_842e-2,
+    0.207_774_12,
+    0.539_380_67,
+    1.171_246_3,
+    2.034_678_7,
+    2.650_949,
+    2.302_585_1,
+];
+
+/// log10(x): max error 2 ulp; −inf for ±0, NaN below 0.
+#[inline(always)]
+pub fn log10(x: f32) -> f32 {
+    let (f, i) = split(x);
+    let hi = mul(f, LOG10E_HI);
+    let lo = fma(f, LOG10E_LO, fma(f, LOG10E_HI, -hi));
+    let r = fma(mul(f, f), horner(f, LOG10), lo);
+    // i·log10 2 + hi + r with the rounding error of the first sum kept (|i·LG2_HI| > |hi|).
+    let ih = mul(i, LG2_HI);
+    let sum = ih + hi;
+    let r = sum + ((r + mul(i, LG2_LO)) + ((ih - sum) + hi));
+    if x > 0.0 && x < f32::INFINITY {
+        r
+    } else {
+        log_special(x)
+    }
+}
+
+/// 10^x: max error 1 ulp, subnormal results included; +inf above ~38.53, +0 below ~-45.4.
+#[inline(always)]
+pub fn exp10(x: f32) -> f32 {
+    let x = x.clamp(-46.0, 39.0);
+    let j = rint_mul(x, core::f32::consts::LOG2_10);
+    // x − j·LG2_HI is exact (j·LG2_HI has 20 bits; the difference is below 1/4).
+    let t = fma(j, -LG2_HI, x);
+    let t = fma(j, -LG2_LO, t);
+    let p = fma(horner(t, EXP10), t, 1.0);
+    scale(p, j)
+}

@@ -1,0 +1,138 @@
+//! `pow` for f32 in f32 arithmetic: `x^y = 2^(y·log2 x)` with log2 x and the product carried as
+//! unevaluated sums of two f32 (hi + lo, about 48 bits), since an error of δ in y·log2 x
+//! becomes a relative error of δ·ln 2 in the result and y·log2 x reaches ±150.
+// Polynomial coefficients are fitted values printed to round-trip exactly (some near ln 2 or
+// 1/3 are fits, not those constants).
+#![allow(clippy::excessive_precision, clippy::approx_constant)]
+
+use super::exp_log::EXP2;
+use super::{fma, horner, mul, pow2i, rint_mul, trunc};
+
+/// 1/3 and 2·log2(e) as hi + lo.
+const THIRD_HI: f32 = f32::from_bits(0x3eaa_aaab);
+const THIRD_LO: f32 = f32::from_bits(0xb22a_aaab);
+const K_HI: f32 = f32::from_bits(0x4038_aa3b);
+const K_LO: f32 = f32::from_bits(0x3325_7060);
+/// (atanh u − u − u³/3)/u⁵ as a polynomial in u² (Taylor: 1/5, 1/7, ...; |u| ≤ 0.172).
+const ATANH: [f32; 4] = [1.0 / 11.0, 1.0 / 9.0, 1.0 / 7.0, 1.0 / 5.0];
+
+/// log2(x) as hi + lo for positive finite x (subnormals included), relative error about 2^-44:
+/// x = 2^i·m with m in [√2/2, √2), log2 m = 2·log2(e)·atanh(u) with u = (m − 1)/(m + 1), whose
+/// first two terms (u + u³/3) are carried in hi + lo arithmetic.
+#[inline(always)]
+fn log2_ext(x: f32) -> (f32, f32) {
+    let sub = x < f32::MIN_POSITIVE;
+    let (x, bias) = if sub {
+        (mul(x, 8_388_608.0), -23.0)
+    } else {
+        (x, 0.0)
+    };
+    let ia = x.to_bits() as i32;
+    let e = ia.wrapping_sub(0x3f35_04f3) & (0xff80_0000_u32 as i32);
+    let m = f32::from_bits(ia.wrapping_sub(e) as u32);
+    let i = (e >> 23) as f32 + bias;
+    // u = (m − 1)/(m + 1): m − 1 is exact, m + 1 = d + d_lo (two-sum).
+    let a = m - 1.0;
+    let d = m + 1.0;
+    let bv = d - m;
+    let d_lo = (1.0 - bv) + (m - (d - bv));
+    let u = a / d;
+    let u_lo = fma(-u, d_lo, fma(-u, d, a)) / d;
+    // u², u³, u³/3 as hi + lo.
+    let u2 = mul(u, u);
+    let u2_lo = fma(u, u, -u2) + mul(mul(2.0, u), u_lo);
+    let u3 = mul(u, u2);
+    let u3_lo = fma(u, u2, -u3) + (mul(u, u2_lo) + mul(u_lo, u2));
+    let t3 = mul(u3, THIRD_HI);
+    let t3_lo = fma(u3, THIRD_HI, -t3) + (mul(u3, THIRD_LO) + mul(u3_lo, THIRD_HI));
+    let rest = mul(mul(u3, u2), horner(u2, ATANH));
+    // atanh u = s + s_lo; |t3| < |u|.
+    let s = u + t3;
+    let s_lo = ((u - s) + t3) + (u_lo + t3_lo + rest);
+    // log2 m = K·atanh u, then + i (|i| ≥ 1 > |l| or i = 0).
+    let l = mul(s, K_HI);
+    let l_lo = fma(s, K_HI, -l) + (mul(s, K_LO) + mul(s_lo, K_HI));
+    let hi = i + l;
+    let lo = ((i - hi) + l) + l_lo;
+    let h = hi + lo;
+    (h, (hi - h) + lo)
+}
+
+/// 2^(p + p_lo), |p_lo| ≤ ulp(p): overflow to +inf above 2^128, +0 below 2^-150.
+#[inline(always)]
+fn exp2_ext(p: f32, p_lo: f32) -> f32 {
+    let (p, p_lo) = if p > 130.0 {
+        (130.0, 0.0)
+    } else if p < -152.0 {
+        (-152.0, 0.0)
+    } else {
+        (p, p_lo)
+    };
+    let j = rint_mul(p, 1.0);
+    let t = (p - j) + p_lo;
+    let r = fma(horner(t, EXP2), t, 1.0);
+    let j = j as i32;
+    let j1 = j >> 1;
+    mul(mul(r, pow2i(j1)), pow2i(j - j1))
+}
+
+/// x^y (C's `powf`): max error 1 ulp, with
+/// the special cases of C99/IEEE 754 `pow` (x^±0 = 1, 1^y = 1, negative x only with integer y,
+/// ±0 and ±inf by the sign of y and the parity of y).
+#[inline(always)]
+pub fn pow(x: f32, y: f32) -> f32 {
+    let ax = x.abs();
+    let (l, l_lo) = log2_ext(ax);
+    let p = mul(y, l);
+    let p_lo = fma(y, l, -p) + mul(y, l_lo);
+    let r = exp2_ext(p, p_lo);
+    let y_int = trunc(y) == y;
+    // Every f32 from 2^24 on is even.
+    let y_odd = y_int && y.abs() < 16_777_216.0 && (y as i32) & 1 != 0;
+    if ax > 0.0 && ax < f32::INFINITY && y.is_finite() {
+        if x > 0.0 {
+            r
+        } else if !y_int {
+            f32::NAN
+        } else if y_odd {
+            -r
+        } else {
+            r
+        }
+    } else {
+        special(x, y, y_odd)
+    }
+}
+
+/// `pow` where x is ±0, ±inf or NaN, or y is ±inf or NaN.
+#[inline(never)]
+fn special(x: f32, y: f32, y_odd: bool) -> f32 {
+    if y == 0.0 || x == 1.0 {
+        return 1.0;
+    }
+    if x.is_nan() || y.is_nan() {
+        return x + y;
+    }
+    let ax = x.abs();
+    if y.is_infinite() {
+        if ax == 1.0 {
+            return 1.0;
+        }
+        return if (ax < 1.0) == (y < 0.0) {
+            f32::INFINITY
+        } else {
+            0.0
+        };
+    }
+    // y finite and nonzero; x is ±0 or ±inf.
+    let mag = if (ax == 0.0) == (y < 0.0) {
+        f32::INFINITY
+    } else {
+        0.0
+    };
+    if x.is_sign_negative() && y_odd {
+        -mag
+    } else {
+        mag
+    }
+}

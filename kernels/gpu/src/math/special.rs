@@ -1,0 +1,68 @@
+//! `tanh` and `erf` for f32: an odd polynomial near zero, an exponential-based formula beyond.
+// Polynomial coefficients are fitted values printed to round-trip exactly (some near ln 2 or
+// 1/3 are fits, not those constants).
+#![allow(clippy::excessive_precision, clippy::approx_constant)]
+
+use super::{exp, fma, horner, mul};
+
+/// (tanh x − x)/x³ as a polynomial in x², on |x| ≤ 0.5625.
+const TANH: [f32; 5] = [
+    -6.525_572_4e-3,
+    2.126_335_4e-2,
+    -5.390_175_4e-2,
+    0.133_330_73,
+    -0.333_333_3,
+];
+/// erf(x)/x − 1 as a polynomial in x², on |x| ≤ 0.9375.
+const ERF_SMALL: [f32; 6] = [
+    -5.933_306e-4,
+    4.982_215e-3,
+    -2.675_944e-2,
+    0.112_816_3,
+    -0.376_124_77,
+    0.128_379_15,
+];
+/// ln(erfc t) on 0.9375 ≤ t ≤ 4.
+const ERF_LARGE: [f32; 10] = [
+    -5.727_043_4e-8,
+    2.888_707_5e-6,
+    -5.789_772_3e-5,
+    6.603_044_5e-4,
+    -4.971_901e-3,
+    2.687_901_3e-2,
+    -0.110_715_73,
+    -0.631_279_35,
+    -1.130_497_3,
+    3.745_825_7e-4,
+];
+
+/// tanh(x): max error 2 ulp; ±1 for large |x|, NaN for NaN.
+#[inline(always)]
+pub fn tanh(x: f32) -> f32 {
+    let a = x.abs();
+    if a <= 0.5625 {
+        let s = mul(x, x);
+        // `+ 0.0` keeps the sign of a zero x (see `trig::kernel`).
+        fma(fma(horner(s, TANH), s, 0.0), x, x)
+    } else {
+        // 1 − 2/(e^2a + 1): e^2a overflows to +inf for a > 44, giving exactly 1.
+        let r = 1.0 - 2.0 / (exp(a + a) + 1.0);
+        r.copysign(x)
+    }
+}
+
+/// erf(x): max error 2 ulp; ±1 for |x| ≥ 4, NaN for NaN.
+#[inline(always)]
+pub fn erf(x: f32) -> f32 {
+    let a = x.abs();
+    if a < 0.9375 {
+        let s = mul(x, x);
+        fma(horner(s, ERF_SMALL), x, x)
+    } else {
+        // erf = 1 − erfc, with erfc = e^(poly) (below half an ulp of 1 from t = 4 on). A NaN
+        // passes through the clamp.
+        let t = if a > 4.0 { 4.0 } else { a };
+        let r = 1.0 - exp(horner(t, ERF_LARGE));
+        r.copysign(x)
+    }
+}

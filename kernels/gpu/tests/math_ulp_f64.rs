@@ -1,0 +1,242 @@
+//! Accuracy of `gpu::math`'s f64 functions against a 256-bit reference (`astro-float`, pure
+//! Rust), measured on the CPU (the same code as on the GPU). Fewer inputs than for f32: the
+//! reference is slow. Errors are in ulp of the exact result's f64 binade.
+
+use astro_float::{BigFloat, Consts, RoundingMode, Sign};
+use gpu::math;
+
+const P: usize = 256;
+const RM: RoundingMode = RoundingMode::ToEven;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn bits64(&mut self) -> f64 {
+        f64::from_bits(self.next())
+    }
+    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * ((self.next() >> 11) as f64 / (1u64 << 53) as f64)
+    }
+}
+
+/// `x` exactly as a BigFloat. (astro-float 0.9's `from_f64` halves subnormals: they are
+/// converted scaled up by 2^64 and scaled back.)
+fn big(x: f64) -> BigFloat {
+    if x != 0.0 && x.abs() < f64::MIN_POSITIVE {
+        let mut b = BigFloat::from_f64(x * 2f64.powi(64), P);
+        let e = b.exponent().expect("finite");
+        b.set_exponent(e - 64);
+        b
+    } else {
+        BigFloat::from_f64(x, P)
+    }
+}
+
+/// (mantissa's top 64 bits as a fraction in [1/2, 1), binary exponent, negative) of a finite
+/// nonzero `b`; `None` for zero.
+fn parts(b: &BigFloat) -> Option<(f64, i32, bool)> {
+    let (m, _, s, e, _) = b.as_raw_parts()?;
+    let top = *m.last()?;
+    if top == 0 {
+        return None;
+    }
+    Some((top as f64 / 2f64.powi(64), e, s == Sign::Neg))
+}
+
+/// The error of `y` against the exact `r`, in ulp of `r`'s f64 binade.
+fn ulp_error(y: f64, r: &BigFloat) -> f64 {
+    if r.is_nan() || y.is_nan() {
+        return if r.is_nan() && y.is_nan() {
+            0.0
+        } else {
+            f64::INFINITY
+        };
+    }
+    // Beyond f64's range the correctly rounded result is ±inf (the reference has no overflow).
+    if let Some((_, e, neg)) = parts(r)
+        && e > 1024
+    {
+        return if y.is_infinite() && (y < 0.0) == neg {
+            0.0
+        } else {
+            f64::INFINITY
+        };
+    }
+    if r.is_inf() || y.is_infinite() {
+        let same = y.is_infinite() && r.is_inf() && (y < 0.0) == r.is_negative();
+        return if same { 0.0 } else { f64::INFINITY };
+    }
+    // The binade of r: r = 0.1xxx·2^e, so r in [2^(e-1), 2^e); ulp = 2^(max(e-1, -1022) - 52).
+    let ulp_exp = match parts(r) {
+        Some((_, e, _)) => (e - 1).max(-1022) - 52,
+        None => -1074,
+    };
+    let d = big(y).sub(r, P, RM);
+    match parts(&d) {
+        None => 0.0,
+        Some((frac, e, _)) => frac * 2f64.powi(e - ulp_exp),
+    }
+}
+
+fn specials() -> Vec<f64> {
+    let mut v = vec![
+        0.0,
+        -0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        f64::MIN_POSITIVE,
+        f64::from_bits(1),
+        -f64::from_bits(1),
+        f64::MAX,
+        f64::MIN,
+        1.0,
+        -1.0,
+        0.5,
+        2.0,
+        f64::EPSILON,
+    ];
+    for k in -20..20 {
+        let x = k as f64 * core::f64::consts::FRAC_PI_4;
+        v.extend([
+            x,
+            f64::from_bits(x.to_bits() + 1),
+            f64::from_bits(x.to_bits().wrapping_sub(1)),
+        ]);
+    }
+    v
+}
+
+/// Measures `f` against `reference` over the specials, random bit patterns and uniform samples
+/// of `ranges`; panics with the worst input if any error exceeds `bound`.
+fn measure(
+    name: &str,
+    f: impl Fn(f64) -> f64,
+    reference: impl Fn(&BigFloat, &mut Consts) -> BigFloat,
+    ranges: &[(f64, f64)],
+    count: usize,
+    bound: f64,
+) {
+    let mut cc = Consts::new().expect("astro-float constants");
+    let (mut max, mut at, mut n) = (0.0f64, 0.0f64, 0usize);
+    let mut check = |x: f64| {
+        let r = reference(&big(x), &mut cc);
+        let e = ulp_error(f(x), &r);
+        n += 1;
+        if e > max {
+            (max, at) = (e, x);
+        }
+    };
+    specials().into_iter().for_each(&mut check);
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    for _ in 0..count {
+        check(rng.bits64());
+    }
+    for &(lo, hi) in ranges {
+        for _ in 0..count {
+            check(rng.uniform(lo, hi));
+        }
+    }
+    println!(
+        "{name:<10} max {max:.3} ulp at {at:e} ({:#018x}), {n} inputs",
+        at.to_bits()
+    );
+    assert!(
+        max <= bound,
+        "{name}: {max:.3} ulp at x = {at:e} ({:#018x}) exceeds the documented {bound} ulp",
+        at.to_bits()
+    );
+}
+
+/// 2^x; ±inf by hand (astro-float's `pow` does not take them).
+fn exp2_reference(x: &BigFloat, c: &mut Consts) -> BigFloat {
+    if x.is_inf() {
+        big(if x.is_negative() { 0.0 } else { f64::INFINITY })
+    } else {
+        BigFloat::from_f64(2.0, P).pow(x, P, RM, c)
+    }
+}
+
+#[test]
+fn exp_log_f64() {
+    let n = 5_000;
+    measure(
+        "exp_f64",
+        math::exp_f64,
+        |x, c| x.exp(P, RM, c),
+        &[(-746.0, 710.0), (-1.0, 1.0)],
+        n,
+        1.0,
+    );
+    measure(
+        "exp2_f64",
+        math::exp2_f64,
+        exp2_reference,
+        &[(-1077.0, 1025.0), (-1.0, 1.0)],
+        n,
+        1.0,
+    );
+    measure(
+        "log_f64",
+        math::log_f64,
+        |x, c| x.ln(P, RM, c),
+        &[(0.0, 4.0), (0.5, 2.0)],
+        n,
+        1.0,
+    );
+    measure(
+        "log2_f64",
+        math::log2_f64,
+        |x, c| x.log2(P, RM, c),
+        &[(0.0, 4.0), (0.5, 2.0)],
+        n,
+        1.0,
+    );
+    for k in -1074..1024 {
+        let p = if k >= -1022 {
+            f64::from_bits(((k + 1023) as u64) << 52)
+        } else {
+            f64::from_bits(1 << (k + 1074))
+        };
+        assert_eq!(math::exp2_f64(k as f64), p, "exp2_f64({k})");
+        assert_eq!(math::log2_f64(p), k as f64, "log2_f64(2^{k})");
+    }
+}
+
+#[test]
+fn sin_cos_f64() {
+    let n = 4_000;
+    // Huge arguments need a reference with enough bits of π: astro-float reduces at the
+    // working precision, so those inputs use 1,400 bits (slow: fewer of them).
+    let p = |x: &BigFloat| {
+        if x.exponent().is_some_and(|e| e > 30) {
+            1400
+        } else {
+            P
+        }
+    };
+    let sin = |x: &BigFloat, c: &mut Consts| x.sin(p(x), RM, c);
+    let cos = |x: &BigFloat, c: &mut Consts| x.cos(p(x), RM, c);
+    let ranges = [(-10.0, 10.0), (-1e6, 1e6), (-1e9, 1e9)];
+    measure("sin_f64", math::sin_f64, sin, &ranges, n, 1.0);
+    measure("cos_f64", math::cos_f64, cos, &ranges, n, 1.0);
+    assert_eq!(math::sin_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+}
+
+#[test]
+fn tanh_f64() {
+    measure(
+        "tanh_f64",
+        math::tanh_f64,
+        |x, c| x.tanh(P, RM, c),
+        &[(-20.0, 20.0), (-1.0, 1.0)],
+        5_000,
+        2.0,
+    );
+    assert_eq!(math::tanh_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+}

@@ -1,0 +1,198 @@
+//! `gpu::math` on the device computes bit-identically to the host build of the same code (the
+//! ulp of the host build are measured by `kernels/gpu/tests/math_ulp.rs`). On the simulator
+//! this runs the host code twice (a small sample); on a GPU, millions of inputs per function.
+
+use gpu_algorithms::algorithm_kernels::Module;
+use gpu_host::{DeviceBuffer, LaunchConfig, Result, Stream};
+use gpu_tests::gpu_or_skip;
+
+/// Deterministic inputs: every fourth one random bits (all binades, ±0, subnormals, inf, NaN,
+/// huge arguments), the rest uniform over [lo, hi).
+fn inputs(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
+    let mut s = seed;
+    (0..n)
+        .map(|i| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            if i % 4 == 0 {
+                f32::from_bits((s >> 32) as u32)
+            } else {
+                lo + (hi - lo) * ((s >> 40) as f32 / (1u64 << 24) as f32)
+            }
+        })
+        .collect()
+}
+
+/// A case: name, launcher, host function, input range.
+type Case = (&'static str, Launch, fn(f32) -> f32, f32, f32);
+type Case64 = (&'static str, Launch64, fn(f64) -> f64, f64, f64);
+
+type Launch64 =
+    fn(&Module, &Stream, LaunchConfig, &DeviceBuffer<f64>, &mut DeviceBuffer<f64>) -> Result<()>;
+type Launch =
+    fn(&Module, &Stream, LaunchConfig, &DeviceBuffer<f32>, &mut DeviceBuffer<f32>) -> Result<()>;
+
+fn same(a: f32, b: f32) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+#[test]
+fn math_matches_the_host_bit_for_bit() {
+    let Some(gpu) = gpu_or_skip("math_matches_the_host_bit_for_bit") else {
+        return;
+    };
+    let n: usize = if gpu.is_simulator() { 4096 } else { 1 << 22 };
+    let module = Module::load(&gpu).unwrap_or_else(|e| panic!("{e}"));
+    let stream = gpu.default_stream();
+    // One tile of 256 threads × 4 items per block (`algorithm_kernels::math`).
+    let config = LaunchConfig::new(n.div_ceil(1024) as u32, 256);
+    let unary: [Case; 6] = [
+        (
+            "sin",
+            Module::math_sin_f32,
+            gpu_host::gpu::math::sin,
+            -1e3,
+            1e3,
+        ),
+        (
+            "cos",
+            Module::math_cos_f32,
+            gpu_host::gpu::math::cos,
+            -1e3,
+            1e3,
+        ),
+        (
+            "exp",
+            Module::math_exp_f32,
+            gpu_host::gpu::math::exp,
+            -110.0,
+            90.0,
+        ),
+        (
+            "log",
+            Module::math_log_f32,
+            gpu_host::gpu::math::log,
+            0.0,
+            1e3,
+        ),
+        (
+            "tanh",
+            Module::math_tanh_f32,
+            gpu_host::gpu::math::tanh,
+            -10.0,
+            10.0,
+        ),
+        (
+            "erf",
+            Module::math_erf_f32,
+            gpu_host::gpu::math::erf,
+            -5.0,
+            5.0,
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (k, (name, launch, host, lo, hi)) in unary.into_iter().enumerate() {
+        let x = inputs(n, 0x9e37_79b9 + k as u64, lo, hi);
+        let dx = gpu.to_device(&x).unwrap();
+        let mut out = gpu.alloc_zeroed::<f32>(n).unwrap();
+        launch(&module, stream, config, &dx, &mut out).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let got = out.to_vec().unwrap();
+        let bad: Vec<_> = (0..n).filter(|&i| !same(got[i], host(x[i]))).collect();
+        if let Some(&i) = bad.first() {
+            failures.push(format!(
+                "{name}: {} of {n} differ, first x = {:e} ({:#010x}): device {:e}, host {:e}",
+                bad.len(),
+                x[i],
+                x[i].to_bits(),
+                got[i],
+                host(x[i])
+            ));
+        }
+    }
+    let x: Vec<f32> = inputs(n, 1, 0.0, 10.0);
+    let y: Vec<f32> = inputs(n, 2, -20.0, 20.0);
+    let (dx, dy) = (gpu.to_device(&x).unwrap(), gpu.to_device(&y).unwrap());
+    let mut out = gpu.alloc_zeroed::<f32>(n).unwrap();
+    module
+        .math_pow_f32(stream, config, &dx, &dy, &mut out)
+        .unwrap();
+    let got = out.to_vec().unwrap();
+    let bad = (0..n)
+        .filter(|&i| !same(got[i], gpu_host::gpu::math::pow(x[i], y[i])))
+        .count();
+    if bad > 0 {
+        failures.push(format!("pow: {bad} of {n} differ"));
+    }
+    let unary64: [Case64; 5] = [
+        (
+            "sin_f64",
+            Module::math_sin_f64,
+            gpu_host::gpu::math::sin_f64,
+            -1e7,
+            1e7,
+        ),
+        (
+            "cos_f64",
+            Module::math_cos_f64,
+            gpu_host::gpu::math::cos_f64,
+            -1e3,
+            1e3,
+        ),
+        (
+            "exp_f64",
+            Module::math_exp_f64,
+            gpu_host::gpu::math::exp_f64,
+            -750.0,
+            720.0,
+        ),
+        (
+            "log_f64",
+            Module::math_log_f64,
+            gpu_host::gpu::math::log_f64,
+            0.0,
+            1e3,
+        ),
+        (
+            "tanh_f64",
+            Module::math_tanh_f64,
+            gpu_host::gpu::math::tanh_f64,
+            -20.0,
+            20.0,
+        ),
+    ];
+    for (k, (name, launch, host, lo, hi)) in unary64.into_iter().enumerate() {
+        // f32 inputs widened (random bits cover f32's binades) plus f64 bit patterns.
+        let x: Vec<f64> = inputs(n, 77 + k as u64, lo as f32, hi as f32)
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| {
+                if i % 8 == 1 {
+                    f64::from_bits((v.to_bits() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                } else {
+                    v as f64
+                }
+            })
+            .collect();
+        let dx = gpu.to_device(&x).unwrap();
+        let mut out = gpu.alloc_zeroed::<f64>(n).unwrap();
+        launch(&module, stream, config, &dx, &mut out).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let got = out.to_vec().unwrap();
+        let bad: Vec<_> = (0..n)
+            .filter(|&i| {
+                got[i].to_bits() != host(x[i]).to_bits()
+                    && !(got[i].is_nan() && host(x[i]).is_nan())
+            })
+            .collect();
+        if let Some(&i) = bad.first() {
+            failures.push(format!(
+                "{name}: {} of {n} differ, first x = {:e}: device {:e}, host {:e}",
+                bad.len(),
+                x[i],
+                got[i],
+                host(x[i])
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
