@@ -15,7 +15,7 @@ use crate::sass::{self, BuiltUnit};
 use crate::sysroot::{self, Sysroot};
 use crate::toolchain::{self, Rustc};
 use crate::workspace::{KernelCrate, Workspace};
-use crate::{NVPTX_TARGET, launchers, ptx, ptxas, units};
+use crate::{NVPTX_TARGET, dep_cache, launchers, ptx, ptxas, units};
 
 /// Environment variable that overrides the default architecture (`sm_80`) in build scripts and
 /// `cargo xtask`, e.g. `GPU_ARCH=sm_90`.
@@ -273,7 +273,8 @@ pub fn compile_with(
         "kernels"
     };
     // One cargo target directory per crate: cargo locks a target directory for the whole
-    // build, so crates sharing one would build one at a time.
+    // build, so crates sharing one would build one at a time. A new one starts from the
+    // configuration's prebuilt dependencies ([`dep_cache`]).
     let cargo_target = workspace
         .target_dir
         .join(kind)
@@ -312,32 +313,31 @@ pub fn compile_with(
         rustflags.extend(extra.split_whitespace().map(str::to_string));
     }
 
-    let mut cmd = Command::new(toolchain::cargo_path());
-    clear_outer_cargo_env(&mut cmd);
-    cmd.args([
-        "rustc",
-        "--quiet",
-        "--lib",
-        "--profile",
-        "kernel",
-        "--target",
-        NVPTX_TARGET,
-        "--crate-type",
-        "cdylib",
-    ])
-    .arg("--manifest-path")
-    .arg(&krate.manifest_path)
-    .arg("--target-dir")
-    .arg(&cargo_target)
-    .args(["--", "--emit=asm"])
-    .env("RUSTC_BOOTSTRAP", "1")
-    .env(
-        "CARGO_TARGET_NVPTX64_NVIDIA_CUDA_RUSTFLAGS",
-        rustflags.join(" "),
-    );
-    if options.line_tables {
-        cmd.env("CARGO_PROFILE_KERNEL_DEBUG", "line-tables-only");
-    }
+    // Cargo with this build's environment; the dependency cache's build and the crate's add
+    // their arguments.
+    let cargo = || {
+        let mut cmd = Command::new(toolchain::cargo_path());
+        clear_outer_cargo_env(&mut cmd);
+        cmd.env("RUSTC_BOOTSTRAP", "1").env(
+            "CARGO_TARGET_NVPTX64_NVIDIA_CUDA_RUSTFLAGS",
+            rustflags.join(" "),
+        );
+        if options.line_tables {
+            cmd.env("CARGO_PROFILE_KERNEL_DEBUG", "line-tables-only");
+        }
+        cmd
+    };
+    let config_args = ["--profile", "kernel", "--target", NVPTX_TARGET];
+    dep_cache::prime(&cargo_target, cargo(), &config_args, &krate.manifest_path);
+    let mut cmd = cargo();
+    cmd.args(["rustc", "--quiet", "--lib"])
+        .args(config_args)
+        .args(["--crate-type", "cdylib"])
+        .arg("--manifest-path")
+        .arg(&krate.manifest_path)
+        .arg("--target-dir")
+        .arg(&cargo_target)
+        .args(["--", "--emit=asm"]);
     let status = cmd
         .status()
         .map_err(|e| Error::msg(format!("running cargo: {e}")))?;

@@ -10,6 +10,7 @@ pub mod arch;
 pub mod checks;
 pub mod compile;
 pub mod core_source;
+pub mod dep_cache;
 pub mod diff;
 pub mod error;
 pub mod launchers;
