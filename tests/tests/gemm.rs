@@ -6,24 +6,14 @@
 
 use gpu_dense::{Dense, GemmElement};
 use gpu_host::{Error, Gpu};
+use gpu_test_kit::XorShift64Star;
 use gpu_tests::gpu_or_skip;
 use half::{bf16, f16};
 
-/// Deterministic pseudo-random numbers (xorshift64*), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    /// Uniform in [-1, 1), never exactly 0.
-    fn unit(&mut self) -> f32 {
-        let x = (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0;
-        if x == 0.0 { 0.5 } else { x }
-    }
+/// Uniform in [-1, 1), never exactly 0.
+fn unit(rng: &mut XorShift64Star) -> f32 {
+    let x = rng.signed_f32();
+    if x == 0.0 { 0.5 } else { x }
 }
 
 trait Elem: GemmElement + Copy + Send {
@@ -59,9 +49,9 @@ fn check<T: Elem>(
     seed: u64,
     dispatch: bool,
 ) -> f64 {
-    let mut rng = Rng(seed);
-    let a: Vec<T> = (0..m * k).map(|_| T::from_f32(rng.unit())).collect();
-    let b: Vec<T> = (0..n * k).map(|_| T::from_f32(rng.unit())).collect();
+    let mut rng = XorShift64Star::new(seed);
+    let a: Vec<T> = (0..m * k).map(|_| T::from_f32(unit(&mut rng))).collect();
+    let b: Vec<T> = (0..n * k).map(|_| T::from_f32(unit(&mut rng))).collect();
     let da = gpu.to_device(&a).unwrap();
     let db = gpu.to_device(&b).unwrap();
     let mut dc = gpu.to_device(&vec![T::NAN; m * n]).unwrap();

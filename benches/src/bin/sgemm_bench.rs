@@ -8,6 +8,7 @@
 //! `ratio` = peer time / our time (> 1: we are faster). Each size is also checked: 512 random
 //! entries of C against an f64 dot product on the CPU (relative error of the samples' norm).
 
+use gpu_test_kit::XorShift64;
 use std::process::ExitCode;
 
 use benches::time_us;
@@ -16,12 +17,10 @@ use gpu_host::Gpu;
 
 /// Uniform in [-1, 1), never zero (xorshift), so the product is not trivially sparse.
 fn random(n: usize, seed: u64) -> Vec<f32> {
-    let mut state = seed | 1;
+    let mut rng = XorShift64::new(seed | 1);
     (0..n)
         .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            let state = rng.next_u64();
             let x = ((state >> 40) as f32 + 0.5) / (1u64 << 24) as f32;
             2.0 * x - 1.0
         })
