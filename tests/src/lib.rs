@@ -17,3 +17,9 @@ pub mod selftest {
 pub mod faults {
     gpu_host::include_kernels!("fault_kernels");
 }
+
+// Typed launchers for the `test-kernels` crate (`test_kernels::Module`): the fixed kernels the
+// tooling tests and the compile-fail checks name.
+gpu_host::include_kernels!("test_kernels");
+
+pub use self::test_kernels::Module as TestKernels;
