@@ -5,7 +5,7 @@
 
 use gpu_dense::{AttentionShape, Dense, attention_kernel_names};
 use gpu_host::{Error, Gpu};
-use gpu_test_kit::XorShift64Star;
+use gpu_test_kit::{RelNormError, XorShift64Star};
 use gpu_tests::gpu_or_skip;
 use half::bf16;
 
@@ -106,17 +106,16 @@ fn check_kernel(
     .unwrap_or_else(|e| panic!("{kernel:?} {shape:?} causal={causal}: {e}"));
     let got = o.to_vec().unwrap();
     let want = reference(&q, &k, &v, shape, causal);
-    let (mut err, mut norm) = (0.0f64, 0.0f64);
+    let mut rel = RelNormError::new();
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
         let g = g.to_f64();
         assert!(
             g.is_finite(),
             "{kernel:?} {shape:?} causal={causal}: element {i} is {g} (unwritten or NaN)"
         );
-        err += (g - w) * (g - w);
-        norm += w * w;
+        rel.add(g, *w);
     }
-    let rel = (err / norm).sqrt();
+    let rel = rel.value();
     assert!(
         rel < 2e-2,
         "{kernel:?} {shape:?} causal={causal}: relative error {rel:.3e} >= 2e-2"

@@ -6,7 +6,7 @@
 
 use gpu_dense::{Dense, GemmElement};
 use gpu_host::{Error, Gpu};
-use gpu_test_kit::XorShift64Star;
+use gpu_test_kit::{RelNormError, XorShift64Star};
 use gpu_tests::gpu_or_skip;
 use half::{bf16, f16};
 
@@ -64,7 +64,7 @@ fn check<T: Elem>(
     let c = dc.to_vec().unwrap();
     let af: Vec<f64> = a.iter().map(|x| x.to_f64()).collect();
     let bf: Vec<f64> = b.iter().map(|x| x.to_f64()).collect();
-    let (mut err, mut norm) = (0.0f64, 0.0f64);
+    let mut rel = RelNormError::new();
     for i in 0..m {
         for j in 0..n {
             let want: f64 = (0..k).map(|p| af[i * k + p] * bf[j * k + p]).sum();
@@ -73,11 +73,10 @@ fn check<T: Elem>(
                 got.is_finite(),
                 "{m}x{n}x{k}: C[{i}][{j}] = {got} (not written?)"
             );
-            err += (got - want) * (got - want);
-            norm += want * want;
+            rel.add(got, want);
         }
     }
-    (err / norm.max(1e-300)).sqrt()
+    rel.value()
 }
 
 fn shapes(gpu: &Gpu) -> Vec<(usize, usize, usize)> {

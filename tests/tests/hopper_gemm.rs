@@ -3,7 +3,7 @@
 
 use gpu_dense::{Dense, WgmmaElem};
 use gpu_host::{Error, Gpu};
-use gpu_test_kit::{XorShift64, hopper_gpu_or_skip};
+use gpu_test_kit::{RelNormError, XorShift64, hopper_gpu_or_skip};
 use half::{bf16, f16};
 
 /// A Hopper GPU and the loaded kernels, or `None` after a SKIPPED line.
@@ -71,7 +71,7 @@ fn run_case<T: Elem>(gpu: &Gpu, dense: &Dense, m: usize, n: usize, k: usize, see
         // Every 61st row plus the last tile's rows: a spot check that stays fast on the CPU.
         (0..m).step_by(61).chain(m.saturating_sub(130)..m).collect()
     };
-    let (mut err, mut norm) = (0.0f64, 0.0f64);
+    let mut rel = RelNormError::new();
     for &i in &rows {
         for j in 0..n {
             let mut r = 0.0f64;
@@ -80,11 +80,10 @@ fn run_case<T: Elem>(gpu: &Gpu, dense: &Dense, m: usize, n: usize, k: usize, see
             }
             let got = c[i * n + j].to_f64();
             assert!(!got.is_nan(), "{m}x{n}x{k}: C[{i}][{j}] not written (NaN)");
-            err += (got - r) * (got - r);
-            norm += r * r;
+            rel.add(got, r);
         }
     }
-    (err / norm.max(1e-300)).sqrt()
+    rel.value()
 }
 
 fn check_shapes<T: Elem>(test: &str, name: &str) {

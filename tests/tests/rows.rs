@@ -5,7 +5,7 @@
 
 use gpu_dense::{Dense, RowElement};
 use gpu_host::{DeviceBuffer, Error, Gpu};
-use gpu_test_kit::XorShift64Star as Rng;
+use gpu_test_kit::{RelNormError, XorShift64Star as Rng};
 use gpu_tests::gpu_or_skip;
 use half::bf16;
 
@@ -92,17 +92,16 @@ fn layernorm_ref<T: Elem>(x: &[T], gamma: &[T], beta: &[T], cols: usize, eps: f6
 /// Relative-norm error; panics on a NaN (an unwritten, poisoned element) or a length mismatch.
 fn rel_err<T: Elem>(what: &str, out: &[T], reference: &[f64]) -> f64 {
     assert_eq!(out.len(), reference.len(), "{what}: length");
-    let (mut num, mut den) = (0.0f64, 0.0f64);
+    let mut rel = RelNormError::new();
     for (i, (&o, &r)) in out.iter().zip(reference).enumerate() {
         let o = o.to_f64();
         assert!(
             !o.is_nan(),
             "{what}: element {i} is NaN (not written?), reference {r}"
         );
-        num += (o - r).powi(2);
-        den += r * r;
+        rel.add(o, r);
     }
-    (num / den.max(f64::MIN_POSITIVE)).sqrt()
+    rel.value()
 }
 
 fn poisoned<T: Elem>(gpu: &Gpu, n: usize) -> DeviceBuffer<T> {

@@ -4,7 +4,7 @@
 
 use gpu_dense::Dense;
 use gpu_host::{Error, Gpu};
-use gpu_test_kit::XorShift64Star;
+use gpu_test_kit::{RelNormError, XorShift64Star};
 use gpu_tests::gpu_or_skip;
 
 /// `n` values uniform in [-1, 1), never exactly zero.
@@ -88,7 +88,7 @@ fn check(
         .unwrap_or_else(|e| panic!("sgemm {m}x{n}x{k}: {e}"));
     let got = dc.to_vec().unwrap();
     let want = reference(alpha, &a, &b, beta, &c0, m, n, k);
-    let (mut err, mut norm) = (0.0f64, 0.0f64);
+    let mut rel = RelNormError::new();
     for (idx, (&g, &w)) in got.iter().zip(&want).enumerate() {
         assert!(
             g.is_finite(),
@@ -96,10 +96,9 @@ fn check(
             idx / n,
             idx % n
         );
-        err += (g as f64 - w).powi(2);
-        norm += w * w;
+        rel.add(g as f64, w);
     }
-    let rel = (err / norm.max(f64::MIN_POSITIVE)).sqrt();
+    let rel = rel.value();
     assert!(
         rel < 1e-5,
         "sgemm {m}x{n}x{k} alpha {alpha} beta {beta}: relative error {rel:e}"

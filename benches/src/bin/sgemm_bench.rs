@@ -8,7 +8,7 @@
 //! `ratio` = peer time / our time (> 1: we are faster). Each size is also checked: 512 random
 //! entries of C against an f64 dot product on the CPU (relative error of the samples' norm).
 
-use gpu_test_kit::XorShift64;
+use gpu_test_kit::{RelNormError, XorShift64};
 use std::process::ExitCode;
 
 use benches::time_us;
@@ -74,7 +74,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         let c = dc.to_vec()?;
         // Sampled check against f64 dot products.
         let mut state = 0x1234_5678u64;
-        let (mut err, mut norm) = (0.0f64, 0.0f64);
+        let mut rel = RelNormError::new();
         for _ in 0..512 {
             state = state
                 .wrapping_mul(6364136223846793005)
@@ -83,10 +83,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             let want: f64 = (0..n)
                 .map(|p| a[i * n + p] as f64 * b[p * n + j] as f64)
                 .sum();
-            err += (c[i * n + j] as f64 - want).powi(2);
-            norm += want * want;
+            rel.add(c[i * n + j] as f64, want);
         }
-        let rel = (err / norm).sqrt();
+        let rel = rel.value();
         let check = if rel < 1e-5 {
             format!("ok {rel:.0e}")
         } else {

@@ -6,10 +6,12 @@
 //!   tests were written against depend on the exact sequences, so each generator is kept
 //!   bit-for-bit.
 //! - [`devices`]: device-limit presets for launch validation without a GPU.
+//! - [`compare`]: the relative-norm error against a CPU reference.
 //! - [`backend`]: the GPU a test runs on (a real GPU, else the CPU simulator), and the visible
 //!   `SKIPPED` line when a test needs hardware that is missing.
 
 pub mod backend;
+pub mod compare;
 pub mod devices;
 pub mod rng;
 
@@ -17,4 +19,5 @@ pub use backend::{
     SIMULATOR_MAX_ELEMENTS, cap_len, cuda_gpu_or_skip, gpu_or_skip, hopper_gpu_or_skip, len_ok,
     max_len, sizes_for, skipped,
 };
+pub use compare::RelNormError;
 pub use rng::{SplitMix64, XorShift32, XorShift64, XorShift64Star};
