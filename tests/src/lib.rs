@@ -1,98 +1,25 @@
-//! Shared helpers for the integration tests.
+//! Shared helpers for the integration tests: the typed launchers of the test-only kernel
+//! crates, and the test kit's backend helpers.
 
-use gpu_host::{Error, Gpu};
-
-/// The device a GPU test runs on: the first GPU; or the CPU simulator when there is no GPU, or
-/// when `GPU_BACKEND=sim`. With `GPU_BACKEND=cuda` a missing GPU is a visible `SKIPPED` line
-/// (`None`) instead. Any other error fails the test: a broken GPU must not look like a missing
-/// one.
-pub fn gpu_or_skip(test: &str) -> Option<Gpu> {
-    match std::env::var("GPU_BACKEND").as_deref() {
-        Ok("sim") => Some(simulator()),
-        Ok("cuda") => cuda_gpu_or_skip(test),
-        _ => Some(first_gpu(test).unwrap_or_else(|_| {
-            static NOTE: std::sync::Once = std::sync::Once::new();
-            NOTE.call_once(|| {
-                use std::io::Write;
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "NOTE: no GPU here: the GPU tests of this binary run on the CPU simulator"
-                );
-            });
-            simulator()
-        })),
-    }
-}
-
-/// A real GPU for the tests that need hardware (sticky faults and recovery, the sanitizer,
-/// timing), or `None` after a visible `SKIPPED` line.
-pub fn cuda_gpu_or_skip(test: &str) -> Option<Gpu> {
-    first_gpu(test)
-        .map_err(|missing| skipped(test, &format!("needs a GPU ({missing})")))
-        .ok()
-}
-
-/// The first GPU, or the error saying there is none (no driver, no device). Any other error
-/// panics: a broken GPU must not look like a missing one.
-fn first_gpu(test: &str) -> Result<Gpu, Error> {
-    match Gpu::first() {
-        Ok(gpu) => Ok(gpu),
-        Err(missing @ (Error::NoDriver { .. } | Error::NoDevice)) => Err(missing),
-        Err(err) => panic!("{test}: opening the GPU failed: {err}"),
-    }
-}
-
-fn simulator() -> Gpu {
-    Gpu::simulator().expect("the CPU simulator always opens")
-}
-
-/// Largest input the tests give the simulator: it runs kernels thousands of times slower than
-/// a GPU, and every edge case (empty, partial tiles, 2^k ± 1, several tiles) fits below it.
-pub const SIMULATOR_MAX_ELEMENTS: usize = 70_000;
-
-/// `sizes`, without those above [`SIMULATOR_MAX_ELEMENTS`] when `gpu` is the simulator, and
-/// without those above [`max_len`].
-pub fn sizes_for(gpu: &Gpu, sizes: &[usize]) -> Vec<usize> {
-    sizes
-        .iter()
-        .copied()
-        .filter(|&n| len_ok(n) && (!gpu.is_simulator() || n <= SIMULATOR_MAX_ELEMENTS))
-        .collect()
-}
-
-/// The longest input a GPU test should use: `GPU_TEST_MAX_LEN` when set, otherwise unlimited.
-/// `cargo xtask sanitize` sets it, because compute-sanitizer slows kernels down by 10 to 1000
-/// times; the small sizes still cover every edge case (empty, partial tiles, many tiles).
-pub fn max_len() -> usize {
-    std::env::var("GPU_TEST_MAX_LEN")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(usize::MAX)
-}
-
-/// Whether a test should run input length `n` (see [`max_len`]).
-pub fn len_ok(n: usize) -> bool {
-    n <= max_len()
-}
-
-/// `n`, or [`max_len`] when that is smaller: for tests built around one large size.
-pub fn cap_len(n: usize) -> usize {
-    n.min(max_len())
-}
+// The GPU-or-simulator choice and the SKIPPED lines live in the shared test kit (benches and
+// other crates' tests use them too); re-exported so the test files can name either.
+pub use gpu_test_kit::backend::{
+    SIMULATOR_MAX_ELEMENTS, cap_len, cuda_gpu_or_skip, gpu_or_skip, hopper_gpu_or_skip, len_ok,
+    max_len, sizes_for, skipped,
+};
 
 /// Typed launchers for the `device-selftest` kernel crate.
 pub mod selftest {
     gpu_host::include_kernels!("device_selftest");
 }
 
-/// Prints `SKIPPED <test>: <reason>` where it is seen: straight to the process's stderr, which
-/// the test harness does not capture (it captures `println!`/`eprintln!` of passing tests).
-pub fn skipped(test: &str, reason: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {reason}");
-}
-
 /// Typed launchers for the `fault-kernels` crate (planted faults, recovery, soak).
 pub mod faults {
     gpu_host::include_kernels!("fault_kernels");
 }
+
+// Typed launchers for the `test-kernels` crate (`test_kernels::Module`): the fixed kernels the
+// tooling tests and the compile-fail checks name.
+gpu_host::include_kernels!("test_kernels");
+
+pub use self::test_kernels::Module as TestKernels;

@@ -5,6 +5,7 @@
 use gpu_algorithms::{Algorithms, ReduceBuiltin, ScanBuiltin};
 use gpu_host::gpu::ops::{Identity, Max, Min, ReduceOp, Sum};
 use gpu_host::{DeviceCopy, Error, Gpu};
+use gpu_test_kit::XorShift64Star as Rng;
 use gpu_tests::{gpu_or_skip, sizes_for};
 use half::{bf16, f16};
 
@@ -27,22 +28,6 @@ const SIZES: &[usize] = &[
     (1 << 24) + 1,
 ];
 
-/// Deterministic pseudo-random numbers (xorshift64*), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    /// Uniform in [-1, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
-}
-
 /// Element types the tests generate, with a conversion to f64 for float error bounds.
 trait TestValue: DeviceCopy + PartialEq + std::fmt::Debug + Send {
     const IS_FLOAT: bool;
@@ -57,7 +42,7 @@ macro_rules! int_value {
         impl TestValue for $t {
             const IS_FLOAT: bool = false;
             const EPS: f64 = 0.0;
-            fn random(rng: &mut Rng) -> Self { rng.next() as $t }
+            fn random(rng: &mut Rng) -> Self { rng.next_u64() as $t }
             fn to_f64(self) -> f64 { self as f64 }
         }
     )* };
@@ -68,7 +53,7 @@ impl TestValue for f32 {
     const IS_FLOAT: bool = true;
     const EPS: f64 = f32::EPSILON as f64;
     fn random(rng: &mut Rng) -> Self {
-        rng.unit() as f32
+        rng.signed_f64() as f32
     }
     fn to_f64(self) -> f64 {
         self as f64
@@ -78,7 +63,7 @@ impl TestValue for f64 {
     const IS_FLOAT: bool = true;
     const EPS: f64 = f64::EPSILON;
     fn random(rng: &mut Rng) -> Self {
-        rng.unit()
+        rng.signed_f64()
     }
     fn to_f64(self) -> f64 {
         self
@@ -88,7 +73,7 @@ impl TestValue for f16 {
     const IS_FLOAT: bool = true;
     const EPS: f64 = 0.000_976_562_5;
     fn random(rng: &mut Rng) -> Self {
-        f16::from_f64(rng.unit())
+        f16::from_f64(rng.signed_f64())
     }
     fn to_f64(self) -> f64 {
         f64::from(self)
@@ -98,7 +83,7 @@ impl TestValue for bf16 {
     const IS_FLOAT: bool = true;
     const EPS: f64 = 0.007_812_5;
     fn random(rng: &mut Rng) -> Self {
-        bf16::from_f64(rng.unit())
+        bf16::from_f64(rng.signed_f64())
     }
     fn to_f64(self) -> f64 {
         f64::from(self)
@@ -106,7 +91,7 @@ impl TestValue for bf16 {
 }
 
 fn random_vec<T: TestValue>(n: usize, seed: u64) -> Vec<T> {
-    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut rng = Rng::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     (0..n).map(|_| T::random(&mut rng)).collect()
 }
 
@@ -566,11 +551,11 @@ mod collectives {
     const ID: Affine = Affine { a: 1, b: 0 };
 
     fn maps(n: usize, seed: u64) -> Vec<Affine> {
-        let mut rng = Rng(seed | 1);
+        let mut rng = Rng::new(seed | 1);
         (0..n)
             .map(|_| Affine {
-                a: rng.next() as u32 | 1,
-                b: rng.next() as u32,
+                a: rng.next_u64() as u32 | 1,
+                b: rng.next_u64() as u32,
             })
             .collect()
     }

@@ -7,19 +7,8 @@ use std::cmp::Ordering;
 
 use gpu_algorithms::{Algorithms, SortKey, SortPairs, SortTemp};
 use gpu_host::{Error, Gpu};
+use gpu_test_kit::XorShift64Star;
 use gpu_tests::{SIMULATOR_MAX_ELEMENTS, gpu_or_skip, sizes_for};
-
-/// Deterministic pseudo-random numbers (xorshift64*), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
 
 /// Key types under test with the order CUB sorts them in, written independently of the
 /// kernels' bit tricks: integers numerically; floats by `total_cmp` (NaNs by sign at the
@@ -78,24 +67,24 @@ enum Dist {
 }
 
 fn keys<K: TestKey>(n: usize, dist: Dist, seed: u64) -> Vec<K> {
-    let mut rng = Rng(seed | 1);
+    let mut rng = XorShift64Star::new(seed | 1);
     (0..n)
         .map(|i| match dist {
-            Dist::Random => K::from_random(rng.next()),
+            Dist::Random => K::from_random(rng.next_u64()),
             Dist::AllEqual => K::from_i64(-3),
             Dist::Sorted => K::from_i64(i as i64 - (n as i64) / 2),
             Dist::Reversed => K::from_i64((n as i64) / 2 - i as i64),
-            Dist::FewDistinct => K::from_i64((rng.next() % 16) as i64 - 8),
-            Dist::Specials => K::from_random(rng.next()),
+            Dist::FewDistinct => K::from_i64((rng.next_u64() % 16) as i64 - 8),
+            Dist::Specials => K::from_random(rng.next_u64()),
         })
         .collect()
 }
 
 /// Float keys with specials: replaces a fraction of random keys by -0.0, +0.0, ±inf, ±NaN.
 fn float_specials<F: Copy>(mut v: Vec<F>, specials: &[F], seed: u64) -> Vec<F> {
-    let mut rng = Rng(seed | 1);
+    let mut rng = XorShift64Star::new(seed | 1);
     for x in v.iter_mut() {
-        let r = rng.next();
+        let r = rng.next_u64();
         if r.is_multiple_of(4) {
             *x = specials[(r >> 8) as usize % specials.len()];
         }

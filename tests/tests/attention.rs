@@ -5,33 +5,24 @@
 
 use gpu_dense::{AttentionShape, Dense, attention_kernel_names};
 use gpu_host::{Error, Gpu};
+use gpu_test_kit::{RelNormError, XorShift64Star};
 use gpu_tests::gpu_or_skip;
 use half::bf16;
 
-/// Deterministic pseudo-random numbers (xorshift64*), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    /// Uniform in [-a, a), never exactly 0 after rounding to bf16 (zeros hide indexing bugs).
-    fn bf16s(&mut self, n: usize, a: f64) -> Vec<bf16> {
-        (0..n)
-            .map(|_| {
-                let u = (self.next() >> 11) as f64 / (1u64 << 52) as f64 * 2.0 - 1.0;
-                let x = bf16::from_f64(u * a);
-                if x.to_f64() == 0.0 {
-                    bf16::from_f64(a / 64.0)
-                } else {
-                    x
-                }
-            })
-            .collect()
-    }
+/// `n` values uniform in [-a, 3a), never exactly 0 after rounding to bf16 (zeros hide indexing
+/// bugs).
+fn bf16s(rng: &mut XorShift64Star, n: usize, a: f64) -> Vec<bf16> {
+    (0..n)
+        .map(|_| {
+            let u = (rng.next_u64() >> 11) as f64 / (1u64 << 52) as f64 * 2.0 - 1.0;
+            let x = bf16::from_f64(u * a);
+            if x.to_f64() == 0.0 {
+                bf16::from_f64(a / 64.0)
+            } else {
+                x
+            }
+        })
+        .collect()
 }
 
 /// softmax(q·kᵀ/sqrt(d) [causal, key j > query i masked]) · v in f64, per (batch, head).
@@ -95,11 +86,11 @@ fn check_kernel(
     causal: bool,
     seed: u64,
 ) {
-    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut rng = XorShift64Star::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     // |q|, |k| < 2 gives softmaxes from flat to peaked (score std about 1.3).
-    let q = rng.bf16s(shape.q_len(), 2.0);
-    let k = rng.bf16s(shape.kv_len(), 2.0);
-    let v = rng.bf16s(shape.kv_len(), 1.0);
+    let q = bf16s(&mut rng, shape.q_len(), 2.0);
+    let k = bf16s(&mut rng, shape.kv_len(), 2.0);
+    let v = bf16s(&mut rng, shape.kv_len(), 1.0);
     let (dq, dk, dv) = (
         gpu.to_device(&q).unwrap(),
         gpu.to_device(&k).unwrap(),
@@ -115,17 +106,16 @@ fn check_kernel(
     .unwrap_or_else(|e| panic!("{kernel:?} {shape:?} causal={causal}: {e}"));
     let got = o.to_vec().unwrap();
     let want = reference(&q, &k, &v, shape, causal);
-    let (mut err, mut norm) = (0.0f64, 0.0f64);
+    let mut rel = RelNormError::new();
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
         let g = g.to_f64();
         assert!(
             g.is_finite(),
             "{kernel:?} {shape:?} causal={causal}: element {i} is {g} (unwritten or NaN)"
         );
-        err += (g - w) * (g - w);
-        norm += w * w;
+        rel.add(g, *w);
     }
-    let rel = (err / norm).sqrt();
+    let rel = rel.value();
     assert!(
         rel < 2e-2,
         "{kernel:?} {shape:?} causal={causal}: relative error {rel:.3e} >= 2e-2"

@@ -5,7 +5,7 @@
 
 use gpu_dense::hopper_kernels::Module as Hopper;
 use gpu_host::{Error, LaunchConfig};
-use gpu_tests::{cuda_gpu_or_skip, gpu_or_skip};
+use gpu_test_kit::{XorShift32, gpu_or_skip, hopper_gpu_or_skip, skipped};
 use seed_examples::SeedKernels;
 
 #[test]
@@ -15,7 +15,7 @@ fn cluster_launch_configurations_are_validated() {
         return;
     };
     if gpu.properties().compute_capability < (9, 0) {
-        println!("SKIPPED {test}: clusters need compute capability 9.0");
+        skipped(test, "clusters need compute capability 9.0");
         return;
     }
     let k = SeedKernels::load(&gpu).unwrap();
@@ -57,24 +57,15 @@ fn cluster_launch_configurations_are_validated() {
 #[test]
 fn a_cluster_histogram_in_distributed_shared_memory_matches_the_cpu() {
     let test = "a_cluster_histogram_in_distributed_shared_memory_matches_the_cpu";
-    let Some(gpu) = cuda_gpu_or_skip(test) else {
+    let Some(gpu) = hopper_gpu_or_skip(test) else {
         return;
     };
-    if gpu.properties().compute_capability != (9, 0) {
-        println!(
-            "SKIPPED {test}: needs a compute capability 9.0 GPU, this one is {:?}",
-            gpu.properties().compute_capability
-        );
-        return;
-    }
     let k = Hopper::load(&gpu).unwrap();
     let n = 1 << 22;
-    let mut s = 0x9e37_79b9u32;
+    let mut rng = XorShift32::new(0x9e37_79b9);
     let values: Vec<u32> = (0..n)
         .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
+            let s = rng.next_u32();
             // Skewed, so some bins are hot.
             if s.is_multiple_of(4) { 7 } else { s }
         })

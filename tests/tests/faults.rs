@@ -23,6 +23,7 @@ use std::time::Instant;
 use gpu_host::cudarc::driver::sys::CUresult;
 use gpu_host::isolate::{self, Isolated};
 use gpu_host::{DeviceBuffer, Error, Gpu, LaunchConfig};
+use gpu_test_kit::SplitMix64;
 use gpu_tests::cuda_gpu_or_skip;
 use gpu_tests::faults::fault_kernels::{Module, UNITS};
 
@@ -469,21 +470,14 @@ fn clean_shared_exchange_with_barriers() {
     );
 }
 
-/// SplitMix64: a small deterministic generator (proptest is not available offline here).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
+/// The fuzz draws, on the kit's SplitMix64.
+trait Draws {
     /// Mostly small sizes, sometimes 0, sometimes edge values.
+    fn size(&mut self) -> usize;
+    fn extent(&mut self) -> u32;
+}
+
+impl Draws for SplitMix64 {
     fn size(&mut self) -> usize {
         match self.below(10) {
             0 => 0,
@@ -523,7 +517,7 @@ fn clean_fuzz_host_api_on_the_gpu() {
         gpu.new_stream().unwrap(),
         gpu.new_stream().unwrap(),
     ];
-    let mut rng = Rng(0x1507);
+    let mut rng = SplitMix64::new(0x1507);
     let iters = iterations("FUZZ_ITERS", 3000);
     let (mut ok, mut refused) = (0usize, 0usize);
     for it in 0..iters {
@@ -536,7 +530,7 @@ fn clean_fuzz_host_api_on_the_gpu() {
                 ok += 1;
             }
             1 => {
-                let data: Vec<u32> = (0..n).map(|_| rng.next() as u32).collect();
+                let data: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
                 let b = s.to_device(&data).unwrap();
                 assert_eq!(b.to_vec().unwrap(), data, "iteration {it}");
                 ok += 1;
@@ -666,7 +660,7 @@ fn clean_soak_launches_and_allocations_on_several_streams() {
     gpu.synchronize().unwrap();
     let (free_before, total) = gpu.memory_info().unwrap();
     let iters = iterations("SOAK_ITERS", 2000);
-    let mut rng = Rng(0x50a4);
+    let mut rng = SplitMix64::new(0x50a4);
     let started = Instant::now();
     let (mut launches, mut allocations, mut checked) = (0usize, 0usize, 0usize);
     let mut keep: Vec<DeviceBuffer<u32>> = Vec::new();

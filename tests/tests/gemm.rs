@@ -6,24 +6,14 @@
 
 use gpu_dense::{Dense, GemmElement};
 use gpu_host::{Error, Gpu};
+use gpu_test_kit::{RelNormError, XorShift64Star};
 use gpu_tests::gpu_or_skip;
 use half::{bf16, f16};
 
-/// Deterministic pseudo-random numbers (xorshift64*), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    /// Uniform in [-1, 1), never exactly 0.
-    fn unit(&mut self) -> f32 {
-        let x = (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0;
-        if x == 0.0 { 0.5 } else { x }
-    }
+/// Uniform in [-1, 1), never exactly 0.
+fn unit(rng: &mut XorShift64Star) -> f32 {
+    let x = rng.signed_f32();
+    if x == 0.0 { 0.5 } else { x }
 }
 
 trait Elem: GemmElement + Copy + Send {
@@ -59,9 +49,9 @@ fn check<T: Elem>(
     seed: u64,
     dispatch: bool,
 ) -> f64 {
-    let mut rng = Rng(seed);
-    let a: Vec<T> = (0..m * k).map(|_| T::from_f32(rng.unit())).collect();
-    let b: Vec<T> = (0..n * k).map(|_| T::from_f32(rng.unit())).collect();
+    let mut rng = XorShift64Star::new(seed);
+    let a: Vec<T> = (0..m * k).map(|_| T::from_f32(unit(&mut rng))).collect();
+    let b: Vec<T> = (0..n * k).map(|_| T::from_f32(unit(&mut rng))).collect();
     let da = gpu.to_device(&a).unwrap();
     let db = gpu.to_device(&b).unwrap();
     let mut dc = gpu.to_device(&vec![T::NAN; m * n]).unwrap();
@@ -74,7 +64,7 @@ fn check<T: Elem>(
     let c = dc.to_vec().unwrap();
     let af: Vec<f64> = a.iter().map(|x| x.to_f64()).collect();
     let bf: Vec<f64> = b.iter().map(|x| x.to_f64()).collect();
-    let (mut err, mut norm) = (0.0f64, 0.0f64);
+    let mut rel = RelNormError::new();
     for i in 0..m {
         for j in 0..n {
             let want: f64 = (0..k).map(|p| af[i * k + p] * bf[j * k + p]).sum();
@@ -83,11 +73,10 @@ fn check<T: Elem>(
                 got.is_finite(),
                 "{m}x{n}x{k}: C[{i}][{j}] = {got} (not written?)"
             );
-            err += (got - want) * (got - want);
-            norm += want * want;
+            rel.add(got, want);
         }
     }
-    (err / norm.max(1e-300)).sqrt()
+    rel.value()
 }
 
 fn shapes(gpu: &Gpu) -> Vec<(usize, usize, usize)> {

@@ -3,19 +3,12 @@
 
 use gpu_dense::{Dense, WgmmaElem};
 use gpu_host::{Error, Gpu};
-use gpu_tests::cuda_gpu_or_skip;
+use gpu_test_kit::{RelNormError, XorShift64, hopper_gpu_or_skip};
 use half::{bf16, f16};
 
 /// A Hopper GPU and the loaded kernels, or `None` after a SKIPPED line.
 fn hopper_or_skip(test: &str) -> Option<(Gpu, Dense)> {
-    let gpu = cuda_gpu_or_skip(test)?;
-    if gpu.properties().compute_capability != (9, 0) {
-        println!(
-            "SKIPPED {test}: needs a compute capability 9.0 GPU, this one is {:?}",
-            gpu.properties().compute_capability
-        );
-        return None;
-    }
+    let gpu = hopper_gpu_or_skip(test)?;
     let dense = Dense::load(&gpu).expect("loading the dense kernels");
     assert!(dense.has_hopper());
     Some((gpu, dense))
@@ -23,13 +16,10 @@ fn hopper_or_skip(test: &str) -> Option<(Gpu, Dense)> {
 
 /// Deterministic pseudo-random values in [-1, 1), never exactly zero.
 fn random(len: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut rng = XorShift64::from_seed(seed);
     (0..len)
         .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let v = ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0;
+            let v = rng.signed_f32();
             if v == 0.0 { 0.5 } else { v }
         })
         .collect()
@@ -81,7 +71,7 @@ fn run_case<T: Elem>(gpu: &Gpu, dense: &Dense, m: usize, n: usize, k: usize, see
         // Every 61st row plus the last tile's rows: a spot check that stays fast on the CPU.
         (0..m).step_by(61).chain(m.saturating_sub(130)..m).collect()
     };
-    let (mut err, mut norm) = (0.0f64, 0.0f64);
+    let mut rel = RelNormError::new();
     for &i in &rows {
         for j in 0..n {
             let mut r = 0.0f64;
@@ -90,11 +80,10 @@ fn run_case<T: Elem>(gpu: &Gpu, dense: &Dense, m: usize, n: usize, k: usize, see
             }
             let got = c[i * n + j].to_f64();
             assert!(!got.is_nan(), "{m}x{n}x{k}: C[{i}][{j}] not written (NaN)");
-            err += (got - r) * (got - r);
-            norm += r * r;
+            rel.add(got, r);
         }
     }
-    (err / norm.max(1e-300)).sqrt()
+    rel.value()
 }
 
 fn check_shapes<T: Elem>(test: &str, name: &str) {

@@ -5,20 +5,15 @@
 //! `FUZZ_ITERS` for longer runs.
 
 use gpu_host::{DeviceProperties, Dim3, Error, KernelAttributes, LaunchConfig, validate_launch};
+use gpu_test_kit::SplitMix64;
+use gpu_test_kit::devices::h100;
 
-struct Rng(u64);
+/// The fuzz draws, on the kit's SplitMix64.
+trait Draws {
+    fn extent(&mut self) -> u32;
+}
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
+impl Draws for SplitMix64 {
     fn extent(&mut self) -> u32 {
         match self.below(10) {
             0 => 0,
@@ -36,31 +31,6 @@ fn iterations() -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(20_000)
-}
-
-fn h100() -> DeviceProperties {
-    DeviceProperties {
-        ordinal: 0,
-        name: "fake H100".to_string(),
-        compute_capability: (9, 0),
-        multiprocessor_count: 132,
-        total_memory: 80 << 30,
-        max_threads_per_block: 1024,
-        max_block_dims: (1024, 1024, 64),
-        max_grid_dims: (2_147_483_647, 65_535, 65_535),
-        max_shared_memory_per_block: 48 << 10,
-        max_shared_memory_per_block_optin: 227 << 10,
-        shared_memory_per_multiprocessor: 228 << 10,
-        registers_per_block: 65_536,
-        registers_per_multiprocessor: 65_536,
-        warp_size: 32,
-        max_threads_per_multiprocessor: 2048,
-        max_blocks_per_multiprocessor: 32,
-        l2_cache_bytes: 50 << 20,
-        clock_rate_khz: 1_980_000,
-        memory_clock_rate_khz: 2_619_000,
-        memory_bus_width_bits: 5120,
-    }
 }
 
 /// The launch rules restated independently of `validate_launch`.
@@ -82,7 +52,7 @@ fn allowed(cfg: &LaunchConfig, d: &DeviceProperties, a: &KernelAttributes) -> bo
 #[test]
 fn fuzz_validate_launch_accepts_exactly_the_legal_configurations() {
     let dev = h100();
-    let mut rng = Rng(7);
+    let mut rng = SplitMix64::new(7);
     let (mut accepted, mut refused) = (0, 0);
     for i in 0..iterations() {
         let cfg = LaunchConfig::new(
@@ -119,7 +89,7 @@ fn fuzz_validate_launch_accepts_exactly_the_legal_configurations() {
 fn fuzz_launch_shape_helpers_cover_their_input() {
     let dev = h100();
     let attrs = KernelAttributes::default();
-    let mut rng = Rng(11);
+    let mut rng = SplitMix64::new(11);
     for i in 0..iterations() {
         let n = match rng.below(4) {
             0 => 0,
@@ -185,7 +155,7 @@ fn fuzz_ptx_readers_never_panic_on_mutated_text() {
         gpu_host::ptx::entry_param_sizes(SAMPLE_PTX, "add"),
         Some(vec![8, 8, 12])
     );
-    let mut rng = Rng(13);
+    let mut rng = SplitMix64::new(13);
     let alphabet: &[u8] = b".()[]{},; \n\tentryparamu64b8align visible_0123456789";
     let iters = iterations() / 4;
     for _ in 0..iters {

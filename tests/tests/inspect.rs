@@ -1,5 +1,7 @@
 //! The tuning tools on real kernels, without a GPU: PTX annotated with Rust source lines, the
-//! ptxas resource report, SASS with source lines, and build-to-build diffs.
+//! ptxas resource report, SASS with source lines, and build-to-build diffs. The kernels are the
+//! fixed ones of `kernels/test-kernels`, so the source lines checked here do not move when an
+//! example changes.
 //!
 //! ptxas and nvdisasm checks print SKIPPED when the tools are missing, unless
 //! `GPU_REQUIRE_PTXAS=1` (set by CI, which installs both wheels into .venv).
@@ -22,10 +24,10 @@ fn workspace() -> Workspace {
 /// another rewrites it.
 static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn build_seed(ws: &Workspace, arch: Arch, options: CompileOptions) -> BuiltModule {
+fn build_test_kernels(ws: &Workspace, arch: Arch, options: CompileOptions) -> BuiltModule {
     let _one_at_a_time = BUILD.lock().unwrap_or_else(|e| e.into_inner());
     let rustc = Rustc::detect().unwrap();
-    compile::compile_with(ws, &ws.find("seed-kernels").unwrap(), arch, &rustc, options)
+    compile::compile_with(ws, &ws.find("test-kernels").unwrap(), arch, &rustc, options)
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -42,10 +44,23 @@ fn tool_or_skip(ws: &Workspace, test: &str, name: &str, env: &str) -> Option<Pat
     found
 }
 
+/// The annotation expected above the PTX or SASS of saxpy's loop body: `//> path:line  source`,
+/// with the line looked up in the source file.
+fn saxpy_body_annotation(ws: &Workspace) -> String {
+    let path = "kernels/test-kernels/src/elementwise.rs";
+    let body = "out.set(i, alpha * x[i.get()] + y[i.get()]);";
+    let source = std::fs::read_to_string(ws.root.join(path)).unwrap();
+    let line = source
+        .lines()
+        .position(|l| l.trim() == body)
+        .unwrap_or_else(|| panic!("{path} has no line `{body}`"));
+    format!("//> {path}:{}  {body}", line + 1)
+}
+
 #[test]
 fn annotated_ptx_shows_the_rust_source_of_saxpy() {
     let ws = workspace();
-    let lines = build_seed(&ws, Arch::SM_80, CompileOptions { line_tables: true });
+    let lines = build_test_kernels(&ws, Arch::SM_80, CompileOptions { line_tables: true });
     assert!(
         lines
             .ptx_path
@@ -60,9 +75,9 @@ fn annotated_ptx_shows_the_rust_source_of_saxpy() {
     assert!(has_loc(&ptx), "line tables are kept");
 
     let files = annotate::file_table(&ptx);
-    let vector_rs = ws.root.join("kernels/seed/src/vector.rs");
+    let elementwise_rs = ws.root.join("kernels/test-kernels/src/elementwise.rs");
     assert!(
-        files.values().any(|p| p == &vector_rs),
+        files.values().any(|p| p == &elementwise_rs),
         ".file table: {files:?}"
     );
     let saxpy = annotate::kernel_with_callees(&ptx, "saxpy").expect("saxpy entry");
@@ -70,9 +85,7 @@ fn annotated_ptx_shows_the_rust_source_of_saxpy() {
     println!("{annotated}");
     // The loop body's source line, shown above the PTX it became, and the PTX itself.
     assert!(
-        annotated.contains(
-            "//> kernels/seed/src/vector.rs:18  out.set(i, alpha * x[i.get()] + y[i.get()]);"
-        ),
+        annotated.contains(&saxpy_body_annotation(&ws)),
         "{annotated}"
     );
     assert!(
@@ -90,7 +103,7 @@ fn annotated_ptx_shows_the_rust_source_of_saxpy() {
     );
 
     // The normal build is unchanged: no line tables there.
-    let plain = build_seed(&ws, Arch::SM_80, CompileOptions::default());
+    let plain = build_test_kernels(&ws, Arch::SM_80, CompileOptions::default());
     let plain_ptx = std::fs::read_to_string(&plain.ptx_path).unwrap();
     assert!(!has_loc(&plain_ptx) && !plain_ptx.contains(".file\t"));
     assert_eq!(
@@ -107,7 +120,7 @@ fn ptxas_reports_resources_and_accepts_line_info() {
     let Some(ptxas) = tool_or_skip(&ws, test, "ptxas", ptxas::PTXAS_ENV) else {
         return;
     };
-    let plain = build_seed(&ws, Arch::SM_80, CompileOptions::default());
+    let plain = build_test_kernels(&ws, Arch::SM_80, CompileOptions::default());
     let resources = ptxas::assemble(&ptxas, &plain.ptx_path, Arch::SM_80).unwrap();
     let tiled = resources
         .iter()
@@ -117,8 +130,8 @@ fn ptxas_reports_resources_and_accepts_line_info() {
     assert_eq!(tiled.shared_bytes, 2 * 16 * 16 * 4, "two 16x16 f32 tiles");
     assert!(tiled.barriers >= 1, "{tiled:?}");
 
-    // The line-table PTX assembles with -lineinfo, and nvdisasm maps SASS back to vector.rs.
-    let lines = build_seed(&ws, Arch::SM_80, CompileOptions { line_tables: true });
+    // The line-table PTX assembles with -lineinfo, and nvdisasm maps SASS back to elementwise.rs.
+    let lines = build_test_kernels(&ws, Arch::SM_80, CompileOptions { line_tables: true });
     let cubin = std::env::temp_dir().join(format!("inspect-test-{}.cubin", std::process::id()));
     let with_lines =
         ptxas::assemble_to(&ptxas, &lines.ptx_path, Arch::SM_80, &["-lineinfo"], &cubin)
@@ -137,12 +150,7 @@ fn ptxas_reports_resources_and_accepts_line_info() {
             String::from_utf8_lossy(&out.stderr)
         );
         let sass = Annotator::new(&ws.root).annotate_sass(&String::from_utf8_lossy(&out.stdout));
-        assert!(
-            sass.contains(
-                "//> kernels/seed/src/vector.rs:18  out.set(i, alpha * x[i.get()] + y[i.get()]);"
-            ),
-            "{sass}"
-        );
+        assert!(sass.contains(&saxpy_body_annotation(&ws)), "{sass}");
         assert!(sass.contains("FFMA") || sass.contains("FMUL"), "{sass}");
     }
     let _ = std::fs::remove_file(&cubin);
@@ -151,8 +159,8 @@ fn ptxas_reports_resources_and_accepts_line_info() {
 #[test]
 fn ptx_diff_between_architectures() {
     let ws = workspace();
-    let sm80 = build_seed(&ws, Arch::SM_80, CompileOptions::default());
-    let sm90 = build_seed(&ws, Arch::SM_90, CompileOptions::default());
+    let sm80 = build_test_kernels(&ws, Arch::SM_80, CompileOptions::default());
+    let sm90 = build_test_kernels(&ws, Arch::SM_90, CompileOptions::default());
     let read = |m: &BuiltModule| std::fs::read_to_string(&m.ptx_path).unwrap();
     let (a, b) = (read(&sm80), read(&sm90));
     let ka = annotate::kernel_with_callees(&a, "vector_add").unwrap();

@@ -4,20 +4,20 @@
 
 use glam::Vec4;
 use gpu_host::Error;
+use gpu_test_kit::RelNormError;
 use gpu_tests::gpu_or_skip;
 use seed_examples::SeedKernels;
 use seed_examples::nbody::{Bodies, Simulation, accelerations_cpu, energy, plummer, step_cpu};
 
 fn rel_norm(got: impl Iterator<Item = [f64; 3]>, want: impl Iterator<Item = [f64; 3]>) -> f64 {
-    let (mut num, mut den) = (0.0, 0.0);
+    let mut rel = RelNormError::new();
     for (g, w) in got.zip(want) {
         for k in 0..3 {
             assert!(g[k].is_finite(), "non-finite result {g:?}");
-            num += (g[k] - w[k]).powi(2);
-            den += w[k] * w[k];
+            rel.add(g[k], w[k]);
         }
     }
-    (num / den).sqrt()
+    rel.value()
 }
 
 fn xyz(v: &Vec4) -> [f64; 3] {

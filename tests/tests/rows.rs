@@ -5,24 +5,9 @@
 
 use gpu_dense::{Dense, RowElement};
 use gpu_host::{DeviceBuffer, Error, Gpu};
+use gpu_test_kit::{RelNormError, XorShift64Star as Rng};
 use gpu_tests::gpu_or_skip;
 use half::bf16;
-
-/// Deterministic pseudo-random numbers (xorshift64*), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    /// Uniform in [-1, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
-}
 
 /// Test element types: conversions and the tolerance of the relative-norm error.
 trait Elem: RowElement + PartialEq + std::fmt::Debug {
@@ -66,7 +51,7 @@ impl Elem for bf16 {
 fn random<T: Elem>(rng: &mut Rng, n: usize, scale: f64, offset: f64) -> Vec<T> {
     (0..n)
         .map(|_| {
-            let mut v = rng.unit() * scale + offset;
+            let mut v = rng.signed_f64() * scale + offset;
             if v == 0.0 {
                 v = 0.5;
             }
@@ -107,17 +92,16 @@ fn layernorm_ref<T: Elem>(x: &[T], gamma: &[T], beta: &[T], cols: usize, eps: f6
 /// Relative-norm error; panics on a NaN (an unwritten, poisoned element) or a length mismatch.
 fn rel_err<T: Elem>(what: &str, out: &[T], reference: &[f64]) -> f64 {
     assert_eq!(out.len(), reference.len(), "{what}: length");
-    let (mut num, mut den) = (0.0f64, 0.0f64);
+    let mut rel = RelNormError::new();
     for (i, (&o, &r)) in out.iter().zip(reference).enumerate() {
         let o = o.to_f64();
         assert!(
             !o.is_nan(),
             "{what}: element {i} is NaN (not written?), reference {r}"
         );
-        num += (o - r).powi(2);
-        den += r * r;
+        rel.add(o, r);
     }
-    (num / den.max(f64::MIN_POSITIVE)).sqrt()
+    rel.value()
 }
 
 fn poisoned<T: Elem>(gpu: &Gpu, n: usize) -> DeviceBuffer<T> {
@@ -148,7 +132,7 @@ fn shapes(gpu: &Gpu) -> Vec<(usize, usize)> {
 }
 
 fn check_softmax<T: Elem>(gpu: &Gpu, dense: &Dense) {
-    let mut rng = Rng(0x5eed ^ T::VEC as u64);
+    let mut rng = Rng::new(0x5eed ^ T::VEC as u64);
     let s = gpu.default_stream();
     // (scale, offset): ordinary values, then large magnitudes where exp(x) overflows f32.
     for (scale, offset) in [(4.0, 0.0), (300.0, 5e3)] {
@@ -180,7 +164,7 @@ fn check_softmax<T: Elem>(gpu: &Gpu, dense: &Dense) {
 }
 
 fn check_layernorm<T: Elem>(gpu: &Gpu, dense: &Dense) {
-    let mut rng = Rng(0x1a7e ^ T::VEC as u64);
+    let mut rng = Rng::new(0x1a7e ^ T::VEC as u64);
     let s = gpu.default_stream();
     let eps = 1e-5;
     let mut run = |rows: usize, cols: usize, threads: Option<u32>, offset: f64| {

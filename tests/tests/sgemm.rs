@@ -4,30 +4,21 @@
 
 use gpu_dense::Dense;
 use gpu_host::{Error, Gpu};
+use gpu_test_kit::{RelNormError, XorShift64Star};
 use gpu_tests::gpu_or_skip;
 
-/// Deterministic pseudo-random numbers (xorshift64*), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    /// Uniform in [-1, 1), never exactly zero.
-    fn unit(&mut self) -> f32 {
-        loop {
-            let x = ((self.next() >> 11) as f64 / (1u64 << 52) as f64 - 1.0) as f32;
-            if x != 0.0 {
-                return x;
+/// `n` values uniform in [-1, 1), never exactly zero.
+fn random(rng: &mut XorShift64Star, n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|_| {
+            loop {
+                let x = rng.signed_f64() as f32;
+                if x != 0.0 {
+                    break x;
+                }
             }
-        }
-    }
-    fn vec(&mut self, n: usize) -> Vec<f32> {
-        (0..n).map(|_| self.unit()).collect()
-    }
+        })
+        .collect()
 }
 
 /// `alpha·A·B + beta·C` in f64 (C not read when beta is 0, as BLAS does).
@@ -68,17 +59,17 @@ fn reference(
 fn check(
     gpu: &Gpu,
     dense: &Dense,
-    rng: &mut Rng,
+    rng: &mut XorShift64Star,
     (m, n, k): (usize, usize, usize),
     alpha: f32,
     beta: f32,
 ) {
-    let (a, b) = (rng.vec(m * k), rng.vec(k * n));
+    let (a, b) = (random(rng, m * k), random(rng, k * n));
     // beta == 0: poison C with NaN (it must not be read); otherwise random values to scale.
     let c0 = if beta == 0.0 {
         vec![f32::NAN; m * n]
     } else {
-        rng.vec(m * n)
+        random(rng, m * n)
     };
     let (da, db) = (gpu.to_device(&a).unwrap(), gpu.to_device(&b).unwrap());
     let mut dc = gpu.to_device(&c0).unwrap();
@@ -97,7 +88,7 @@ fn check(
         .unwrap_or_else(|e| panic!("sgemm {m}x{n}x{k}: {e}"));
     let got = dc.to_vec().unwrap();
     let want = reference(alpha, &a, &b, beta, &c0, m, n, k);
-    let (mut err, mut norm) = (0.0f64, 0.0f64);
+    let mut rel = RelNormError::new();
     for (idx, (&g, &w)) in got.iter().zip(&want).enumerate() {
         assert!(
             g.is_finite(),
@@ -105,10 +96,9 @@ fn check(
             idx / n,
             idx % n
         );
-        err += (g as f64 - w).powi(2);
-        norm += w * w;
+        rel.add(g as f64, w);
     }
-    let rel = (err / norm.max(f64::MIN_POSITIVE)).sqrt();
+    let rel = rel.value();
     assert!(
         rel < 1e-5,
         "sgemm {m}x{n}x{k} alpha {alpha} beta {beta}: relative error {rel:e}"
@@ -121,7 +111,7 @@ fn sgemm_matches_f64_reference() {
         return;
     };
     let dense = Dense::load(&gpu).unwrap();
-    let mut rng = Rng(0x5eed_0123_4567_89ab);
+    let mut rng = XorShift64Star::new(0x5eed_0123_4567_89ab);
     // (m, n, k): single elements, ragged in every dimension, exact tiles (the unchecked fast
     // path), k not a multiple of 8, n not a multiple of 4 (checked path in every block), and an
     // interior block next to edge blocks.
@@ -160,10 +150,10 @@ fn sgemm_k_zero_scales_c_and_empty_shapes_launch_nothing() {
         return;
     };
     let dense = Dense::load(&gpu).unwrap();
-    let mut rng = Rng(7);
+    let mut rng = XorShift64Star::new(7);
     // k = 0: C = beta·C (both paths: an exact tile and a ragged one).
     for (m, n) in [(128, 128), (5, 9)] {
-        let c0 = rng.vec(m * n);
+        let c0 = random(&mut rng, m * n);
         let empty = gpu.alloc_zeroed::<f32>(0).unwrap();
         let mut dc = gpu.to_device(&c0).unwrap();
         dense

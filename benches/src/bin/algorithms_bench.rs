@@ -9,6 +9,7 @@
 //! `ratio` = peer time / our time (> 1: we are faster). Bandwidth counts the bytes each
 //! algorithm must move (reduce: n reads; scan: n reads + n writes).
 
+use gpu_test_kit::XorShift64;
 use std::process::ExitCode;
 
 use benches::time_us;
@@ -28,12 +29,10 @@ struct Case<'a> {
 }
 
 fn random_f32(n: usize) -> Vec<f32> {
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rng = XorShift64::new(0x9e37_79b9_7f4a_7c15u64);
     (0..n)
         .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            let state = rng.next_u64();
             (state >> 40) as f32 / (1u64 << 24) as f32
         })
         .collect()

@@ -10,6 +10,7 @@
 //! TFLOP/s count the two matrix products, `4 · batch · heads · seq² · head_dim` (half of it
 //! when causal); `ratio` = peer time / our time (> 1: we are faster).
 
+use gpu_test_kit::XorShift64;
 use std::process::ExitCode;
 
 use benches::time_us;
@@ -21,12 +22,10 @@ use half::bf16;
 const CONFIGS: &[(usize, usize, usize)] = &[(64, 4, 16), (128, 4, 8)];
 
 fn random_bf16(n: usize, seed: u64) -> Vec<bf16> {
-    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut rng = XorShift64::from_seed(seed);
     (0..n)
         .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            let state = rng.next_u64();
             bf16::from_f32((state >> 40) as f32 / (1u64 << 23) as f32 - 1.0)
         })
         .collect()

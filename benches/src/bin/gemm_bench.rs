@@ -10,6 +10,7 @@
 //! TFLOP/s = 2·M·N·K / t. `ratio` = peer time / our time (> 1: we are faster). Add a kernel
 //! path as one more entry of [`variants`].
 
+use gpu_test_kit::XorShift64;
 use std::process::ExitCode;
 
 use benches::time_us;
@@ -58,12 +59,10 @@ fn variants() -> Vec<Variant> {
 
 /// Uniform values in [-1, 1), never 0 (zeros can run faster than real data).
 fn random(n: usize, seed: u64) -> Vec<f32> {
-    let mut state = seed | 1;
+    let mut rng = XorShift64::new(seed | 1);
     (0..n)
         .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            let state = rng.next_u64();
             let x = (state >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0;
             if x == 0.0 { 0.25 } else { x }
         })

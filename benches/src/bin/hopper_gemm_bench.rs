@@ -9,24 +9,13 @@
 //!
 //! ratio = peer time / our time (> 1: we are faster).
 
+use gpu_test_kit::rng::signed_f32s;
 use std::process::ExitCode;
 
 use benches::time_us;
 use gpu_dense::{Dense, WgmmaElem};
 use gpu_host::{Gpu, Result, Stream};
 use half::{bf16, f16};
-
-fn random(len: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..len)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        })
-        .collect()
-}
 
 fn time_case<T: WgmmaElem>(
     gpu: &Gpu,
@@ -35,8 +24,8 @@ fn time_case<T: WgmmaElem>(
     convert: fn(f32) -> T,
 ) -> Result<f64> {
     let s: &Stream = gpu.default_stream();
-    let a: Vec<T> = random(n * n, 1).into_iter().map(convert).collect();
-    let b: Vec<T> = random(n * n, 2).into_iter().map(convert).collect();
+    let a: Vec<T> = signed_f32s(n * n, 1).into_iter().map(convert).collect();
+    let b: Vec<T> = signed_f32s(n * n, 2).into_iter().map(convert).collect();
     let (da, db) = (s.to_device(&a)?, s.to_device(&b)?);
     let mut dc = s.to_device(&a)?;
     time_us(s, &mut |s| dense.gemm_wgmma(s, &da, &db, &mut dc, n, n, n))

@@ -10,6 +10,7 @@
 //! time / our time (> 1: we are faster). `--threads` also times the listed block sizes (where
 //! they are valid for the shape), for tuning.
 
+use gpu_test_kit::XorShift64;
 use std::process::ExitCode;
 
 use benches::time_us;
@@ -28,12 +29,10 @@ const SHAPES: &[(usize, usize)] = &[
 ];
 
 fn random(n: usize, seed: u64) -> Vec<f32> {
-    let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ seed;
+    let mut rng = XorShift64::new(0x9e37_79b9_7f4a_7c15u64 ^ seed);
     (0..n)
         .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            let state = rng.next_u64();
             ((state >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 8.0
         })
         .collect()

@@ -8,6 +8,7 @@
 //! `ratio` = peer time / our time (> 1: we are faster). Each size is also checked: 512 random
 //! entries of C against an f64 dot product on the CPU (relative error of the samples' norm).
 
+use gpu_test_kit::{RelNormError, XorShift64};
 use std::process::ExitCode;
 
 use benches::time_us;
@@ -16,12 +17,10 @@ use gpu_host::Gpu;
 
 /// Uniform in [-1, 1), never zero (xorshift), so the product is not trivially sparse.
 fn random(n: usize, seed: u64) -> Vec<f32> {
-    let mut state = seed | 1;
+    let mut rng = XorShift64::new(seed | 1);
     (0..n)
         .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            let state = rng.next_u64();
             let x = ((state >> 40) as f32 + 0.5) / (1u64 << 24) as f32;
             2.0 * x - 1.0
         })
@@ -75,7 +74,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         let c = dc.to_vec()?;
         // Sampled check against f64 dot products.
         let mut state = 0x1234_5678u64;
-        let (mut err, mut norm) = (0.0f64, 0.0f64);
+        let mut rel = RelNormError::new();
         for _ in 0..512 {
             state = state
                 .wrapping_mul(6364136223846793005)
@@ -84,10 +83,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             let want: f64 = (0..n)
                 .map(|p| a[i * n + p] as f64 * b[p * n + j] as f64)
                 .sum();
-            err += (c[i * n + j] as f64 - want).powi(2);
-            norm += want * want;
+            rel.add(c[i * n + j] as f64, want);
         }
-        let rel = (err / norm).sqrt();
+        let rel = rel.value();
         let check = if rel < 1e-5 {
             format!("ok {rel:.0e}")
         } else {

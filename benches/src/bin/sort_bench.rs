@@ -10,6 +10,7 @@
 //! `--check` first prints how long loading the module took and checks a few sorts against the
 //! CPU (printing each step, and giving up with exit code 3 if one step takes over 200 s).
 
+use gpu_test_kit::XorShift64;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -19,12 +20,10 @@ use gpu_algorithms::Algorithms;
 use gpu_host::{Gpu, Result, Stream};
 
 fn random_u32(n: usize, seed: u64) -> Vec<u32> {
-    let mut state = seed | 1;
+    let mut rng = XorShift64::new(seed | 1);
     (0..n)
         .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            let state = rng.next_u64();
             (state >> 32) as u32
         })
         .collect()

@@ -198,13 +198,12 @@ fn launcher(w: &mut String, kernel: &KernelInfo, module: &str) -> Result<()> {
             ParamKind::Scalar | ParamKind::Value => format!("{}: {ty}", arg_name(p)),
         });
     }
-    wl(
-        w,
-        format!(
-            "        pub fn {name}({}) -> ::gpu_host::Result<()> {{",
-            params.join(", ")
-        ),
-    );
+    // One parameter per line, as rustfmt would write it: compile errors quote these lines.
+    wl(w, format!("        pub fn {name}("));
+    for param in &params {
+        wl(w, format!("            {param},"));
+    }
+    wl(w, "        ) -> ::gpu_host::Result<()> {");
     let mut ptx_index = 0;
     for p in &kernel.params {
         if p.kind == ParamKind::Value {
@@ -213,13 +212,22 @@ fn launcher(w: &mut String, kernel: &KernelInfo, module: &str) -> Result<()> {
                 .get(ptx_index)
                 .ok_or_else(|| Error::msg(format!("kernel `{name}`: too few PTX parameters")))?;
             let ty = host_type(kernel, module, p);
+            wl(w, "            const _: () = assert!(");
             wl(
                 w,
                 format!(
-                    "            const _: () = assert!(::core::mem::size_of::<{ty}>() == {}, \"kernel `{name}`, parameter `{}`: host and device sizes differ\");",
-                    ptx.size, p.name
+                    "                ::core::mem::size_of::<{ty}>() == {},",
+                    ptx.size
                 ),
             );
+            wl(
+                w,
+                format!(
+                    "                \"kernel `{name}`, parameter `{}`: host and device sizes differ\"",
+                    p.name
+                ),
+            );
+            wl(w, "            );");
         }
         ptx_index += p.kind.ptx_param_count();
     }
@@ -370,13 +378,29 @@ mod tests {
             sass: vec![(crate::Arch::SM_90, cubin.clone())],
         }];
         let code = generate(&manifest(), &units).unwrap();
-        assert!(code.contains(
-            "pub fn scale(&self, stream: &::gpu_host::Stream, config: ::gpu_host::LaunchConfig, \
-             x: &::gpu_host::DeviceBuffer<f32>, p: ::demo::ops::__gpu_kernel_types_scale::p, arg_stream: u32, \
-             out: &mut ::gpu_host::DeviceBuffer<f32>) -> ::gpu_host::Result<()>"
-        ), "{code}");
         assert!(
-            code.contains("size_of::<::demo::ops::__gpu_kernel_types_scale::p>() == 12"),
+            code.contains(
+                "        pub fn scale(
+            &self,
+            stream: &::gpu_host::Stream,
+            config: ::gpu_host::LaunchConfig,
+            x: &::gpu_host::DeviceBuffer<f32>,
+            p: ::demo::ops::__gpu_kernel_types_scale::p,
+            arg_stream: u32,
+            out: &mut ::gpu_host::DeviceBuffer<f32>,
+        ) -> ::gpu_host::Result<()> {
+"
+            ),
+            "{code}"
+        );
+        assert!(
+            code.contains(
+                "            const _: () = assert!(
+                ::core::mem::size_of::<::demo::ops::__gpu_kernel_types_scale::p>() == 12,
+                \"kernel `scale`, parameter `p`: host and device sizes differ\"
+            );
+"
+            ),
             "{code}"
         );
         assert!(

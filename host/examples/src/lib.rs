@@ -19,15 +19,8 @@ pub mod kernels {
 
 pub use kernels::seed_kernels::Module as SeedKernels;
 
-/// Deterministic pseudo-random inputs (xorshift), so runs are reproducible without a rand crate.
+/// Deterministic pseudo-random inputs in [-1, 1), so runs are reproducible without a rand
+/// crate: the test kit's [`signed_f32s`](gpu_test_kit::rng::signed_f32s).
 pub fn random_f32(len: usize, seed: u64) -> Vec<f32> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        })
-        .collect()
+    gpu_test_kit::rng::signed_f32s(len, seed)
 }

@@ -8,6 +8,7 @@
 
 use glam::Vec4;
 use gpu_host::{DeviceBuffer, Error, Gpu, LaunchConfig, Result};
+use gpu_test_kit::XorShift64Star;
 use seed_kernels::nbody::{NBODY_BLOCK, NBODY_BODIES_PER_BLOCK};
 
 use crate::SeedKernels;
@@ -19,18 +20,19 @@ pub struct Bodies {
     pub vel: Vec<Vec4>,
 }
 
-/// Deterministic uniform numbers in (0, 1) (xorshift64*).
-struct Rng(u64);
+/// The Plummer sampler's draws, on the test kit's xorshift64*.
+trait Draws {
+    /// Uniform in (0, 1).
+    fn uniform(&mut self) -> f64;
+    /// A random direction times `r`.
+    fn on_sphere(&mut self, r: f64) -> [f64; 3];
+}
 
-impl Rng {
+impl Draws for XorShift64Star {
     fn uniform(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        let bits = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11;
+        let bits = self.next_u64() >> 11;
         (bits as f64 + 0.5) / (1u64 << 53) as f64
     }
-    /// A random direction times `r`.
     fn on_sphere(&mut self, r: f64) -> [f64; 3] {
         let z = 2.0 * self.uniform() - 1.0;
         let phi = 2.0 * std::f64::consts::PI * self.uniform();
@@ -42,7 +44,7 @@ impl Rng {
 /// `n` equal-mass bodies sampled from a Plummer sphere in equilibrium (Aarseth, Hénon & Wielen
 /// 1974), in Hénon units, with the centre of mass and its velocity moved to the origin.
 pub fn plummer(n: usize, seed: u64) -> Bodies {
-    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut rng = XorShift64Star::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let scale = 3.0 * std::f64::consts::PI / 16.0; // Plummer radius in Hénon units
     let m = 1.0 / n as f64;
     let mut pos = Vec::with_capacity(n);

@@ -4,6 +4,8 @@
 //! [`check`] clears the outputs, launches once, and compares with the CPU reference.
 
 use gpu_host::{DeviceBuffer, DeviceCopy, Gpu, KernelLaunch, LaunchConfig, Result, Stream};
+use gpu_test_kit::SplitMix64;
+use gpu_test_kit::rng::unit_f32;
 use twin_kernels::{dense, elementwise, image, physics, reduce, sort, stencil, transpose};
 
 use crate::{Kernels, Side, Size};
@@ -98,21 +100,16 @@ pub fn all(gpu: &Gpu, size: Size) -> Result<Vec<Box<dyn Twin>>> {
 // ---------------------------------------------------------------------------------------------
 // Inputs and comparisons
 
-/// Deterministic pseudo-random numbers (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
+/// Input draws, on the test kit's splitmix64.
+trait Draws {
     /// Uniform in `[lo, hi)`.
+    fn f32(&mut self, lo: f32, hi: f32) -> f32;
+    fn f32s(&mut self, n: usize, lo: f32, hi: f32) -> Vec<f32>;
+}
+
+impl Draws for SplitMix64 {
     fn f32(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * ((self.next() >> 40) as f32 / (1u64 << 24) as f32)
+        lo + (hi - lo) * unit_f32(self.next_u64())
     }
 
     fn f32s(&mut self, n: usize, lo: f32, hi: f32) -> Vec<f32> {
@@ -205,7 +202,7 @@ struct VectorAdd {
 
 impl VectorAdd {
     fn new(gpu: &Gpu, n: usize) -> Result<Self> {
-        let mut rng = Rng(1);
+        let mut rng = SplitMix64::new(1);
         let (a, b) = (rng.f32s(n, -1.0, 1.0), rng.f32s(n, -1.0, 1.0));
         let want = a.iter().zip(&b).map(|(x, y)| x + y).collect();
         Ok(VectorAdd {
@@ -264,7 +261,7 @@ const ALPHA: f32 = 2.5;
 
 impl Saxpy {
     fn new(gpu: &Gpu, n: usize, blocks: &dyn Fn(usize) -> u32) -> Result<Self> {
-        let mut rng = Rng(2);
+        let mut rng = SplitMix64::new(2);
         let (x, y) = (rng.f32s(n, -1.0, 1.0), rng.f32s(n, -1.0, 1.0));
         let want = x.iter().zip(&y).map(|(x, y)| ALPHA * x + y).collect();
         Ok(Saxpy {
@@ -353,7 +350,7 @@ fn black_scholes_cpu(s: f32, x: f32, t: f32) -> (f32, f32) {
 
 impl BlackScholes {
     fn new(gpu: &Gpu, n: usize, blocks: &dyn Fn(usize) -> u32) -> Result<Self> {
-        let mut rng = Rng(3);
+        let mut rng = SplitMix64::new(3);
         let price = rng.f32s(n, 5.0, 30.0);
         let strike = rng.f32s(n, 1.0, 100.0);
         let years = rng.f32s(n, 0.25, 10.0);
@@ -436,7 +433,7 @@ struct GreyPlanar {
 
 impl GreyPlanar {
     fn new(gpu: &Gpu, n: usize) -> Result<Self> {
-        let mut rng = Rng(4);
+        let mut rng = SplitMix64::new(4);
         let planes = [
             rng.f32s(n, 0.0, 1.0),
             rng.f32s(n, 0.0, 1.0),
@@ -504,8 +501,10 @@ struct GreyInterleaved {
 
 impl GreyInterleaved {
     fn new(gpu: &Gpu, width: usize, height: usize) -> Result<Self> {
-        let mut rng = Rng(5);
-        let rgb: Vec<u8> = (0..3 * width * height).map(|_| rng.next() as u8).collect();
+        let mut rng = SplitMix64::new(5);
+        let rgb: Vec<u8> = (0..3 * width * height)
+            .map(|_| rng.next_u64() as u8)
+            .collect();
         let want = rgb
             .chunks_exact(3)
             .map(|p| {
@@ -579,7 +578,7 @@ struct Convolution {
 
 impl Convolution {
     fn new(gpu: &Gpu, width: usize, height: usize) -> Result<Self> {
-        let mut rng = Rng(6);
+        let mut rng = SplitMix64::new(6);
         let img = rng.f32s(width * height, 0.0, 1.0);
         let f = image::FILTER;
         let filter = rng.f32s(f * f, -1.0, 1.0);
@@ -667,7 +666,7 @@ struct Transpose {
 
 impl Transpose {
     fn new(gpu: &Gpu, tiled: bool, width: usize, height: usize) -> Result<Self> {
-        let input = Rng(7).f32s(width * height, -1.0, 1.0);
+        let input = SplitMix64::new(7).f32s(width * height, -1.0, 1.0);
         let mut want = vec![0.0f32; width * height];
         for y in 0..height {
             for x in 0..width {
@@ -747,7 +746,7 @@ struct ReduceTree {
 
 impl ReduceTree {
     fn new(gpu: &Gpu, n: usize) -> Result<Self> {
-        let input = Rng(8).f32s(n, -1.0, 1.0);
+        let input = SplitMix64::new(8).f32s(n, -1.0, 1.0);
         let per_block = 2 * reduce::BLOCK as usize;
         let want = input
             .chunks(per_block)
@@ -804,7 +803,7 @@ struct BlockSum {
 
 impl BlockSum {
     fn new(gpu: &Gpu, n: usize, blocks: &dyn Fn(usize) -> u32) -> Result<Self> {
-        let input = Rng(9).f32s(n, -1.0, 1.0);
+        let input = SplitMix64::new(9).f32s(n, -1.0, 1.0);
         let blocks = blocks(n) as usize;
         let threads = blocks * reduce::BLOCK as usize;
         // Block b sums the elements of its threads' grid-stride sequences.
@@ -873,7 +872,7 @@ struct BlockScan {
 
 impl BlockScan {
     fn new(gpu: &Gpu, n: usize) -> Result<Self> {
-        let input = Rng(10).f32s(n, -1.0, 1.0);
+        let input = SplitMix64::new(10).f32s(n, -1.0, 1.0);
         let mut want = Vec::with_capacity(n);
         for block in input.chunks(reduce::BLOCK as usize) {
             let mut acc = 0.0f64;
@@ -936,11 +935,11 @@ struct Histogram {
 
 impl Histogram {
     fn new(gpu: &Gpu, n: usize, blocks: &dyn Fn(usize) -> u32) -> Result<Self> {
-        let mut rng = Rng(11);
+        let mut rng = SplitMix64::new(11);
         // Skewed bytes (a sum of two uniform bytes, halved): contention like real data.
         let data: Vec<u8> = (0..n)
             .map(|_| {
-                let r = rng.next();
+                let r = rng.next_u64();
                 ((r as u8 as u16 + (r >> 8) as u8 as u16) / 2) as u8
             })
             .collect();
@@ -999,7 +998,7 @@ const ALPHA_HEAT: f32 = 0.25;
 
 impl Heat {
     fn new(gpu: &Gpu, n: usize) -> Result<Self> {
-        let u = Rng(12).f32s(n, 0.0, 100.0);
+        let u = SplitMix64::new(12).f32s(n, 0.0, 100.0);
         let want = (0..n)
             .map(|i| {
                 if i == 0 || i == n - 1 {
@@ -1062,7 +1061,7 @@ struct Jacobi {
 
 impl Jacobi {
     fn new(gpu: &Gpu, width: usize, height: usize) -> Result<Self> {
-        let u = Rng(13).f32s(width * height, 0.0, 1.0);
+        let u = SplitMix64::new(13).f32s(width * height, 0.0, 1.0);
         let mut want = u.clone();
         for y in 1..height - 1 {
             for x in 1..width - 1 {
@@ -1125,7 +1124,7 @@ struct Sgemm {
 
 impl Sgemm {
     fn new(gpu: &Gpu, m: usize, n: usize, k: usize) -> Result<Self> {
-        let mut rng = Rng(14);
+        let mut rng = SplitMix64::new(14);
         let (a, b) = (rng.f32s(m * k, -1.0, 1.0), rng.f32s(k * n, -1.0, 1.0));
         let mut want = vec![0.0f32; m * n];
         // The CPU reference in f64, row by row (a 2048^3 check takes a few seconds).
@@ -1204,13 +1203,13 @@ struct Spmv {
 
 impl Spmv {
     fn new(gpu: &Gpu, rows: usize) -> Result<Self> {
-        let mut rng = Rng(15);
+        let mut rng = SplitMix64::new(15);
         let mut row_start = vec![0u32];
         let (mut columns, mut values) = (Vec::new(), Vec::new());
         for _ in 0..rows {
-            let count = 8 + (rng.next() % 17) as usize; // 8..=24 entries, 16 on average
+            let count = 8 + (rng.next_u64() % 17) as usize; // 8..=24 entries, 16 on average
             for _ in 0..count {
-                columns.push((rng.next() % rows as u64) as u32);
+                columns.push((rng.next_u64() % rows as u64) as u32);
                 values.push(rng.f32(-1.0, 1.0));
             }
             row_start.push(columns.len() as u32);
@@ -1291,7 +1290,7 @@ struct NBody {
 
 impl NBody {
     fn new(gpu: &Gpu, n: usize) -> Result<Self> {
-        let mut rng = Rng(16);
+        let mut rng = SplitMix64::new(16);
         let bodies: Vec<physics::Body> = (0..n)
             .map(|_| physics::Body {
                 x: rng.f32(-1.0, 1.0),
@@ -1408,8 +1407,8 @@ impl Bitonic {
             n.is_multiple_of(sort::SORT_TILE),
             "bitonic twin: length must be a multiple of the tile"
         );
-        let mut rng = Rng(17);
-        let keys: Vec<u32> = (0..n).map(|_| rng.next() as u32).collect();
+        let mut rng = SplitMix64::new(17);
+        let keys: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
         let mut want = keys.clone();
         for tile in want.chunks_mut(sort::SORT_TILE) {
             tile.sort_unstable();

@@ -1,8 +1,8 @@
 // saxpy takes alpha, x, y and out; alpha is missing.
 use gpu_host::{Gpu, LaunchConfig};
-use seed_examples::SeedKernels;
+use gpu_tests::TestKernels;
 
-fn launch(gpu: &Gpu, kernels: &SeedKernels) -> gpu_host::Result<()> {
+fn launch(gpu: &Gpu, kernels: &TestKernels) -> gpu_host::Result<()> {
     let x = gpu.to_device(&[1.0f32, 2.0, 3.0])?;
     let y = gpu.to_device(&[1.0f32, 2.0, 3.0])?;
     let mut out = gpu.alloc_zeroed::<f32>(3)?;

@@ -1,11 +1,12 @@
 // The output of a kernel must be passed as `&mut`: the kernel writes it.
 use gpu_host::{Gpu, LaunchConfig};
-use seed_examples::SeedKernels;
+use gpu_tests::TestKernels;
 
-fn launch(gpu: &Gpu, kernels: &SeedKernels) -> gpu_host::Result<()> {
-    let rgb = gpu.to_device(&[0u8; 12])?;
-    let gray = gpu.alloc_zeroed::<u8>(4)?;
-    kernels.rgb_to_gray(gpu.default_stream(), LaunchConfig::for_elements(4, 32), &rgb, &gray)
+fn launch(gpu: &Gpu, kernels: &TestKernels) -> gpu_host::Result<()> {
+    let a = gpu.to_device(&[1.0f32; 4])?;
+    let b = gpu.to_device(&[2.0f32; 4])?;
+    let out = gpu.alloc_zeroed::<f32>(4)?;
+    kernels.vector_add(gpu.default_stream(), LaunchConfig::for_elements(4, 32), &a, &b, &out)
 }
 
 fn main() {}

@@ -1,8 +1,8 @@
 // A u32 buffer where the kernel takes `&[f32]`.
 use gpu_host::{Gpu, LaunchConfig};
-use seed_examples::SeedKernels;
+use gpu_tests::TestKernels;
 
-fn launch(gpu: &Gpu, kernels: &SeedKernels) -> gpu_host::Result<()> {
+fn launch(gpu: &Gpu, kernels: &TestKernels) -> gpu_host::Result<()> {
     let a = gpu.to_device(&[1u32, 2, 3])?;
     let b = gpu.to_device(&[1.0f32, 2.0, 3.0])?;
     let mut out = gpu.alloc_zeroed::<f32>(3)?;
