@@ -14,57 +14,9 @@ use crate::error::{Error, Result};
 use crate::module::{Kernel, KernelAttributes, KernelBackend};
 use crate::stream::Stream;
 
-/// Three-dimensional extent of a grid (in blocks) or a block (in threads).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Dim3 {
-    /// Extent along x.
-    pub x: u32,
-    /// Extent along y.
-    pub y: u32,
-    /// Extent along z.
-    pub z: u32,
-}
-
-impl Dim3 {
-    /// `(x, y, z)`.
-    pub const fn new(x: u32, y: u32, z: u32) -> Dim3 {
-        Dim3 { x, y, z }
-    }
-
-    /// `x * y * z`, without overflow.
-    pub const fn volume(self) -> u64 {
-        self.x as u64 * self.y as u64 * self.z as u64
-    }
-
-    /// Whether any extent is zero (nothing to run).
-    pub const fn is_empty(self) -> bool {
-        self.x == 0 || self.y == 0 || self.z == 0
-    }
-}
-
-impl From<u32> for Dim3 {
-    fn from(x: u32) -> Dim3 {
-        Dim3::new(x, 1, 1)
-    }
-}
-
-impl From<(u32, u32)> for Dim3 {
-    fn from((x, y): (u32, u32)) -> Dim3 {
-        Dim3::new(x, y, 1)
-    }
-}
-
-impl From<(u32, u32, u32)> for Dim3 {
-    fn from((x, y, z): (u32, u32, u32)) -> Dim3 {
-        Dim3::new(x, y, z)
-    }
-}
-
-impl fmt::Display for Dim3 {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "({}, {}, {})", self.x, self.y, self.z)
-    }
-}
+/// Three-dimensional extent of a grid (in blocks) or a block (in threads): the ABI crate's type,
+/// the one the device library and the simulator use too.
+pub use gpu_abi::Dim3;
 
 /// Grid and block shape of one launch, and its dynamic shared memory.
 ///

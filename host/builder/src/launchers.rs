@@ -15,9 +15,6 @@ use crate::sass::BuiltUnit;
 use crate::error::{Error, Result};
 use crate::manifest::{KernelInfo, Manifest, ParamInfo, ParamKind};
 
-const PRIMITIVES: &[&str] = &[
-    "u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize", "f32", "f64",
-];
 /// Names the generated methods use for their own parameters.
 const RESERVED: &[&str] = &["stream", "config", "kernel", "launch", "self"];
 
@@ -270,7 +267,7 @@ fn kernel_side_type(p: &ParamInfo) -> String {
 
 /// The host type for a parameter's element (slices) or value.
 fn host_type(kernel: &KernelInfo, module: &str, p: &ParamInfo) -> String {
-    if PRIMITIVES.contains(&p.ty.as_str()) {
+    if gpu_abi::is_scalar(&p.ty) {
         p.ty.clone()
     } else {
         format!("::{module}::__gpu_kernel_types_{}::{}", kernel.name, p.name)
