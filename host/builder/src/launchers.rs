@@ -182,6 +182,16 @@ fn launcher(w: &mut String, kernel: &KernelInfo, module: &str) -> Result<()> {
         "        /// The configuration is checked against the device's and the kernel's limits first;",
     );
     wl(w, "        /// on error nothing is launched.");
+    if kernel.is_unsafe {
+        wl(w, "        ///");
+        wl(w, "        /// # Safety");
+        wl(
+            w,
+            format!(
+                "        /// `{name}` is an `unsafe fn`: the caller upholds the safety contract in its documentation."
+            ),
+        );
+    }
     let mut params = vec![
         "&self".to_string(),
         "stream: &::gpu_host::Stream".into(),
@@ -198,7 +208,8 @@ fn launcher(w: &mut String, kernel: &KernelInfo, module: &str) -> Result<()> {
     wl(
         w,
         format!(
-            "        pub fn {name}({}) -> ::gpu_host::Result<()> {{",
+            "        pub {}fn {name}({}) -> ::gpu_host::Result<()> {{",
+            if kernel.is_unsafe { "unsafe " } else { "" },
             params.join(", ")
         ),
     );
@@ -251,6 +262,12 @@ fn launcher(w: &mut String, kernel: &KernelInfo, module: &str) -> Result<()> {
         w,
         "            // order, count and types of the PTX entry, which the builder checked.",
     );
+    if kernel.is_unsafe {
+        wl(
+            w,
+            "            // The kernel's own contract is this function's caller's (it is `unsafe`).",
+        );
+    }
     wl(w, "            unsafe { launch.launch() }");
     wl(w, "        }");
     Ok(())
@@ -306,6 +323,7 @@ mod tests {
                 KernelInfo {
                     name: "scale".into(),
                     rust_module: Some("demo::ops".into()),
+                    is_unsafe: false,
                     params: vec![
                         ParamInfo {
                             name: "x".into(),
@@ -342,6 +360,7 @@ mod tests {
                 KernelInfo {
                     name: "handwritten".into(),
                     rust_module: None,
+                    is_unsafe: false,
                     params: vec![],
                     ptx_params: vec![],
                     static_shared_bytes: 0,
@@ -413,5 +432,26 @@ mod tests {
             )),
             "{code}"
         );
+    }
+
+    #[test]
+    fn an_unsafe_kernel_gets_an_unsafe_launcher() {
+        let dir = std::env::temp_dir().join(format!("gpu-builder-unsafe-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ptx = dir.join("scale.ptx");
+        std::fs::write(&ptx, ".version 7.0\n").unwrap();
+        let units = [BuiltUnit {
+            kernels: vec!["scale".into(), "handwritten".into()],
+            ptx_path: ptx,
+            sass: vec![],
+        }];
+        let mut m = manifest();
+        let safe = generate(&m, &units).unwrap();
+        assert!(safe.contains("pub fn scale(&self"), "{safe}");
+        assert!(!safe.contains("unsafe fn"), "{safe}");
+        m.kernels[0].is_unsafe = true;
+        let code = generate(&m, &units).unwrap();
+        assert!(code.contains("pub unsafe fn scale(&self"), "{code}");
+        assert!(code.contains("/// # Safety"), "{code}");
     }
 }

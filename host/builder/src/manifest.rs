@@ -34,6 +34,10 @@ pub struct KernelInfo {
     pub rust_module: Option<String>,
     /// Rust-level parameters, from the `#[kernel]` record (empty when `rust_module` is `None`).
     pub params: Vec<ParamInfo>,
+    /// Whether the kernel is an `unsafe fn`: its launcher is then `unsafe` as well, and its
+    /// caller upholds the kernel's safety contract.
+    #[serde(default, rename = "unsafe", skip_serializing_if = "std::ops::Not::not")]
+    pub is_unsafe: bool,
     /// The parameters of the PTX entry, in order, as the driver sees them.
     pub ptx_params: Vec<PtxParam>,
     /// Bytes of static shared memory the kernel references (through any function it calls).

@@ -128,6 +128,11 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         }
         None => quote!(),
     };
+    // An `unsafe fn` kernel has a safety contract the launch must uphold: its launcher is
+    // `unsafe` too.
+    if sig.unsafety.is_some() {
+        bounds.push_str(",\"unsafe\":true");
+    }
     let sig_tail = format!("\",\"params\":[{}]{bounds}}}", manifest_params.join(","));
     let sig_static = format_ident!("__gpu_kernel_signature_{}", name);
     let types_mod = format_ident!("__gpu_kernel_types_{}", name);
