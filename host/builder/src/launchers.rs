@@ -144,9 +144,24 @@ pub fn generate(manifest: &Manifest, units: &[BuiltUnit]) -> Result<String> {
         w,
         "        pub fn raw(&self) -> &::gpu_host::Module {\n            &self.inner\n        }",
     );
+    // Each kernel's position in module order (`Module::kernel_at`): the units' kernels, unit by
+    // unit, as `load_units` indexes them.
+    let positions: Vec<&str> = units
+        .iter()
+        .flat_map(|u| u.kernels.iter().map(String::as_str))
+        .collect();
     for kernel in &manifest.kernels {
         if let Some(module) = &kernel.rust_module {
-            launcher(w, kernel, module)?;
+            let index = positions
+                .iter()
+                .position(|&k| k == kernel.name)
+                .ok_or_else(|| {
+                    Error::msg(format!(
+                        "kernel `{}` is in the manifest but in no code unit",
+                        kernel.name
+                    ))
+                })?;
+            launcher(w, kernel, module, index)?;
         }
     }
     wl(w, "    }");
@@ -154,7 +169,7 @@ pub fn generate(manifest: &Manifest, units: &[BuiltUnit]) -> Result<String> {
     Ok(out)
 }
 
-fn launcher(w: &mut String, kernel: &KernelInfo, module: &str) -> Result<()> {
+fn launcher(w: &mut String, kernel: &KernelInfo, module: &str, index: usize) -> Result<()> {
     let name = &kernel.name;
     let arg_name = |p: &ParamInfo| {
         if RESERVED.contains(&p.name.as_str()) {
@@ -231,9 +246,10 @@ fn launcher(w: &mut String, kernel: &KernelInfo, module: &str) -> Result<()> {
         }
         ptx_index += p.kind.ptx_param_count();
     }
+    // By position, resolved here at build time: a launch compares no names.
     wl(
         w,
-        format!("            let kernel = self.inner.kernel({name:?})?;"),
+        format!("            let kernel = self.inner.kernel_at({index})?; // `{name}`"),
     );
     wl(
         w,
@@ -397,6 +413,10 @@ mod tests {
         );
         assert!(
             code.contains("launch.value(\"stream\", &arg_stream);"),
+            "{code}"
+        );
+        assert!(
+            code.contains("let kernel = self.inner.kernel_at(0)?; // `scale`"),
             "{code}"
         );
         assert!(
