@@ -725,6 +725,20 @@ impl<'a> KernelLaunch<'a> {
         Ok(())
     }
 
+    /// [`KernelLaunch::launch`] for a kernel that has no Rust signature: foreign PTX (e.g. CUDA
+    /// C++ compiled by nvcc, as `gpu-twins` runs), whose arguments can only be pushed by hand.
+    /// This is the one escape hatch outside `gpu-host`; `#[kernel]` functions launch through
+    /// their generated launchers, which check the argument types at compile time.
+    ///
+    /// # Safety
+    /// As for [`KernelLaunch::launch`]: the pushed parameters must match the kernel's PTX
+    /// signature in order, type and layout, and the kernel must stay within the buffers it is
+    /// given and only write those pushed with [`KernelLaunch::output`].
+    pub unsafe fn launch_foreign(self) -> Result<()> {
+        // SAFETY: the caller upholds `launch`'s contract (this function's own).
+        unsafe { self.launch() }
+    }
+
     /// Submits the kernel to the stream (asynchronously) with the pushed arguments.
     ///
     /// Returns an argument error recorded while building, a signature mismatch (count or size of
