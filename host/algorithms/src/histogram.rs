@@ -4,7 +4,7 @@ use gpu_host::gpu::device::{HISTOGRAM_BLOCK, histogram_even_items};
 use gpu_host::{DeviceBuffer, DeviceCopy, Error, LaunchConfig, Result, Stream};
 
 use crate::Algorithms;
-use crate::algorithm_kernels::Module;
+use crate::algorithm_kernels::{Module, index};
 
 /// Sample types with a built-in histogram kernel.
 pub trait HistogramBuiltin: DeviceCopy + Send + PartialOrd {
@@ -13,6 +13,9 @@ pub trait HistogramBuiltin: DeviceCopy + Send + PartialOrd {
     /// The kernel's typed launcher (generated from its signature).
     #[doc(hidden)]
     const LAUNCH: HistogramLaunch<Self>;
+    /// The kernel's position in the module (for its occupancy).
+    #[doc(hidden)]
+    const INDEX: usize;
 }
 
 /// A typed launcher of a `gpu::histogram_even_kernel!` kernel: `(samples, lower, upper, counts)`.
@@ -33,6 +36,7 @@ macro_rules! builtins {
         impl HistogramBuiltin for $t {
             const KERNEL: &'static str = stringify!($name);
             const LAUNCH: HistogramLaunch<$t> = Module::$name;
+            const INDEX: usize = index::$name;
         }
     )* };
 }
@@ -65,7 +69,7 @@ impl Algorithms {
         upper: T,
         counts: &mut DeviceBuffer<u32>,
     ) -> Result<()> {
-        let kernel = self.kernel(T::KERNEL)?;
+        let kernel = self.kernel_at(T::INDEX)?;
         let bad = |argument: &str, message: String| Error::Argument {
             kernel: T::KERNEL.to_string(),
             argument: argument.to_string(),

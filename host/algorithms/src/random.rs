@@ -5,7 +5,7 @@ use gpu_host::gpu::device::FILL_BLOCK;
 use gpu_host::{DeviceBuffer, DeviceCopy, Error, LaunchConfig, Result, Stream};
 
 use crate::Algorithms;
-use crate::algorithm_kernels::Module;
+use crate::algorithm_kernels::{Module, index};
 
 /// Where a fill draws its numbers: counter blocks `offset, offset + 1, ...` of the Philox4x32-10
 /// stream `(seed, subsequence)`. Every fill advances `offset` past the blocks it used (one per
@@ -46,6 +46,9 @@ pub trait UniformBuiltin: DeviceCopy + Send {
     /// The kernel's typed launcher (generated from its signature).
     #[doc(hidden)]
     const LAUNCH: FillLaunch<Self>;
+    /// The kernel's position in the module (for its occupancy).
+    #[doc(hidden)]
+    const INDEX: usize;
 }
 
 /// A typed launcher of a `gpu::random_fill_kernel!` kernel: `(out, seed, subsequence, offset, a,
@@ -57,18 +60,21 @@ pub type FillLaunch<T> =
 impl UniformBuiltin for u32 {
     const KERNEL: &'static str = stringify!(fill_uniform_u32);
     const LAUNCH: FillLaunch<u32> = Module::fill_uniform_u32;
+    const INDEX: usize = index::fill_uniform_u32;
     const PER_BLOCK: usize = 4;
     const UNIT: (u32, u32) = (0, 0);
 }
 impl UniformBuiltin for f32 {
     const KERNEL: &'static str = stringify!(fill_uniform_f32);
     const LAUNCH: FillLaunch<f32> = Module::fill_uniform_f32;
+    const INDEX: usize = index::fill_uniform_f32;
     const PER_BLOCK: usize = 4;
     const UNIT: (f32, f32) = (0.0, 1.0);
 }
 impl UniformBuiltin for f64 {
     const KERNEL: &'static str = stringify!(fill_uniform_f64);
     const LAUNCH: FillLaunch<f64> = Module::fill_uniform_f64;
+    const INDEX: usize = index::fill_uniform_f64;
     const PER_BLOCK: usize = 2;
     const UNIT: (f64, f64) = (0.0, 1.0);
 }
@@ -82,16 +88,21 @@ pub trait NormalBuiltin: DeviceCopy + Send + Into<f64> {
     /// The kernel's typed launcher (generated from its signature).
     #[doc(hidden)]
     const LAUNCH: FillLaunch<Self>;
+    /// The kernel's position in the module (for its occupancy).
+    #[doc(hidden)]
+    const INDEX: usize;
 }
 
 impl NormalBuiltin for f32 {
     const KERNEL: &'static str = stringify!(fill_normal_f32);
     const LAUNCH: FillLaunch<f32> = Module::fill_normal_f32;
+    const INDEX: usize = index::fill_normal_f32;
     const PER_BLOCK: usize = 4;
 }
 impl NormalBuiltin for f64 {
     const KERNEL: &'static str = stringify!(fill_normal_f64);
     const LAUNCH: FillLaunch<f64> = Module::fill_normal_f64;
+    const INDEX: usize = index::fill_normal_f64;
     const PER_BLOCK: usize = 2;
 }
 
@@ -107,7 +118,7 @@ impl Algorithms {
         out: &mut DeviceBuffer<T>,
     ) -> Result<()> {
         let (a, b) = T::UNIT;
-        self.fill(stream, T::KERNEL, T::LAUNCH, T::PER_BLOCK, rng, out, a, b)
+        self.fill(stream, (T::INDEX, T::LAUNCH), T::PER_BLOCK, rng, out, a, b)
     }
 
     /// Fills `out` with normal random numbers of mean `mean` and standard deviation `std_dev`
@@ -139,8 +150,7 @@ impl Algorithms {
         }
         self.fill(
             stream,
-            T::KERNEL,
-            T::LAUNCH,
+            (T::INDEX, T::LAUNCH),
             T::PER_BLOCK,
             rng,
             out,
@@ -153,8 +163,7 @@ impl Algorithms {
     fn fill<T: DeviceCopy>(
         &self,
         stream: &Stream,
-        name: &'static str,
-        launch: FillLaunch<T>,
+        (index, launch): (usize, FillLaunch<T>),
         per_block: usize,
         rng: &mut Philox,
         out: &mut DeviceBuffer<T>,
@@ -164,7 +173,7 @@ impl Algorithms {
         if out.is_empty() {
             return Ok(());
         }
-        let kernel = self.kernel(name)?;
+        let kernel = self.kernel_at(index)?;
         let blocks = out.len().div_ceil(per_block);
         let max_blocks = self.resident_blocks(kernel, FILL_BLOCK)? as usize * 8;
         let grid = blocks

@@ -103,7 +103,8 @@ impl Algorithms {
     /// Most blocks a built-in reduction launches on this GPU (blocks resident at once, so
     /// each SM is filled once and threads loop over tiles).
     pub fn reduce_blocks_limit(&self) -> Result<u32> {
-        self.resident_blocks(self.kernel("reduce_sum_f32")?, REDUCE_BLOCK)
+        let kernel = self.kernel_at(crate::algorithm_kernels::index::reduce_sum_f32)?;
+        self.resident_blocks(kernel, REDUCE_BLOCK)
     }
 
     /// `init ⊕ input[0] ⊕ … ⊕ input[n-1]`, returned to the host (synchronizes `stream`).

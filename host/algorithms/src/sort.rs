@@ -12,7 +12,7 @@ use gpu_host::gpu::device::{
 use gpu_host::{DeviceBuffer, DeviceCopy, Error, LaunchConfig, Result, Stream};
 
 use crate::Algorithms;
-use crate::algorithm_kernels::Module;
+use crate::algorithm_kernels::{Module, index};
 
 /// Key types with built-in sort kernels: `u32 i32 f32 u64 i64 f64`.
 ///
@@ -37,6 +37,9 @@ pub trait SortKey: DeviceCopy + Send {
     /// The single-block keys-only sort kernel's typed launcher.
     #[doc(hidden)]
     const LAUNCH_SINGLE_KEYS: SingleKeysLaunch<Self>;
+    /// The histogram kernel's position in the module (for its occupancy).
+    #[doc(hidden)]
+    const INDEX_HISTOGRAM: usize;
 }
 
 /// Value types `V` that can be sorted along with keys of type `Self`: `u32` and `u64`.
@@ -143,6 +146,7 @@ macro_rules! keys {
             const LAUNCH_HISTOGRAM: HistogramLaunch<$k> = Module::$hist;
             const LAUNCH_KEYS: KeysPassLaunch<$k> = Module::$keys;
             const LAUNCH_SINGLE_KEYS: SingleKeysLaunch<$k> = Module::$skeys;
+            const INDEX_HISTOGRAM: usize = index::$hist;
         }
         impl SortPairs<u32> for $k {
             const PAIRS: &'static str = stringify!($p32);
@@ -393,7 +397,7 @@ impl Algorithms {
         if n <= sort_single_tile::<K>() {
             return self.sort_single(stream, keys_in, keys_out, values, bits);
         }
-        let histogram = self.kernel(K::HISTOGRAM)?;
+        let histogram = self.kernel_at(K::INDEX_HISTOGRAM)?;
         let passes = (bits.end - bits.start).div_ceil(8);
         let first_epoch = temp.prepare(stream, n, passes, values.is_some())?;
         let result = (|| {

@@ -5,7 +5,7 @@ use gpu_host::{DeviceBuffer, DeviceCopy, Error, LaunchConfig, Result, Stream};
 use half::{bf16, f16};
 
 use crate::Algorithms;
-use crate::algorithm_kernels::Module;
+use crate::algorithm_kernels::{Module, index};
 
 /// `(From, To)` pairs with a built-in conversion kernel.
 pub trait ConvertBuiltin<To: DeviceCopy>: DeviceCopy + Send {
@@ -14,6 +14,9 @@ pub trait ConvertBuiltin<To: DeviceCopy>: DeviceCopy + Send {
     /// The kernel's typed launcher (generated from its signature).
     #[doc(hidden)]
     const LAUNCH: ConvertLaunch<Self, To>;
+    /// The kernel's position in the module (for its occupancy).
+    #[doc(hidden)]
+    const INDEX: usize;
 }
 
 /// A typed launcher of a `gpu::transform_kernel!` conversion: `(input, output)`.
@@ -27,6 +30,7 @@ macro_rules! builtins {
         impl ConvertBuiltin<$to> for $from {
             const KERNEL: &'static str = stringify!($name);
             const LAUNCH: ConvertLaunch<$from, $to> = Module::$name;
+            const INDEX: usize = index::$name;
         }
     )* };
 }
@@ -55,7 +59,7 @@ impl Algorithms {
         input: &DeviceBuffer<From>,
         output: &mut DeviceBuffer<To>,
     ) -> Result<()> {
-        let kernel = self.kernel(From::KERNEL)?;
+        let kernel = self.kernel_at(From::INDEX)?;
         if output.len() < input.len() {
             return Err(Error::SizeMismatch {
                 operation: format!("{}: output", From::KERNEL),

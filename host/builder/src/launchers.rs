@@ -111,6 +111,26 @@ pub fn generate(manifest: &Manifest, units: &[BuiltUnit]) -> Result<String> {
             sim_entries.concat()
         ),
     );
+    // Each kernel's position in module order (`Module::kernel_at`): the units' kernels, unit by
+    // unit, as `load_units` indexes them.
+    let positions: Vec<&str> = units
+        .iter()
+        .flat_map(|u| u.kernels.iter().map(String::as_str))
+        .collect();
+    wl(
+        w,
+        "    /// Each kernel's position in the module, for `gpu_host::Module::kernel_at` (kernel\n    /// attributes and occupancy without a search by name).",
+    );
+    wl(w, "    #[allow(non_upper_case_globals)]");
+    wl(w, "    pub mod index {");
+    // `#[kernel]` entries only: their names are Rust function names (a hand-written entry's
+    // need not be a Rust identifier).
+    for (i, k) in positions.iter().enumerate() {
+        if manifest.kernel(k).is_some_and(|k| k.rust_module.is_some()) {
+            wl(w, format!("        pub const {k}: usize = {i};"));
+        }
+    }
+    wl(w, "    }");
     wl(w, "");
     wl(
         w,
@@ -144,12 +164,6 @@ pub fn generate(manifest: &Manifest, units: &[BuiltUnit]) -> Result<String> {
         w,
         "        pub fn raw(&self) -> &::gpu_host::Module {\n            &self.inner\n        }",
     );
-    // Each kernel's position in module order (`Module::kernel_at`): the units' kernels, unit by
-    // unit, as `load_units` indexes them.
-    let positions: Vec<&str> = units
-        .iter()
-        .flat_map(|u| u.kernels.iter().map(String::as_str))
-        .collect();
     for kernel in &manifest.kernels {
         if let Some(module) = &kernel.rust_module {
             let index = positions
@@ -418,6 +432,11 @@ mod tests {
         assert!(
             code.contains("let kernel = self.inner.kernel_at(0)?; // `scale`"),
             "{code}"
+        );
+        assert!(code.contains("pub const scale: usize = 0;"), "{code}");
+        assert!(
+            !code.contains("pub const handwritten"),
+            "entries without #[kernel] get no index constant"
         );
         assert!(
             code.contains("KERNELS: &[&str] = &[\"scale\", \"handwritten\"]"),
