@@ -32,7 +32,7 @@
 //! The panic record lives in page-locked host memory mapped into the device
 //! (`cuMemHostAlloc(DEVICEMAP)`), because device memory cannot be read once the context is
 //! poisoned; each loaded module's `__gpu_panic_record` global is pointed at it. The layout is
-//! `gpu`'s `panic::PanicRecord` (kernels/gpu/src/panic.rs), mirrored here as `RawRecord`.
+//! `gpu_abi::panic::PanicRecord`, the type the device's panic handler writes.
 
 use std::collections::VecDeque;
 use std::ffi::c_void;
@@ -46,41 +46,13 @@ use cudarc::driver::{CudaContext, CudaModule, CudaStream, DevicePtr, DriverError
 use crate::error::Error;
 use crate::launch::{Dim3, LaunchConfig};
 
-/// `"GPNC"`, the device's `panic::RECORD_MAGIC`.
-pub(crate) const RECORD_MAGIC: u32 = 0x434e_5047;
-const RECORD_VERSION: u32 = 1;
-const FILE_CAP: usize = 176;
-const MESSAGE_CAP: usize = 256;
-const FLAG_LOCATION: u32 = 1;
-const FLAG_MESSAGE: u32 = 2;
+// The record's layout and constants: one definition, shared with the device's panic handler.
 #[cfg(test)]
-const FLAG_NO_DETAILS: u32 = 8;
-/// The module global the device's panic handler reads the record address from.
-pub(crate) const RECORD_SYMBOL: &str = "__gpu_panic_record";
+use gpu_abi::panic::FLAG_NO_DETAILS;
+use gpu_abi::panic::{FILE_CAP, FLAG_LOCATION, FLAG_MESSAGE, MESSAGE_CAP, RECORD_VERSION};
+pub(crate) use gpu_abi::panic::{PanicRecord as RawRecord, RECORD_MAGIC, RECORD_SYMBOL};
 /// How many unsynchronized launches are remembered per device for naming a faulting kernel.
 const IN_FLIGHT_CAP: usize = 64;
-
-/// Host mirror of the device's `gpu::panic::PanicRecord` (512 bytes, all little-endian words).
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub(crate) struct RawRecord {
-    pub magic: u32,
-    pub version: u32,
-    pub line: u32,
-    pub column: u32,
-    pub block_idx: [u32; 3],
-    pub thread_idx: [u32; 3],
-    pub grid_dim: [u32; 3],
-    pub block_dim: [u32; 3],
-    pub file_len: u32,
-    pub message_len: u32,
-    pub flags: u32,
-    pub reserved: u32,
-    pub file: [u8; FILE_CAP],
-    pub message: [u8; MESSAGE_CAP],
-}
-
-const _: () = assert!(std::mem::size_of::<RawRecord>() == 512);
 
 /// What the device reported about a kernel panic, decoded. Part of [`Error::KernelPanic`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -641,16 +613,6 @@ mod tests {
         r.message[..msg.len()].copy_from_slice(msg);
         r.message_len = msg.len() as u32;
         r
-    }
-
-    #[test]
-    fn record_layout_matches_the_device() {
-        // Offsets of gpu::panic::PanicRecord (#[repr(C)], all u32 then byte arrays).
-        assert_eq!(std::mem::offset_of!(RawRecord, block_idx), 16);
-        assert_eq!(std::mem::offset_of!(RawRecord, block_dim), 52);
-        assert_eq!(std::mem::offset_of!(RawRecord, file_len), 64);
-        assert_eq!(std::mem::offset_of!(RawRecord, file), 80);
-        assert_eq!(std::mem::offset_of!(RawRecord, message), 256);
     }
 
     #[test]

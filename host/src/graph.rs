@@ -603,16 +603,11 @@ fn replay_sim(op: &SimOp) -> Result<()> {
         .iter()
         .map(|p| p.as_ptr().cast_mut().cast::<c_void>())
         .collect();
-    let dim = |d: crate::Dim3| gpu::thread::Dim3 {
-        x: d.x,
-        y: d.y,
-        z: d.z,
-    };
     let launch = gpu::sim::Launch {
         kernel: &op.kernel,
         entry: op.entry,
-        grid: dim(op.cfg.grid),
-        block: dim(op.cfg.block),
+        grid: op.cfg.grid,
+        block: op.cfg.block,
         dynamic_shared_bytes: op.cfg.shared_mem_bytes,
         params: &pointers,
     };

@@ -14,57 +14,9 @@ use crate::error::{Error, Result};
 use crate::module::{Kernel, KernelAttributes, KernelBackend};
 use crate::stream::Stream;
 
-/// Three-dimensional extent of a grid (in blocks) or a block (in threads).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Dim3 {
-    /// Extent along x.
-    pub x: u32,
-    /// Extent along y.
-    pub y: u32,
-    /// Extent along z.
-    pub z: u32,
-}
-
-impl Dim3 {
-    /// `(x, y, z)`.
-    pub const fn new(x: u32, y: u32, z: u32) -> Dim3 {
-        Dim3 { x, y, z }
-    }
-
-    /// `x * y * z`, without overflow.
-    pub const fn volume(self) -> u64 {
-        self.x as u64 * self.y as u64 * self.z as u64
-    }
-
-    /// Whether any extent is zero (nothing to run).
-    pub const fn is_empty(self) -> bool {
-        self.x == 0 || self.y == 0 || self.z == 0
-    }
-}
-
-impl From<u32> for Dim3 {
-    fn from(x: u32) -> Dim3 {
-        Dim3::new(x, 1, 1)
-    }
-}
-
-impl From<(u32, u32)> for Dim3 {
-    fn from((x, y): (u32, u32)) -> Dim3 {
-        Dim3::new(x, y, 1)
-    }
-}
-
-impl From<(u32, u32, u32)> for Dim3 {
-    fn from((x, y, z): (u32, u32, u32)) -> Dim3 {
-        Dim3::new(x, y, z)
-    }
-}
-
-impl fmt::Display for Dim3 {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "({}, {}, {})", self.x, self.y, self.z)
-    }
-}
+/// Three-dimensional extent of a grid (in blocks) or a block (in threads): the ABI crate's type,
+/// the one the device library and the simulator use too.
+pub use gpu_abi::Dim3;
 
 /// Grid and block shape of one launch, and its dynamic shared memory.
 ///
@@ -771,6 +723,20 @@ impl<'a> KernelLaunch<'a> {
             }
         }
         Ok(())
+    }
+
+    /// [`KernelLaunch::launch`] for a kernel that has no Rust signature: foreign PTX (e.g. CUDA
+    /// C++ compiled by nvcc, as `gpu-twins` runs), whose arguments can only be pushed by hand.
+    /// This is the one escape hatch outside `gpu-host`; `#[kernel]` functions launch through
+    /// their generated launchers, which check the argument types at compile time.
+    ///
+    /// # Safety
+    /// As for [`KernelLaunch::launch`]: the pushed parameters must match the kernel's PTX
+    /// signature in order, type and layout, and the kernel must stay within the buffers it is
+    /// given and only write those pushed with [`KernelLaunch::output`].
+    pub unsafe fn launch_foreign(self) -> Result<()> {
+        // SAFETY: the caller upholds `launch`'s contract (this function's own).
+        unsafe { self.launch() }
     }
 
     /// Submits the kernel to the stream (asynchronously) with the pushed arguments.

@@ -226,9 +226,18 @@ pub struct Module {
     gpu: Gpu,
     epoch: Epoch,
     parts: Vec<Part>,
-    /// Every kernel's name and its part, in module order.
-    index: Vec<(String, usize)>,
+    /// Every kernel, in module order: the index of [`Module::kernel_at`].
+    index: Vec<IndexEntry>,
     reports_panics: bool,
+}
+
+/// Where a kernel of a [`Module`] lives: its name, its part, and its position in that part's
+/// kernels once loaded (parts load their kernels in the order they list them).
+#[derive(Debug)]
+struct IndexEntry {
+    name: String,
+    part: usize,
+    slot: usize,
 }
 
 /// One separately loaded piece of a [`Module`].
@@ -281,29 +290,56 @@ impl Module {
 
     /// The kernel called `name`, loading its code unit if this is its first use;
     /// [`Error::KernelNotFound`] if the module has no such kernel.
+    ///
+    /// This searches the module's kernels by name; code that launches often resolves the name
+    /// once ([`Module::kernel_index`]) and then uses [`Module::kernel_at`], as generated
+    /// launchers do.
     pub fn kernel(&self, name: &str) -> Result<&Kernel> {
-        let Some(&(_, part)) = self.index.iter().find(|(n, _)| n == name) else {
-            return Err(Error::KernelNotFound {
-                module: self.name.clone(),
-                kernel: name.to_string(),
-                available: self.kernel_names().map(str::to_string).collect(),
-            });
-        };
-        let loaded = self.part(part)?;
-        loaded
-            .kernels
+        let i = self.kernel_index(name)?;
+        self.kernel_at(i)
+    }
+
+    /// The position of the kernel called `name` in module order (the order of
+    /// [`Module::kernel_names`]: the units' kernels, unit by unit); loads nothing.
+    /// [`Error::KernelNotFound`] if the module has no such kernel.
+    pub fn kernel_index(&self, name: &str) -> Result<usize> {
+        self.index
             .iter()
-            .find(|k| k.name == name)
+            .position(|e| e.name == name)
             .ok_or_else(|| Error::KernelNotFound {
                 module: self.name.clone(),
                 kernel: name.to_string(),
+                available: self.kernel_names().map(str::to_string).collect(),
+            })
+    }
+
+    /// The kernel at position `index` in module order, loading its code unit if this is its
+    /// first use. No name is compared: after the first use this is two array reads, which is
+    /// what a launch pays (generated launchers know each kernel's position at build time).
+    /// [`Error::KernelNotFound`] when `index` is past the module's kernels.
+    pub fn kernel_at(&self, index: usize) -> Result<&Kernel> {
+        let Some(entry) = self.index.get(index) else {
+            return Err(Error::KernelNotFound {
+                module: self.name.clone(),
+                kernel: format!("#{index}"),
+                available: self.kernel_names().map(str::to_string).collect(),
+            });
+        };
+        let loaded = self.part(entry.part)?;
+        // Parts hold their kernels in the order they were listed (see `IndexEntry`).
+        loaded
+            .kernels
+            .get(entry.slot)
+            .ok_or_else(|| Error::KernelNotFound {
+                module: self.name.clone(),
+                kernel: entry.name.clone(),
                 available: loaded.kernels.iter().map(|k| k.name.clone()).collect(),
             })
     }
 
     /// The names of the module's kernels, in module order; loads nothing.
     pub fn kernel_names(&self) -> impl Iterator<Item = &str> {
-        self.index.iter().map(|(n, _)| n.as_str())
+        self.index.iter().map(|e| e.name.as_str())
     }
 
     /// Loads every kernel not loaded yet (for a program that wants all load costs up front, or
@@ -322,10 +358,7 @@ impl Module {
 
     /// Every kernel, in module order, loading those not loaded yet.
     pub fn kernels(&self) -> Result<Vec<&Kernel>> {
-        self.index
-            .iter()
-            .map(|(name, _)| self.kernel(name))
-            .collect()
+        (0..self.index.len()).map(|i| self.kernel_at(i)).collect()
     }
 
     /// Part `p`, loaded.
@@ -536,7 +569,15 @@ impl Gpu {
             name: module_name.to_string(),
             gpu: self.clone(),
             epoch: self.epoch().clone(),
-            index: kernel_names.iter().map(|n| (n.to_string(), 0)).collect(),
+            index: kernel_names
+                .iter()
+                .enumerate()
+                .map(|(slot, n)| IndexEntry {
+                    name: n.to_string(),
+                    part: 0,
+                    slot,
+                })
+                .collect(),
             parts: vec![Part {
                 unit: None,
                 sim_entries: &[],
@@ -560,7 +601,11 @@ impl Gpu {
         self.check(|| format!("loading module `{module_name}`"))?;
         let mut index = Vec::new();
         for (p, unit) in units.iter().enumerate() {
-            index.extend(unit.kernels.iter().map(|k| (k.to_string(), p)));
+            index.extend(unit.kernels.iter().enumerate().map(|(slot, k)| IndexEntry {
+                name: k.to_string(),
+                part: p,
+                slot,
+            }));
         }
         Ok(Module {
             name: module_name.to_string(),

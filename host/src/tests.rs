@@ -673,3 +673,19 @@ fn buffers_cast_between_plain_types() {
     let e = three.cast::<u64>().unwrap_err();
     assert!(e.to_string().contains("12 bytes of u32 as u64"), "{e}");
 }
+
+#[test]
+fn kernels_by_position_match_kernels_by_name() {
+    let gpu = Gpu::simulator().unwrap();
+    let module = sim_module(&gpu);
+    for (i, name) in SIM_KERNELS.iter().enumerate() {
+        assert_eq!(module.kernel_index(name).unwrap(), i);
+        assert_eq!(module.kernel_at(i).unwrap().name(), *name);
+        assert_eq!(module.kernel(name).unwrap().name(), *name);
+    }
+    let err = module.kernel_at(SIM_KERNELS.len()).unwrap_err();
+    assert!(matches!(err, Error::KernelNotFound { .. }), "{err}");
+    assert!(err.to_string().contains("#3"), "{err}");
+    let err = module.kernel_index("nope").unwrap_err();
+    assert!(matches!(err, Error::KernelNotFound { .. }), "{err}");
+}

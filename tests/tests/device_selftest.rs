@@ -142,6 +142,32 @@ fn selftest_grid_stride() {
     assert_eq!(out.to_vec().unwrap(), expected);
 }
 
+#[test]
+fn selftest_gather_unchecked() {
+    let Some(gpu) = gpu_or_skip("selftest_gather_unchecked") else {
+        return;
+    };
+    let module = load(&gpu);
+    let len = 1000;
+    let src: Vec<u32> = (0..97).map(|i| i * 7 + 3).collect();
+    let idx: Vec<u32> = (0..len as u32).map(|i| (i * 31) % 97).collect();
+    let (src_d, idx_d) = (gpu.to_device(&src).unwrap(), gpu.to_device(&idx).unwrap());
+    let mut out = gpu.alloc_zeroed::<u32>(len).unwrap();
+    // SAFETY: every index is below 97, the length of `src`.
+    unsafe {
+        module.selftest_gather_unchecked(
+            gpu.default_stream(),
+            launch_1d(2, 64),
+            &src_d,
+            &idx_d,
+            &mut out,
+        )
+    }
+    .unwrap();
+    let expected: Vec<u32> = idx.iter().map(|&i| src[i as usize]).collect();
+    assert_eq!(out.to_vec().unwrap(), expected);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Barriers and shared memory
 // ---------------------------------------------------------------------------------------------

@@ -4,26 +4,50 @@ use gpu_host::gpu::device::{HISTOGRAM_BLOCK, histogram_even_items};
 use gpu_host::{DeviceBuffer, DeviceCopy, Error, LaunchConfig, Result, Stream};
 
 use crate::Algorithms;
+use crate::algorithm_kernels::{Module, index};
 
 /// Sample types with a built-in histogram kernel.
 pub trait HistogramBuiltin: DeviceCopy + Send + PartialOrd {
     /// The kernel's name.
     const KERNEL: &'static str;
+    /// The kernel's typed launcher (generated from its signature).
+    #[doc(hidden)]
+    const LAUNCH: HistogramLaunch<Self>;
+    /// The kernel's position in the module (for its occupancy).
+    #[doc(hidden)]
+    const INDEX: usize;
 }
 
+/// A typed launcher of a `gpu::histogram_even_kernel!` kernel: `(samples, lower, upper, counts)`.
+#[doc(hidden)]
+pub type HistogramLaunch<T> = fn(
+    &Module,
+    &Stream,
+    LaunchConfig,
+    &DeviceBuffer<T>,
+    T,
+    T,
+    &mut DeviceBuffer<u32>,
+) -> Result<()>;
+
+// One identifier per kernel names it and picks its launcher (a missing kernel does not compile).
 macro_rules! builtins {
-    ($($t:ident: $name:literal;)*) => { $(
-        impl HistogramBuiltin for $t { const KERNEL: &'static str = $name; }
+    ($($t:ident: $name:ident;)*) => { $(
+        impl HistogramBuiltin for $t {
+            const KERNEL: &'static str = stringify!($name);
+            const LAUNCH: HistogramLaunch<$t> = Module::$name;
+            const INDEX: usize = index::$name;
+        }
     )* };
 }
 
 builtins! {
-    f32: "histogram_even_f32";
-    f64: "histogram_even_f64";
-    i32: "histogram_even_i32";
-    u32: "histogram_even_u32";
-    u8: "histogram_even_u8";
-    u16: "histogram_even_u16";
+    f32: histogram_even_f32;
+    f64: histogram_even_f64;
+    i32: histogram_even_i32;
+    u32: histogram_even_u32;
+    u8: histogram_even_u8;
+    u16: histogram_even_u16;
 }
 
 impl Algorithms {
@@ -45,7 +69,7 @@ impl Algorithms {
         upper: T,
         counts: &mut DeviceBuffer<u32>,
     ) -> Result<()> {
-        let kernel = self.kernel(T::KERNEL)?;
+        let kernel = self.kernel_at(T::INDEX)?;
         let bad = |argument: &str, message: String| Error::Argument {
             kernel: T::KERNEL.to_string(),
             argument: argument.to_string(),
@@ -82,15 +106,8 @@ impl Algorithms {
             * self.multiprocessors.max(1);
         let blocks = (samples.len() / tile).clamp(1, resident as usize);
         let cfg = LaunchConfig::new(blocks as u32, HISTOGRAM_BLOCK).with_shared_mem(shared as u32);
-        let mut launch = kernel.prepare(stream, cfg)?;
-        launch
-            .input("samples", samples)
-            .value("lower", &lower)
-            .value("upper", &upper)
-            .output("counts", counts);
-        // SAFETY: `T::KERNEL` was made by `gpu::histogram_even_kernel!(_, T)`: (samples: &[T],
-        // lower: T, upper: T, counts: DisjointSlice<u32>); the grid is at most the number of
-        // full tiles (or 1), and the dynamic shared memory either holds every bin or is 0.
-        unsafe { launch.launch() }
+        // The grid is at most the number of full tiles (or 1), and the dynamic shared memory
+        // either holds every bin or is 0.
+        (T::LAUNCH)(&self.module, stream, cfg, samples, lower, upper, counts)
     }
 }

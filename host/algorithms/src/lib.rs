@@ -92,9 +92,10 @@ impl Algorithms {
         self.module.raw()
     }
 
-    /// One kernel of the module by name.
-    fn kernel(&self, name: &str) -> Result<&Kernel> {
-        self.module.raw().kernel(name)
+    /// The kernel at `index` (`algorithm_kernels::index::<name>`): for attributes and
+    /// occupancy; launches go through the typed launchers.
+    fn kernel_at(&self, index: usize) -> Result<&Kernel> {
+        self.module.raw().kernel_at(index)
     }
 
     /// How many blocks of `kernel` at `block_size` threads fill the GPU once.

@@ -5,6 +5,7 @@ use gpu_host::gpu::device::FILL_BLOCK;
 use gpu_host::{DeviceBuffer, DeviceCopy, Error, LaunchConfig, Result, Stream};
 
 use crate::Algorithms;
+use crate::algorithm_kernels::{Module, index};
 
 /// Where a fill draws its numbers: counter blocks `offset, offset + 1, ...` of the Philox4x32-10
 /// stream `(seed, subsequence)`. Every fill advances `offset` past the blocks it used (one per
@@ -42,20 +43,38 @@ pub trait UniformBuiltin: DeviceCopy + Send {
     const PER_BLOCK: usize;
     /// The kernel's `(a, b)` parameters for the default range: `(0, 1)` for floats.
     const UNIT: (Self, Self);
+    /// The kernel's typed launcher (generated from its signature).
+    #[doc(hidden)]
+    const LAUNCH: FillLaunch<Self>;
+    /// The kernel's position in the module (for its occupancy).
+    #[doc(hidden)]
+    const INDEX: usize;
 }
 
+/// A typed launcher of a `gpu::random_fill_kernel!` kernel: `(out, seed, subsequence, offset, a,
+/// b)`.
+#[doc(hidden)]
+pub type FillLaunch<T> =
+    fn(&Module, &Stream, LaunchConfig, &mut DeviceBuffer<T>, u64, u64, u64, T, T) -> Result<()>;
+
 impl UniformBuiltin for u32 {
-    const KERNEL: &'static str = "fill_uniform_u32";
+    const KERNEL: &'static str = stringify!(fill_uniform_u32);
+    const LAUNCH: FillLaunch<u32> = Module::fill_uniform_u32;
+    const INDEX: usize = index::fill_uniform_u32;
     const PER_BLOCK: usize = 4;
     const UNIT: (u32, u32) = (0, 0);
 }
 impl UniformBuiltin for f32 {
-    const KERNEL: &'static str = "fill_uniform_f32";
+    const KERNEL: &'static str = stringify!(fill_uniform_f32);
+    const LAUNCH: FillLaunch<f32> = Module::fill_uniform_f32;
+    const INDEX: usize = index::fill_uniform_f32;
     const PER_BLOCK: usize = 4;
     const UNIT: (f32, f32) = (0.0, 1.0);
 }
 impl UniformBuiltin for f64 {
-    const KERNEL: &'static str = "fill_uniform_f64";
+    const KERNEL: &'static str = stringify!(fill_uniform_f64);
+    const LAUNCH: FillLaunch<f64> = Module::fill_uniform_f64;
+    const INDEX: usize = index::fill_uniform_f64;
     const PER_BLOCK: usize = 2;
     const UNIT: (f64, f64) = (0.0, 1.0);
 }
@@ -66,14 +85,24 @@ pub trait NormalBuiltin: DeviceCopy + Send + Into<f64> {
     const KERNEL: &'static str;
     /// Values per counter block.
     const PER_BLOCK: usize;
+    /// The kernel's typed launcher (generated from its signature).
+    #[doc(hidden)]
+    const LAUNCH: FillLaunch<Self>;
+    /// The kernel's position in the module (for its occupancy).
+    #[doc(hidden)]
+    const INDEX: usize;
 }
 
 impl NormalBuiltin for f32 {
-    const KERNEL: &'static str = "fill_normal_f32";
+    const KERNEL: &'static str = stringify!(fill_normal_f32);
+    const LAUNCH: FillLaunch<f32> = Module::fill_normal_f32;
+    const INDEX: usize = index::fill_normal_f32;
     const PER_BLOCK: usize = 4;
 }
 impl NormalBuiltin for f64 {
-    const KERNEL: &'static str = "fill_normal_f64";
+    const KERNEL: &'static str = stringify!(fill_normal_f64);
+    const LAUNCH: FillLaunch<f64> = Module::fill_normal_f64;
+    const INDEX: usize = index::fill_normal_f64;
     const PER_BLOCK: usize = 2;
 }
 
@@ -89,7 +118,7 @@ impl Algorithms {
         out: &mut DeviceBuffer<T>,
     ) -> Result<()> {
         let (a, b) = T::UNIT;
-        self.fill(stream, T::KERNEL, T::PER_BLOCK, rng, out, a, b)
+        self.fill(stream, (T::INDEX, T::LAUNCH), T::PER_BLOCK, rng, out, a, b)
     }
 
     /// Fills `out` with normal random numbers of mean `mean` and standard deviation `std_dev`
@@ -119,42 +148,50 @@ impl Algorithms {
                 format!("must be finite and non-negative, got {s}"),
             ));
         }
-        self.fill(stream, T::KERNEL, T::PER_BLOCK, rng, out, mean, std_dev)
+        self.fill(
+            stream,
+            (T::INDEX, T::LAUNCH),
+            T::PER_BLOCK,
+            rng,
+            out,
+            mean,
+            std_dev,
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn fill<T: DeviceCopy, P: DeviceCopy>(
+    fn fill<T: DeviceCopy>(
         &self,
         stream: &Stream,
-        name: &'static str,
+        (index, launch): (usize, FillLaunch<T>),
         per_block: usize,
         rng: &mut Philox,
         out: &mut DeviceBuffer<T>,
-        a: P,
-        b: P,
+        a: T,
+        b: T,
     ) -> Result<()> {
         if out.is_empty() {
             return Ok(());
         }
-        let kernel = self.kernel(name)?;
+        let kernel = self.kernel_at(index)?;
         let blocks = out.len().div_ceil(per_block);
         let max_blocks = self.resident_blocks(kernel, FILL_BLOCK)? as usize * 8;
         let grid = blocks
             .div_ceil(FILL_BLOCK as usize)
             .clamp(1, max_blocks.max(1));
         let cfg = LaunchConfig::new(grid as u32, FILL_BLOCK);
-        let mut launch = kernel.prepare(stream, cfg)?;
-        launch
-            .output("out", out)
-            .value("seed", &rng.seed)
-            .value("subsequence", &rng.subsequence)
-            .value("offset", &rng.offset)
-            .value("a", &a)
-            .value("b", &b);
-        // SAFETY: `name` was made by `gpu::random_fill_kernel!(_, T, _, P, _)`:
-        // (out: DisjointSlice<T>, seed: u64, subsequence: u64, offset: u64, a: P, b: P); the
-        // kernel writes only within `out`.
-        unsafe { launch.launch() }?;
+        // The kernel writes only within `out`.
+        launch(
+            &self.module,
+            stream,
+            cfg,
+            out,
+            rng.seed,
+            rng.subsequence,
+            rng.offset,
+            a,
+            b,
+        )?;
         rng.offset = rng.offset.wrapping_add(blocks as u64);
         Ok(())
     }

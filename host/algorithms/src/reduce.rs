@@ -6,30 +6,58 @@ use gpu_host::{DeviceBuffer, DeviceCopy, Error, LaunchConfig, Result, Stream};
 use half::{bf16, f16};
 
 use crate::Algorithms;
+use crate::algorithm_kernels::Module;
 
 /// Element types with a built-in reduction kernel for operator `O`.
 pub trait ReduceBuiltin<O>: DeviceCopy + Send {
     /// The kernel's name in the algorithm module.
     const KERNEL: &'static str;
+    /// The kernel's typed launcher (generated from its signature).
+    #[doc(hidden)]
+    const LAUNCH: ReduceLaunch<Self>;
 }
 
+/// A typed launcher of a `gpu::reduce_kernel!` kernel: `(input, init, partials, counter, out)`.
+#[doc(hidden)]
+pub type ReduceLaunch<T> = fn(
+    &Module,
+    &Stream,
+    LaunchConfig,
+    &DeviceBuffer<T>,
+    T,
+    &mut DeviceBuffer<T>,
+    &mut DeviceBuffer<u32>,
+    &mut DeviceBuffer<T>,
+) -> Result<()>;
+
+// One identifier per kernel names it and picks its launcher, so a kernel missing from
+// `algorithm-kernels` is a compile error.
 macro_rules! builtins {
-    ($($t:ident: $sum:literal $min:literal $max:literal;)*) => { $(
-        impl ReduceBuiltin<Sum> for $t { const KERNEL: &'static str = $sum; }
-        impl ReduceBuiltin<Min> for $t { const KERNEL: &'static str = $min; }
-        impl ReduceBuiltin<Max> for $t { const KERNEL: &'static str = $max; }
+    ($($t:ident: $sum:ident $min:ident $max:ident;)*) => { $(
+        impl ReduceBuiltin<Sum> for $t {
+            const KERNEL: &'static str = stringify!($sum);
+            const LAUNCH: ReduceLaunch<$t> = Module::$sum;
+        }
+        impl ReduceBuiltin<Min> for $t {
+            const KERNEL: &'static str = stringify!($min);
+            const LAUNCH: ReduceLaunch<$t> = Module::$min;
+        }
+        impl ReduceBuiltin<Max> for $t {
+            const KERNEL: &'static str = stringify!($max);
+            const LAUNCH: ReduceLaunch<$t> = Module::$max;
+        }
     )* };
 }
 
 builtins! {
-    f32: "reduce_sum_f32" "reduce_min_f32" "reduce_max_f32";
-    f64: "reduce_sum_f64" "reduce_min_f64" "reduce_max_f64";
-    i32: "reduce_sum_i32" "reduce_min_i32" "reduce_max_i32";
-    u32: "reduce_sum_u32" "reduce_min_u32" "reduce_max_u32";
-    i64: "reduce_sum_i64" "reduce_min_i64" "reduce_max_i64";
-    u64: "reduce_sum_u64" "reduce_min_u64" "reduce_max_u64";
-    f16: "reduce_sum_f16" "reduce_min_f16" "reduce_max_f16";
-    bf16: "reduce_sum_bf16" "reduce_min_bf16" "reduce_max_bf16";
+    f32: reduce_sum_f32 reduce_min_f32 reduce_max_f32;
+    f64: reduce_sum_f64 reduce_min_f64 reduce_max_f64;
+    i32: reduce_sum_i32 reduce_min_i32 reduce_max_i32;
+    u32: reduce_sum_u32 reduce_min_u32 reduce_max_u32;
+    i64: reduce_sum_i64 reduce_min_i64 reduce_max_i64;
+    u64: reduce_sum_u64 reduce_min_u64 reduce_max_u64;
+    f16: reduce_sum_f16 reduce_min_f16 reduce_max_f16;
+    bf16: reduce_sum_bf16 reduce_min_bf16 reduce_max_bf16;
 }
 
 /// Temporary storage of a reduction of `T`: one partial result per block and the completion
@@ -75,7 +103,8 @@ impl Algorithms {
     /// Most blocks a built-in reduction launches on this GPU (blocks resident at once, so
     /// each SM is filled once and threads loop over tiles).
     pub fn reduce_blocks_limit(&self) -> Result<u32> {
-        self.resident_blocks(self.kernel("reduce_sum_f32")?, REDUCE_BLOCK)
+        let kernel = self.kernel_at(crate::algorithm_kernels::index::reduce_sum_f32)?;
+        self.resident_blocks(kernel, REDUCE_BLOCK)
     }
 
     /// `init ⊕ input[0] ⊕ … ⊕ input[n-1]`, returned to the host (synchronizes `stream`).
@@ -125,7 +154,6 @@ impl Algorithms {
         out: &mut DeviceBuffer<T>,
         temp: &mut ReduceTemp<T>,
     ) -> Result<()> {
-        let kernel = self.kernel(T::KERNEL)?;
         if out.is_empty() {
             return Err(Error::Argument {
                 kernel: T::KERNEL.to_string(),
@@ -134,17 +162,17 @@ impl Algorithms {
             });
         }
         let cfg = temp.config(input.len());
-        let mut launch = kernel.prepare(stream, cfg)?;
         let (partials, counter) = temp.buffers();
-        launch
-            .input("input", input)
-            .value("init", &init)
-            .output("partials", partials)
-            .output("counter", counter)
-            .output("out", out);
-        // SAFETY: `T::KERNEL` names a kernel made by `gpu::reduce_kernel!(_, T, O)`, whose
-        // parameters are exactly (input: &[T], init: T, partials, counter: DisjointSlice<u32>,
-        // out: DisjointSlice<T>); the grid is within the partials' length (`config`).
-        unsafe { launch.launch() }
+        // The grid is within the partials' length (`config`).
+        (T::LAUNCH)(
+            &self.module,
+            stream,
+            cfg,
+            input,
+            init,
+            partials,
+            counter,
+            out,
+        )
     }
 }

@@ -5,6 +5,7 @@ use gpu_host::gpu::ops::{Max, Min, Sum};
 use gpu_host::{DeviceBuffer, DeviceCopy, Error, LaunchConfig, Result, Stream};
 
 use crate::Algorithms;
+use crate::algorithm_kernels::Module;
 
 /// Element types with built-in scan kernels for operator `O`.
 pub trait ScanBuiltin<O>: DeviceCopy + Send {
@@ -12,28 +13,63 @@ pub trait ScanBuiltin<O>: DeviceCopy + Send {
     const INCLUSIVE: &'static str;
     /// The exclusive scan kernel's name.
     const EXCLUSIVE: &'static str;
+    /// The inclusive scan's typed launcher (generated from its signature).
+    #[doc(hidden)]
+    const LAUNCH_INCLUSIVE: InclusiveLaunch<Self>;
+    /// The exclusive scan's typed launcher.
+    #[doc(hidden)]
+    const LAUNCH_EXCLUSIVE: ExclusiveLaunch<Self>;
 }
 
+/// A typed launcher of a `gpu::inclusive_scan_kernel!` kernel: `(input, output, status, epoch)`.
+#[doc(hidden)]
+pub type InclusiveLaunch<T> = fn(
+    &Module,
+    &Stream,
+    LaunchConfig,
+    &DeviceBuffer<T>,
+    &mut DeviceBuffer<T>,
+    &mut DeviceBuffer<u64>,
+    u32,
+) -> Result<()>;
+
+/// A typed launcher of a `gpu::exclusive_scan_kernel!` kernel:
+/// `(input, init, output, status, epoch)`.
+#[doc(hidden)]
+pub type ExclusiveLaunch<T> = fn(
+    &Module,
+    &Stream,
+    LaunchConfig,
+    &DeviceBuffer<T>,
+    T,
+    &mut DeviceBuffer<T>,
+    &mut DeviceBuffer<u64>,
+    u32,
+) -> Result<()>;
+
+// One identifier per kernel names it and picks its launcher (a missing kernel does not compile).
 macro_rules! builtins {
-    ($($t:ident, $op:ident: $inc:literal $exc:literal;)*) => { $(
+    ($($t:ident, $op:ident: $inc:ident $exc:ident;)*) => { $(
         impl ScanBuiltin<$op> for $t {
-            const INCLUSIVE: &'static str = $inc;
-            const EXCLUSIVE: &'static str = $exc;
+            const INCLUSIVE: &'static str = stringify!($inc);
+            const EXCLUSIVE: &'static str = stringify!($exc);
+            const LAUNCH_INCLUSIVE: InclusiveLaunch<$t> = Module::$inc;
+            const LAUNCH_EXCLUSIVE: ExclusiveLaunch<$t> = Module::$exc;
         }
     )* };
 }
 
 builtins! {
-    f32, Sum: "inclusive_scan_sum_f32" "exclusive_scan_sum_f32";
-    f64, Sum: "inclusive_scan_sum_f64" "exclusive_scan_sum_f64";
-    i32, Sum: "inclusive_scan_sum_i32" "exclusive_scan_sum_i32";
-    u32, Sum: "inclusive_scan_sum_u32" "exclusive_scan_sum_u32";
-    i64, Sum: "inclusive_scan_sum_i64" "exclusive_scan_sum_i64";
-    u64, Sum: "inclusive_scan_sum_u64" "exclusive_scan_sum_u64";
-    f32, Max: "inclusive_scan_max_f32" "exclusive_scan_max_f32";
-    f32, Min: "inclusive_scan_min_f32" "exclusive_scan_min_f32";
-    i32, Max: "inclusive_scan_max_i32" "exclusive_scan_max_i32";
-    i32, Min: "inclusive_scan_min_i32" "exclusive_scan_min_i32";
+    f32, Sum: inclusive_scan_sum_f32 exclusive_scan_sum_f32;
+    f64, Sum: inclusive_scan_sum_f64 exclusive_scan_sum_f64;
+    i32, Sum: inclusive_scan_sum_i32 exclusive_scan_sum_i32;
+    u32, Sum: inclusive_scan_sum_u32 exclusive_scan_sum_u32;
+    i64, Sum: inclusive_scan_sum_i64 exclusive_scan_sum_i64;
+    u64, Sum: inclusive_scan_sum_u64 exclusive_scan_sum_u64;
+    f32, Max: inclusive_scan_max_f32 exclusive_scan_max_f32;
+    f32, Min: inclusive_scan_min_f32 exclusive_scan_min_f32;
+    i32, Max: inclusive_scan_max_i32 exclusive_scan_max_i32;
+    i32, Min: inclusive_scan_min_i32 exclusive_scan_min_i32;
 }
 
 /// Temporary storage of single-pass scans: four status words per tile, zeroed once, and the
@@ -100,12 +136,12 @@ impl Algorithms {
         stream: &Stream,
         input: &DeviceBuffer<T>,
         output: &mut DeviceBuffer<T>,
-        _op: O,
+        op: O,
     ) -> Result<()> {
         self.temps.with(
             stream,
             || Ok(ScanTemp::new()),
-            |temp| self.scan(stream, T::INCLUSIVE, input, output, None, temp),
+            |temp| self.inclusive_scan_with_temp(stream, input, output, op, temp),
         )
     }
 
@@ -115,13 +151,13 @@ impl Algorithms {
         stream: &Stream,
         input: &DeviceBuffer<T>,
         output: &mut DeviceBuffer<T>,
-        _op: O,
+        op: O,
         init: T,
     ) -> Result<()> {
         self.temps.with(
             stream,
             || Ok(ScanTemp::new()),
-            |temp| self.scan(stream, T::EXCLUSIVE, input, output, Some(init), temp),
+            |temp| self.exclusive_scan_with_temp(stream, input, output, op, init, temp),
         )
     }
 
@@ -134,7 +170,16 @@ impl Algorithms {
         _op: O,
         temp: &mut ScanTemp,
     ) -> Result<()> {
-        self.scan(stream, T::INCLUSIVE, input, output, None, temp)
+        self.scan(
+            stream,
+            T::INCLUSIVE,
+            input,
+            output,
+            temp,
+            |cfg, input, output, status, epoch| {
+                (T::LAUNCH_INCLUSIVE)(&self.module, stream, cfg, input, output, status, epoch)
+            },
+        )
     }
 
     /// [`Algorithms::exclusive_scan`] with caller-owned temporary storage.
@@ -147,19 +192,44 @@ impl Algorithms {
         init: T,
         temp: &mut ScanTemp,
     ) -> Result<()> {
-        self.scan(stream, T::EXCLUSIVE, input, output, Some(init), temp)
+        self.scan(
+            stream,
+            T::EXCLUSIVE,
+            input,
+            output,
+            temp,
+            |cfg, input, output, status, epoch| {
+                (T::LAUNCH_EXCLUSIVE)(
+                    &self.module,
+                    stream,
+                    cfg,
+                    input,
+                    init,
+                    output,
+                    status,
+                    epoch,
+                )
+            },
+        )
     }
 
+    /// Checks the buffers, prepares the temporary storage and calls `launch` with the launch
+    /// shape, the buffers, the status words and the epoch.
     fn scan<T: DeviceCopy>(
         &self,
         stream: &Stream,
         name: &'static str,
         input: &DeviceBuffer<T>,
         output: &mut DeviceBuffer<T>,
-        init: Option<T>,
         temp: &mut ScanTemp,
+        launch: impl FnOnce(
+            LaunchConfig,
+            &DeviceBuffer<T>,
+            &mut DeviceBuffer<T>,
+            &mut DeviceBuffer<u64>,
+            u32,
+        ) -> Result<()>,
     ) -> Result<()> {
-        let kernel = self.kernel(name)?;
         if output.len() < input.len() {
             return Err(Error::SizeMismatch {
                 operation: format!("{name}: output"),
@@ -170,19 +240,8 @@ impl Algorithms {
         if input.is_empty() {
             return Ok(());
         }
+        // `prepare` sizes `status` for the grid and gives a fresh epoch.
         let (cfg, status, epoch) = temp.prepare::<T>(stream, input.len())?;
-        let mut launch = kernel.prepare(stream, cfg)?;
-        launch.input("input", input);
-        if let Some(init) = &init {
-            launch.value("init", init);
-        }
-        launch
-            .output("output", output)
-            .output("status", status)
-            .value("epoch", &epoch);
-        // SAFETY: `name` is a kernel made by `gpu::{inclusive,exclusive}_scan_kernel!` for `T`:
-        // (input: &[T], [init: T,] output: DisjointSlice<T>, status: DisjointSlice<u64>,
-        // epoch: u32); `prepare` sized `status` for the grid and gave a fresh epoch.
-        unsafe { launch.launch() }
+        launch(cfg, input, output, status, epoch)
     }
 }

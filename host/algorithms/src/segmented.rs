@@ -5,26 +5,52 @@ use gpu_host::gpu::ops::{Max, Min, Sum};
 use gpu_host::{DeviceBuffer, DeviceCopy, Error, LaunchConfig, Result, Stream};
 
 use crate::Algorithms;
+use crate::algorithm_kernels::Module;
 
 /// Element types with a built-in segmented reduction for operator `O`.
 pub trait SegmentedBuiltin<O>: DeviceCopy + Send {
     /// The kernel's name.
     const KERNEL: &'static str;
+    /// The kernel's typed launcher (generated from its signature).
+    #[doc(hidden)]
+    const LAUNCH: SegmentedLaunch<Self>;
 }
 
+/// A typed launcher of a `gpu::segmented_reduce_kernel!` kernel: `(input, offsets, init, out)`.
+#[doc(hidden)]
+pub type SegmentedLaunch<T> = fn(
+    &Module,
+    &Stream,
+    LaunchConfig,
+    &DeviceBuffer<T>,
+    &DeviceBuffer<u64>,
+    T,
+    &mut DeviceBuffer<T>,
+) -> Result<()>;
+
+// One identifier per kernel names it and picks its launcher (a missing kernel does not compile).
 macro_rules! builtins {
-    ($($t:ident: $sum:literal $min:literal $max:literal;)*) => { $(
-        impl SegmentedBuiltin<Sum> for $t { const KERNEL: &'static str = $sum; }
-        impl SegmentedBuiltin<Min> for $t { const KERNEL: &'static str = $min; }
-        impl SegmentedBuiltin<Max> for $t { const KERNEL: &'static str = $max; }
+    ($($t:ident: $sum:ident $min:ident $max:ident;)*) => { $(
+        impl SegmentedBuiltin<Sum> for $t {
+            const KERNEL: &'static str = stringify!($sum);
+            const LAUNCH: SegmentedLaunch<$t> = Module::$sum;
+        }
+        impl SegmentedBuiltin<Min> for $t {
+            const KERNEL: &'static str = stringify!($min);
+            const LAUNCH: SegmentedLaunch<$t> = Module::$min;
+        }
+        impl SegmentedBuiltin<Max> for $t {
+            const KERNEL: &'static str = stringify!($max);
+            const LAUNCH: SegmentedLaunch<$t> = Module::$max;
+        }
     )* };
 }
 
 builtins! {
-    f32: "segmented_reduce_sum_f32" "segmented_reduce_min_f32" "segmented_reduce_max_f32";
-    f64: "segmented_reduce_sum_f64" "segmented_reduce_min_f64" "segmented_reduce_max_f64";
-    i32: "segmented_reduce_sum_i32" "segmented_reduce_min_i32" "segmented_reduce_max_i32";
-    u32: "segmented_reduce_sum_u32" "segmented_reduce_min_u32" "segmented_reduce_max_u32";
+    f32: segmented_reduce_sum_f32 segmented_reduce_min_f32 segmented_reduce_max_f32;
+    f64: segmented_reduce_sum_f64 segmented_reduce_min_f64 segmented_reduce_max_f64;
+    i32: segmented_reduce_sum_i32 segmented_reduce_min_i32 segmented_reduce_max_i32;
+    u32: segmented_reduce_sum_u32 segmented_reduce_min_u32 segmented_reduce_max_u32;
 }
 
 /// Checks segment offsets against an input of `len` elements: non-decreasing, within the input,
@@ -75,7 +101,6 @@ impl Algorithms {
         init: T,
         out: &mut DeviceBuffer<T>,
     ) -> Result<()> {
-        let kernel = self.kernel(T::KERNEL)?;
         let segments = check_offsets(T::KERNEL, offsets, input.len())?;
         if out.len() < segments {
             return Err(Error::SizeMismatch {
@@ -90,15 +115,7 @@ impl Algorithms {
         let offsets: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
         let offsets = stream.to_device(&offsets)?;
         let cfg = LaunchConfig::new(segments as u32, SEGMENTED_BLOCK);
-        let mut launch = kernel.prepare(stream, cfg)?;
-        launch
-            .input("input", input)
-            .input("offsets", &offsets)
-            .value("init", &init)
-            .output("out", out);
-        // SAFETY: `T::KERNEL` was made by `gpu::segmented_reduce_kernel!(_, T, O)`: (input:
-        // &[T], offsets: &[u64], init: T, out: DisjointSlice<T>); offsets were checked above
-        // and one block runs per segment.
-        unsafe { launch.launch() }
+        // The offsets were checked above and one block runs per segment.
+        (T::LAUNCH)(&self.module, stream, cfg, input, &offsets, init, out)
     }
 }

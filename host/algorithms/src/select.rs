@@ -2,32 +2,57 @@
 
 use gpu_host::gpu::device::{SELECT_BLOCK, scan_items};
 use gpu_host::gpu::ops::CompareOp;
-use gpu_host::{DeviceBuffer, DeviceCopy, Error, Result, Stream};
+use gpu_host::{DeviceBuffer, DeviceCopy, Error, LaunchConfig, Result, Stream};
 use half::{bf16, f16};
 
+use crate::algorithm_kernels::Module;
 use crate::{Algorithms, ScanTemp};
 
 /// Element types with a built-in threshold-selection kernel.
 pub trait SelectBuiltin: DeviceCopy + Send {
     /// The kernel's name.
     const KERNEL: &'static str;
+    /// The kernel's typed launcher (generated from its signature).
+    #[doc(hidden)]
+    const LAUNCH: SelectLaunch<Self>;
 }
 
+/// A typed launcher of a `gpu::select_compare_kernel!` kernel: `(input, op, threshold, selected,
+/// rejected, num_selected, status, epoch)`.
+#[doc(hidden)]
+pub type SelectLaunch<T> = fn(
+    &Module,
+    &Stream,
+    LaunchConfig,
+    &DeviceBuffer<T>,
+    u32,
+    T,
+    &mut DeviceBuffer<T>,
+    &mut DeviceBuffer<T>,
+    &mut DeviceBuffer<u32>,
+    &mut DeviceBuffer<u64>,
+    u32,
+) -> Result<()>;
+
+// One identifier per kernel names it and picks its launcher (a missing kernel does not compile).
 macro_rules! builtins {
-    ($($t:ident: $name:literal;)*) => { $(
-        impl SelectBuiltin for $t { const KERNEL: &'static str = $name; }
+    ($($t:ident: $name:ident;)*) => { $(
+        impl SelectBuiltin for $t {
+            const KERNEL: &'static str = stringify!($name);
+            const LAUNCH: SelectLaunch<$t> = Module::$name;
+        }
     )* };
 }
 
 builtins! {
-    f32: "select_compare_f32";
-    f64: "select_compare_f64";
-    i32: "select_compare_i32";
-    u32: "select_compare_u32";
-    i64: "select_compare_i64";
-    u64: "select_compare_u64";
-    f16: "select_compare_f16";
-    bf16: "select_compare_bf16";
+    f32: select_compare_f32;
+    f64: select_compare_f64;
+    i32: select_compare_i32;
+    u32: select_compare_u32;
+    i64: select_compare_i64;
+    u64: select_compare_u64;
+    f16: select_compare_f16;
+    bf16: select_compare_bf16;
 }
 
 const _: () = assert!(SELECT_BLOCK == gpu_host::gpu::device::SCAN_BLOCK);
@@ -102,7 +127,6 @@ impl Algorithms {
         rejected: &mut DeviceBuffer<T>,
         num_selected: &mut DeviceBuffer<u32>,
     ) -> Result<()> {
-        let kernel = self.kernel(T::KERNEL)?;
         if selected.len() < input.len() {
             return Err(Error::SizeMismatch {
                 operation: format!("{}: selected output", T::KERNEL),
@@ -133,21 +157,21 @@ impl Algorithms {
             || Ok(ScanTemp::new()),
             |temp| {
                 let (cfg, status, epoch) = temp.prepare::<T>(stream, input.len())?;
-                let mut launch = kernel.prepare(stream, cfg)?;
-                launch
-                    .input("input", input)
-                    .value("op", &(op as u32))
-                    .value("threshold", &threshold)
-                    .output("selected", selected)
-                    .output("rejected", rejected)
-                    .output("num_selected", num_selected)
-                    .output("status", status)
-                    .value("epoch", &epoch);
-                // SAFETY: `T::KERNEL` was made by `gpu::select_compare_kernel!(_, T)`: (input: &[T],
-                // op: u32, threshold: T, selected, rejected: DisjointSlice<T>, num_selected:
-                // DisjointSlice<u32>, status: DisjointSlice<u64>, epoch: u32); outputs checked above,
-                // status sized and epoch advanced by `prepare` (one block per tile, as scans).
-                unsafe { launch.launch() }
+                // Outputs checked above; `prepare` sized the status words and advanced the
+                // epoch (one block per tile, as scans).
+                (T::LAUNCH)(
+                    &self.module,
+                    stream,
+                    cfg,
+                    input,
+                    op as u32,
+                    threshold,
+                    selected,
+                    rejected,
+                    num_selected,
+                    status,
+                    epoch,
+                )
             },
         )
     }

@@ -12,6 +12,7 @@ use gpu_host::gpu::device::{
 use gpu_host::{DeviceBuffer, DeviceCopy, Error, LaunchConfig, Result, Stream};
 
 use crate::Algorithms;
+use crate::algorithm_kernels::{Module, index};
 
 /// Key types with built-in sort kernels: `u32 i32 f32 u64 i64 f64`.
 ///
@@ -27,6 +28,18 @@ pub trait SortKey: DeviceCopy + Send {
     const KEYS: &'static str;
     /// The single-block keys-only sort kernel's name (inputs of one tile).
     const SINGLE_KEYS: &'static str;
+    /// The histogram kernel's typed launcher (generated from its signature).
+    #[doc(hidden)]
+    const LAUNCH_HISTOGRAM: HistogramLaunch<Self>;
+    /// The keys-only pass kernel's typed launcher.
+    #[doc(hidden)]
+    const LAUNCH_KEYS: KeysPassLaunch<Self>;
+    /// The single-block keys-only sort kernel's typed launcher.
+    #[doc(hidden)]
+    const LAUNCH_SINGLE_KEYS: SingleKeysLaunch<Self>;
+    /// The histogram kernel's position in the module (for its occupancy).
+    #[doc(hidden)]
+    const INDEX_HISTOGRAM: usize;
 }
 
 /// Value types `V` that can be sorted along with keys of type `Self`: `u32` and `u64`.
@@ -35,41 +48,142 @@ pub trait SortPairs<V: DeviceCopy>: SortKey {
     const PAIRS: &'static str;
     /// The single-block pairs sort kernel's name (inputs of one tile).
     const SINGLE_PAIRS: &'static str;
+    /// The pairs pass kernel's typed launcher.
+    #[doc(hidden)]
+    const LAUNCH_PAIRS: PairsPassLaunch<Self, V>;
+    /// The single-block pairs sort kernel's typed launcher.
+    #[doc(hidden)]
+    const LAUNCH_SINGLE_PAIRS: SinglePairsLaunch<Self, V>;
 }
 
+/// `gpu::radix_sort_histogram_kernel!`: `(keys, counts, begin_bit, end_bit)`.
+#[doc(hidden)]
+pub type HistogramLaunch<K> = fn(
+    &Module,
+    &Stream,
+    LaunchConfig,
+    &DeviceBuffer<K>,
+    &mut DeviceBuffer<u32>,
+    u32,
+    u32,
+) -> Result<()>;
+
+/// `gpu::radix_sort_keys_kernel!`: `(keys_in, keys_out, counts, status, len, shift, bits, pass,
+/// epoch)`.
+#[doc(hidden)]
+pub type KeysPassLaunch<K> = fn(
+    &Module,
+    &Stream,
+    LaunchConfig,
+    &DeviceBuffer<K>,
+    &mut DeviceBuffer<K>,
+    &mut DeviceBuffer<u32>,
+    &mut DeviceBuffer<u64>,
+    u32,
+    u32,
+    u32,
+    u32,
+    u32,
+) -> Result<()>;
+
+/// `gpu::radix_sort_pairs_kernel!`: the keys pass with `values_in, values_out` after `keys_out`.
+#[doc(hidden)]
+pub type PairsPassLaunch<K, V> = fn(
+    &Module,
+    &Stream,
+    LaunchConfig,
+    &DeviceBuffer<K>,
+    &mut DeviceBuffer<K>,
+    &DeviceBuffer<V>,
+    &mut DeviceBuffer<V>,
+    &mut DeviceBuffer<u32>,
+    &mut DeviceBuffer<u64>,
+    u32,
+    u32,
+    u32,
+    u32,
+    u32,
+) -> Result<()>;
+
+/// `gpu::radix_sort_single_keys_kernel!`: `(keys_in, keys_out, len, begin_bit, end_bit)`.
+#[doc(hidden)]
+pub type SingleKeysLaunch<K> = fn(
+    &Module,
+    &Stream,
+    LaunchConfig,
+    &DeviceBuffer<K>,
+    &mut DeviceBuffer<K>,
+    u32,
+    u32,
+    u32,
+) -> Result<()>;
+
+/// `gpu::radix_sort_single_pairs_kernel!`: the single sort with `values_in, values_out` after
+/// `keys_out`.
+#[doc(hidden)]
+pub type SinglePairsLaunch<K, V> = fn(
+    &Module,
+    &Stream,
+    LaunchConfig,
+    &DeviceBuffer<K>,
+    &mut DeviceBuffer<K>,
+    &DeviceBuffer<V>,
+    &mut DeviceBuffer<V>,
+    u32,
+    u32,
+    u32,
+) -> Result<()>;
+
+// One identifier per kernel names it and picks its launcher (a missing kernel does not compile).
 macro_rules! keys {
-    ($($k:ident: $bits:literal $hist:literal $keys:literal, $p32:literal $p64:literal,
-        $skeys:literal $sp32:literal $sp64:literal;)*) => { $(
+    ($($k:ident: $bits:literal $hist:ident $keys:ident, $p32:ident $p64:ident,
+        $skeys:ident $sp32:ident $sp64:ident;)*) => { $(
         impl SortKey for $k {
             const BITS: u32 = $bits;
-            const HISTOGRAM: &'static str = $hist;
-            const KEYS: &'static str = $keys;
-            const SINGLE_KEYS: &'static str = $skeys;
+            const HISTOGRAM: &'static str = stringify!($hist);
+            const KEYS: &'static str = stringify!($keys);
+            const SINGLE_KEYS: &'static str = stringify!($skeys);
+            const LAUNCH_HISTOGRAM: HistogramLaunch<$k> = Module::$hist;
+            const LAUNCH_KEYS: KeysPassLaunch<$k> = Module::$keys;
+            const LAUNCH_SINGLE_KEYS: SingleKeysLaunch<$k> = Module::$skeys;
+            const INDEX_HISTOGRAM: usize = index::$hist;
         }
         impl SortPairs<u32> for $k {
-            const PAIRS: &'static str = $p32;
-            const SINGLE_PAIRS: &'static str = $sp32;
+            const PAIRS: &'static str = stringify!($p32);
+            const SINGLE_PAIRS: &'static str = stringify!($sp32);
+            const LAUNCH_PAIRS: PairsPassLaunch<$k, u32> = Module::$p32;
+            const LAUNCH_SINGLE_PAIRS: SinglePairsLaunch<$k, u32> = Module::$sp32;
         }
         impl SortPairs<u64> for $k {
-            const PAIRS: &'static str = $p64;
-            const SINGLE_PAIRS: &'static str = $sp64;
+            const PAIRS: &'static str = stringify!($p64);
+            const SINGLE_PAIRS: &'static str = stringify!($sp64);
+            const LAUNCH_PAIRS: PairsPassLaunch<$k, u64> = Module::$p64;
+            const LAUNCH_SINGLE_PAIRS: SinglePairsLaunch<$k, u64> = Module::$sp64;
         }
     )* };
 }
 
 keys! {
-    u32: 32 "radix_sort_histogram_u32" "radix_sort_keys_u32", "radix_sort_pairs_u32_u32" "radix_sort_pairs_u32_u64",
-        "radix_sort_single_keys_u32" "radix_sort_single_pairs_u32_u32" "radix_sort_single_pairs_u32_u64";
-    i32: 32 "radix_sort_histogram_i32" "radix_sort_keys_i32", "radix_sort_pairs_i32_u32" "radix_sort_pairs_i32_u64",
-        "radix_sort_single_keys_i32" "radix_sort_single_pairs_i32_u32" "radix_sort_single_pairs_i32_u64";
-    f32: 32 "radix_sort_histogram_f32" "radix_sort_keys_f32", "radix_sort_pairs_f32_u32" "radix_sort_pairs_f32_u64",
-        "radix_sort_single_keys_f32" "radix_sort_single_pairs_f32_u32" "radix_sort_single_pairs_f32_u64";
-    u64: 64 "radix_sort_histogram_u64" "radix_sort_keys_u64", "radix_sort_pairs_u64_u32" "radix_sort_pairs_u64_u64",
-        "radix_sort_single_keys_u64" "radix_sort_single_pairs_u64_u32" "radix_sort_single_pairs_u64_u64";
-    i64: 64 "radix_sort_histogram_i64" "radix_sort_keys_i64", "radix_sort_pairs_i64_u32" "radix_sort_pairs_i64_u64",
-        "radix_sort_single_keys_i64" "radix_sort_single_pairs_i64_u32" "radix_sort_single_pairs_i64_u64";
-    f64: 64 "radix_sort_histogram_f64" "radix_sort_keys_f64", "radix_sort_pairs_f64_u32" "radix_sort_pairs_f64_u64",
-        "radix_sort_single_keys_f64" "radix_sort_single_pairs_f64_u32" "radix_sort_single_pairs_f64_u64";
+    u32: 32 radix_sort_histogram_u32 radix_sort_keys_u32, radix_sort_pairs_u32_u32 radix_sort_pairs_u32_u64,
+        radix_sort_single_keys_u32 radix_sort_single_pairs_u32_u32 radix_sort_single_pairs_u32_u64;
+    i32: 32 radix_sort_histogram_i32 radix_sort_keys_i32, radix_sort_pairs_i32_u32 radix_sort_pairs_i32_u64,
+        radix_sort_single_keys_i32 radix_sort_single_pairs_i32_u32 radix_sort_single_pairs_i32_u64;
+    f32: 32 radix_sort_histogram_f32 radix_sort_keys_f32, radix_sort_pairs_f32_u32 radix_sort_pairs_f32_u64,
+        radix_sort_single_keys_f32 radix_sort_single_pairs_f32_u32 radix_sort_single_pairs_f32_u64;
+    u64: 64 radix_sort_histogram_u64 radix_sort_keys_u64, radix_sort_pairs_u64_u32 radix_sort_pairs_u64_u64,
+        radix_sort_single_keys_u64 radix_sort_single_pairs_u64_u32 radix_sort_single_pairs_u64_u64;
+    i64: 64 radix_sort_histogram_i64 radix_sort_keys_i64, radix_sort_pairs_i64_u32 radix_sort_pairs_i64_u64,
+        radix_sort_single_keys_i64 radix_sort_single_pairs_i64_u32 radix_sort_single_pairs_i64_u64;
+    f64: 64 radix_sort_histogram_f64 radix_sort_keys_f64, radix_sort_pairs_f64_u32 radix_sort_pairs_f64_u64,
+        radix_sort_single_keys_f64 radix_sort_single_pairs_f64_u32 radix_sort_single_pairs_f64_u64;
+}
+
+/// The values of a pairs sort and the launchers that move them with the keys.
+struct Values<'a, K: DeviceCopy, V: DeviceCopy> {
+    input: &'a DeviceBuffer<V>,
+    output: &'a mut DeviceBuffer<V>,
+    pass: PairsPassLaunch<K, V>,
+    single: SinglePairsLaunch<K, V>,
 }
 
 /// Largest epoch the look-back words can hold (30 bits).
@@ -199,8 +313,7 @@ impl Algorithms {
         bits: Range<u32>,
         temp: &mut SortTemp<K, V>,
     ) -> Result<()> {
-        let kernels = (K::KEYS, K::SINGLE_KEYS);
-        self.sort(stream, kernels, keys_in, keys_out, None, bits, temp)
+        self.sort(stream, K::KEYS, keys_in, keys_out, None, bits, temp)
     }
 
     /// [`Algorithms::sort_pairs`] with caller-owned temporary storage and a bit range (see
@@ -230,19 +343,23 @@ impl Algorithms {
                 actual: values_out.len(),
             });
         }
-        let values = Some((values_in, values_out));
-        let kernels = (K::PAIRS, K::SINGLE_PAIRS);
-        self.sort(stream, kernels, keys_in, keys_out, values, bits, temp)
+        let values = Some(Values {
+            input: values_in,
+            output: values_out,
+            pass: K::LAUNCH_PAIRS,
+            single: K::LAUNCH_SINGLE_PAIRS,
+        });
+        self.sort(stream, K::PAIRS, keys_in, keys_out, values, bits, temp)
     }
 
     #[allow(clippy::too_many_arguments)]
     fn sort<K: SortKey, V: DeviceCopy>(
         &self,
         stream: &Stream,
-        (pass_kernel, single_kernel): (&'static str, &'static str),
+        pass_kernel: &'static str,
         keys_in: &DeviceBuffer<K>,
         keys_out: &mut DeviceBuffer<K>,
-        mut values: Option<(&DeviceBuffer<V>, &mut DeviceBuffer<V>)>,
+        mut values: Option<Values<'_, K, V>>,
         bits: Range<u32>,
         temp: &mut SortTemp<K, V>,
     ) -> Result<()> {
@@ -278,10 +395,9 @@ impl Algorithms {
             return Ok(());
         }
         if n <= sort_single_tile::<K>() {
-            return self.sort_single(stream, single_kernel, keys_in, keys_out, values, bits);
+            return self.sort_single(stream, keys_in, keys_out, values, bits);
         }
-        let histogram = self.kernel(K::HISTOGRAM)?;
-        let pass = self.kernel(pass_kernel)?;
+        let histogram = self.kernel_at(K::INDEX_HISTOGRAM)?;
         let passes = (bits.end - bits.start).div_ceil(8);
         let first_epoch = temp.prepare(stream, n, passes, values.is_some())?;
         let result = (|| {
@@ -290,16 +406,17 @@ impl Algorithms {
                 .min(self.resident_blocks(histogram, SORT_BLOCK)?)
                 .max(1);
             let counts = temp.counts.as_mut().expect("prepared");
-            let mut launch = histogram.prepare(stream, LaunchConfig::new(grid, SORT_BLOCK))?;
-            launch
-                .input("keys", keys_in)
-                .output("counts", counts)
-                .value("begin_bit", &bits.start)
-                .value("end_bit", &bits.end);
-            // SAFETY: `K::HISTOGRAM` is `gpu::radix_sort_histogram_kernel!(_, K)`: (keys: &[K],
-            // counts: DisjointSlice<u32>, begin_bit: u32, end_bit: u32); `counts` has
-            // SORT_COUNTS_LEN elements, zero outside this sort's histogram (module invariant).
-            unsafe { launch.launch()? };
+            // `counts` has SORT_COUNTS_LEN elements, zero outside this sort's histogram (module
+            // invariant).
+            (K::LAUNCH_HISTOGRAM)(
+                &self.module,
+                stream,
+                LaunchConfig::new(grid, SORT_BLOCK),
+                keys_in,
+                counts,
+                bits.start,
+                bits.end,
+            )?;
 
             let tiles = n.div_ceil(sort_tile::<K>()) as u32;
             let value_bytes = if values.is_some() { size_of::<V>() } else { 0 };
@@ -327,53 +444,60 @@ impl Algorithms {
                     ..
                 } = &mut *temp;
                 let keys_alt = keys_alt.as_mut().expect("prepared");
-                let mut launch = pass.prepare(stream, cfg)?;
-                match (src, dst(p)) {
-                    (Slot::Input, Slot::Output) => launch
-                        .input("keys_in", keys_in)
-                        .output("keys_out", keys_out),
-                    (Slot::Input, _) => launch
-                        .input("keys_in", keys_in)
-                        .output("keys_out", keys_alt),
-                    (Slot::Alternate, _) => launch
-                        .input("keys_in", keys_alt)
-                        .output("keys_out", keys_out),
-                    (Slot::Output, _) => launch
-                        .input("keys_in", keys_out)
-                        .output("keys_out", keys_alt),
-                };
-                if let Some((values_in, values_out)) = values.as_mut() {
-                    let values_alt = values_alt.as_mut().expect("prepared");
+                let (keys_src, keys_dst): (&DeviceBuffer<K>, &mut DeviceBuffer<K>) =
                     match (src, dst(p)) {
-                        (Slot::Input, Slot::Output) => launch
-                            .input("values_in", *values_in)
-                            .output("values_out", &mut **values_out),
-                        (Slot::Input, _) => launch
-                            .input("values_in", *values_in)
-                            .output("values_out", values_alt),
-                        (Slot::Alternate, _) => launch
-                            .input("values_in", values_alt)
-                            .output("values_out", &mut **values_out),
-                        (Slot::Output, _) => launch
-                            .input("values_in", values_out)
-                            .output("values_out", values_alt),
+                        (Slot::Input, Slot::Output) => (keys_in, &mut *keys_out),
+                        (Slot::Input, _) => (keys_in, keys_alt),
+                        (Slot::Alternate, _) => (keys_alt, &mut *keys_out),
+                        (Slot::Output, _) => (&*keys_out, keys_alt),
                     };
+                let counts = counts.as_mut().expect("prepared");
+                let status = status.as_mut().expect("prepared");
+                // Every buffer holds at least `len` elements, `status` 256 words per tile, the
+                // grid is one block per tile with the dynamic shared memory `sort_shared_bytes`
+                // asks for, and `epoch` is fresh for this storage.
+                match values.as_mut() {
+                    None => (K::LAUNCH_KEYS)(
+                        &self.module,
+                        stream,
+                        cfg,
+                        keys_src,
+                        keys_dst,
+                        counts,
+                        status,
+                        len,
+                        shift,
+                        digit_bits,
+                        p,
+                        epoch,
+                    )?,
+                    Some(v) => {
+                        let values_alt = values_alt.as_mut().expect("prepared");
+                        let (values_src, values_dst): (&DeviceBuffer<V>, &mut DeviceBuffer<V>) =
+                            match (src, dst(p)) {
+                                (Slot::Input, Slot::Output) => (v.input, &mut *v.output),
+                                (Slot::Input, _) => (v.input, values_alt),
+                                (Slot::Alternate, _) => (values_alt, &mut *v.output),
+                                (Slot::Output, _) => (&*v.output, values_alt),
+                            };
+                        (v.pass)(
+                            &self.module,
+                            stream,
+                            cfg,
+                            keys_src,
+                            keys_dst,
+                            values_src,
+                            values_dst,
+                            counts,
+                            status,
+                            len,
+                            shift,
+                            digit_bits,
+                            p,
+                            epoch,
+                        )?
+                    }
                 }
-                launch
-                    .output("counts", counts.as_mut().expect("prepared"))
-                    .output("status", status.as_mut().expect("prepared"))
-                    .value("len", &len)
-                    .value("shift", &shift)
-                    .value("bits", &digit_bits)
-                    .value("pass", &p)
-                    .value("epoch", &epoch);
-                // SAFETY: `pass_kernel` is `gpu::radix_sort_keys_kernel!(_, K)` (keys_in,
-                // keys_out, counts, status, len, shift, bits, pass, epoch) or
-                // `gpu::radix_sort_pairs_kernel!(_, K, V)` (the same with values_in, values_out
-                // after keys_out); every buffer holds at least `len` elements, `status` 256 words
-                // per tile, the grid is one block per tile with the dynamic shared memory
-                // `sort_shared_bytes` asks for, and `epoch` is fresh for this storage.
-                unsafe { launch.launch()? };
             }
             Ok(())
         })();
@@ -390,38 +514,43 @@ impl Algorithms {
     fn sort_single<K: SortKey, V: DeviceCopy>(
         &self,
         stream: &Stream,
-        kernel: &'static str,
         keys_in: &DeviceBuffer<K>,
         keys_out: &mut DeviceBuffer<K>,
-        values: Option<(&DeviceBuffer<V>, &mut DeviceBuffer<V>)>,
+        values: Option<Values<'_, K, V>>,
         bits: Range<u32>,
     ) -> Result<()> {
-        let single = self.kernel(kernel)?;
         let value_bytes = if values.is_some() { size_of::<V>() } else { 0 };
         let n = keys_in.len();
         let threads = sort_single_threads::<K>(n);
         let cfg = LaunchConfig::new(1, threads)
             .with_shared_mem(sort_single_shared_bytes::<K>(threads, value_bytes) as u32);
         let len = n as u32;
-        let mut launch = single.prepare(stream, cfg)?;
-        launch
-            .input("keys_in", keys_in)
-            .output("keys_out", keys_out);
-        if let Some((values_in, values_out)) = values {
-            launch
-                .input("values_in", values_in)
-                .output("values_out", values_out);
+        // Every buffer holds at least `len ≤ sort_single_tile::<K>()` elements, and the launch
+        // is one block of `sort_single_threads(n)` threads (covering `n` at 16 keys each) with
+        // the dynamic shared memory `sort_single_shared_bytes` asks for.
+        match values {
+            None => (K::LAUNCH_SINGLE_KEYS)(
+                &self.module,
+                stream,
+                cfg,
+                keys_in,
+                keys_out,
+                len,
+                bits.start,
+                bits.end,
+            ),
+            Some(v) => (v.single)(
+                &self.module,
+                stream,
+                cfg,
+                keys_in,
+                keys_out,
+                v.input,
+                v.output,
+                len,
+                bits.start,
+                bits.end,
+            ),
         }
-        launch
-            .value("len", &len)
-            .value("begin_bit", &bits.start)
-            .value("end_bit", &bits.end);
-        // SAFETY: `kernel` is `gpu::radix_sort_single_keys_kernel!(_, K)` (keys_in, keys_out,
-        // len, begin_bit, end_bit) or `gpu::radix_sort_single_pairs_kernel!(_, K, V)` (the same
-        // with values_in, values_out after keys_out); every buffer holds at least `len ≤
-        // sort_single_tile::<K>()` elements, and the launch is one block of
-        // `sort_single_threads(n)` threads (covering `n` at 16 keys each) with the dynamic
-        // shared memory `sort_single_shared_bytes` asks for.
-        unsafe { launch.launch() }
     }
 }

@@ -5,24 +5,41 @@ use gpu_host::{DeviceBuffer, DeviceCopy, Error, LaunchConfig, Result, Stream};
 use half::{bf16, f16};
 
 use crate::Algorithms;
+use crate::algorithm_kernels::{Module, index};
 
 /// `(From, To)` pairs with a built-in conversion kernel.
-pub trait ConvertBuiltin<To>: DeviceCopy + Send {
+pub trait ConvertBuiltin<To: DeviceCopy>: DeviceCopy + Send {
     /// The kernel's name.
     const KERNEL: &'static str;
+    /// The kernel's typed launcher (generated from its signature).
+    #[doc(hidden)]
+    const LAUNCH: ConvertLaunch<Self, To>;
+    /// The kernel's position in the module (for its occupancy).
+    #[doc(hidden)]
+    const INDEX: usize;
 }
 
-impl ConvertBuiltin<f16> for f32 {
-    const KERNEL: &'static str = "convert_f32_f16";
+/// A typed launcher of a `gpu::transform_kernel!` conversion: `(input, output)`.
+#[doc(hidden)]
+pub type ConvertLaunch<From, To> =
+    fn(&Module, &Stream, LaunchConfig, &DeviceBuffer<From>, &mut DeviceBuffer<To>) -> Result<()>;
+
+// One identifier per kernel names it and picks its launcher (a missing kernel does not compile).
+macro_rules! builtins {
+    ($($from:ident => $to:ident: $name:ident;)*) => { $(
+        impl ConvertBuiltin<$to> for $from {
+            const KERNEL: &'static str = stringify!($name);
+            const LAUNCH: ConvertLaunch<$from, $to> = Module::$name;
+            const INDEX: usize = index::$name;
+        }
+    )* };
 }
-impl ConvertBuiltin<bf16> for f32 {
-    const KERNEL: &'static str = "convert_f32_bf16";
-}
-impl ConvertBuiltin<f32> for f16 {
-    const KERNEL: &'static str = "convert_f16_f32";
-}
-impl ConvertBuiltin<f32> for bf16 {
-    const KERNEL: &'static str = "convert_bf16_f32";
+
+builtins! {
+    f32 => f16: convert_f32_f16;
+    f32 => bf16: convert_f32_bf16;
+    f16 => f32: convert_f16_f32;
+    bf16 => f32: convert_bf16_f32;
 }
 
 /// The launch configuration for a transform kernel (made with `gpu::transform_kernel!`) over
@@ -42,7 +59,7 @@ impl Algorithms {
         input: &DeviceBuffer<From>,
         output: &mut DeviceBuffer<To>,
     ) -> Result<()> {
-        let kernel = self.kernel(From::KERNEL)?;
+        let kernel = self.kernel_at(From::INDEX)?;
         if output.len() < input.len() {
             return Err(Error::SizeMismatch {
                 operation: format!("{}: output", From::KERNEL),
@@ -57,10 +74,7 @@ impl Algorithms {
             input.len(),
             self.resident_blocks(kernel, TRANSFORM_BLOCK)? * 4,
         );
-        let mut launch = kernel.prepare(stream, cfg)?;
-        launch.input("input", input).output("output", output);
-        // SAFETY: `From::KERNEL` was made by `gpu::transform_kernel!(_, From => To, _)`:
-        // (input: &[From], output: DisjointSlice<To>); output length checked above.
-        unsafe { launch.launch() }
+        // The output length was checked above.
+        (From::LAUNCH)(&self.module, stream, cfg, input, output)
     }
 }

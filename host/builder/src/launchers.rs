@@ -15,9 +15,6 @@ use crate::sass::BuiltUnit;
 use crate::error::{Error, Result};
 use crate::manifest::{KernelInfo, Manifest, ParamInfo, ParamKind};
 
-const PRIMITIVES: &[&str] = &[
-    "u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize", "f32", "f64",
-];
 /// Names the generated methods use for their own parameters.
 const RESERVED: &[&str] = &["stream", "config", "kernel", "launch", "self"];
 
@@ -114,6 +111,26 @@ pub fn generate(manifest: &Manifest, units: &[BuiltUnit]) -> Result<String> {
             sim_entries.concat()
         ),
     );
+    // Each kernel's position in module order (`Module::kernel_at`): the units' kernels, unit by
+    // unit, as `load_units` indexes them.
+    let positions: Vec<&str> = units
+        .iter()
+        .flat_map(|u| u.kernels.iter().map(String::as_str))
+        .collect();
+    wl(
+        w,
+        "    /// Each kernel's position in the module, for `gpu_host::Module::kernel_at` (kernel\n    /// attributes and occupancy without a search by name).",
+    );
+    wl(w, "    #[allow(non_upper_case_globals)]");
+    wl(w, "    pub mod index {");
+    // `#[kernel]` entries only: their names are Rust function names (a hand-written entry's
+    // need not be a Rust identifier).
+    for (i, k) in positions.iter().enumerate() {
+        if manifest.kernel(k).is_some_and(|k| k.rust_module.is_some()) {
+            wl(w, format!("        pub const {k}: usize = {i};"));
+        }
+    }
+    wl(w, "    }");
     wl(w, "");
     wl(
         w,
@@ -149,7 +166,16 @@ pub fn generate(manifest: &Manifest, units: &[BuiltUnit]) -> Result<String> {
     );
     for kernel in &manifest.kernels {
         if let Some(module) = &kernel.rust_module {
-            launcher(w, kernel, module)?;
+            let index = positions
+                .iter()
+                .position(|&k| k == kernel.name)
+                .ok_or_else(|| {
+                    Error::msg(format!(
+                        "kernel `{}` is in the manifest but in no code unit",
+                        kernel.name
+                    ))
+                })?;
+            launcher(w, kernel, module, index)?;
         }
     }
     wl(w, "    }");
@@ -157,7 +183,7 @@ pub fn generate(manifest: &Manifest, units: &[BuiltUnit]) -> Result<String> {
     Ok(out)
 }
 
-fn launcher(w: &mut String, kernel: &KernelInfo, module: &str) -> Result<()> {
+fn launcher(w: &mut String, kernel: &KernelInfo, module: &str, index: usize) -> Result<()> {
     let name = &kernel.name;
     let arg_name = |p: &ParamInfo| {
         if RESERVED.contains(&p.name.as_str()) {
@@ -185,6 +211,16 @@ fn launcher(w: &mut String, kernel: &KernelInfo, module: &str) -> Result<()> {
         "        /// The configuration is checked against the device's and the kernel's limits first;",
     );
     wl(w, "        /// on error nothing is launched.");
+    if kernel.is_unsafe {
+        wl(w, "        ///");
+        wl(w, "        /// # Safety");
+        wl(
+            w,
+            format!(
+                "        /// `{name}` is an `unsafe fn`: the caller upholds the safety contract in its documentation."
+            ),
+        );
+    }
     let mut params = vec![
         "&self".to_string(),
         "stream: &::gpu_host::Stream".into(),
@@ -199,7 +235,8 @@ fn launcher(w: &mut String, kernel: &KernelInfo, module: &str) -> Result<()> {
         });
     }
     // One parameter per line, as rustfmt would write it: compile errors quote these lines.
-    wl(w, format!("        pub fn {name}("));
+    let unsafe_ = if kernel.is_unsafe { "unsafe " } else { "" };
+    wl(w, format!("        pub {unsafe_}fn {name}("));
     for param in &params {
         wl(w, format!("            {param},"));
     }
@@ -231,9 +268,10 @@ fn launcher(w: &mut String, kernel: &KernelInfo, module: &str) -> Result<()> {
         }
         ptx_index += p.kind.ptx_param_count();
     }
+    // By position, resolved here at build time: a launch compares no names.
     wl(
         w,
-        format!("            let kernel = self.inner.kernel({name:?})?;"),
+        format!("            let kernel = self.inner.kernel_at({index})?; // `{name}`"),
     );
     wl(
         w,
@@ -262,6 +300,12 @@ fn launcher(w: &mut String, kernel: &KernelInfo, module: &str) -> Result<()> {
         w,
         "            // order, count and types of the PTX entry, which the builder checked.",
     );
+    if kernel.is_unsafe {
+        wl(
+            w,
+            "            // The kernel's own contract is this function's caller's (it is `unsafe`).",
+        );
+    }
     wl(w, "            unsafe { launch.launch() }");
     wl(w, "        }");
     Ok(())
@@ -278,7 +322,7 @@ fn kernel_side_type(p: &ParamInfo) -> String {
 
 /// The host type for a parameter's element (slices) or value.
 fn host_type(kernel: &KernelInfo, module: &str, p: &ParamInfo) -> String {
-    if PRIMITIVES.contains(&p.ty.as_str()) {
+    if gpu_abi::is_scalar(&p.ty) {
         p.ty.clone()
     } else {
         format!("::{module}::__gpu_kernel_types_{}::{}", kernel.name, p.name)
@@ -317,6 +361,7 @@ mod tests {
                 KernelInfo {
                     name: "scale".into(),
                     rust_module: Some("demo::ops".into()),
+                    is_unsafe: false,
                     params: vec![
                         ParamInfo {
                             name: "x".into(),
@@ -353,6 +398,7 @@ mod tests {
                 KernelInfo {
                     name: "handwritten".into(),
                     rust_module: None,
+                    is_unsafe: false,
                     params: vec![],
                     ptx_params: vec![],
                     static_shared_bytes: 0,
@@ -408,6 +454,15 @@ mod tests {
             "{code}"
         );
         assert!(
+            code.contains("let kernel = self.inner.kernel_at(0)?; // `scale`"),
+            "{code}"
+        );
+        assert!(code.contains("pub const scale: usize = 0;"), "{code}");
+        assert!(
+            !code.contains("pub const handwritten"),
+            "entries without #[kernel] get no index constant"
+        );
+        assert!(
             code.contains("KERNELS: &[&str] = &[\"scale\", \"handwritten\"]"),
             "{code}"
         );
@@ -440,5 +495,29 @@ mod tests {
             )),
             "{code}"
         );
+    }
+
+    #[test]
+    fn an_unsafe_kernel_gets_an_unsafe_launcher() {
+        let dir = std::env::temp_dir().join(format!("gpu-builder-unsafe-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ptx = dir.join("scale.ptx");
+        std::fs::write(&ptx, ".version 7.0\n").unwrap();
+        let units = [BuiltUnit {
+            kernels: vec!["scale".into(), "handwritten".into()],
+            ptx_path: ptx,
+            sass: vec![],
+        }];
+        let mut m = manifest();
+        let safe = generate(&m, &units).unwrap();
+        assert!(safe.contains("pub fn scale(\n            &self"), "{safe}");
+        assert!(!safe.contains("unsafe fn"), "{safe}");
+        m.kernels[0].is_unsafe = true;
+        let code = generate(&m, &units).unwrap();
+        assert!(
+            code.contains("pub unsafe fn scale(\n            &self"),
+            "{code}"
+        );
+        assert!(code.contains("/// # Safety"), "{code}");
     }
 }

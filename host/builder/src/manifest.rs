@@ -34,6 +34,10 @@ pub struct KernelInfo {
     pub rust_module: Option<String>,
     /// Rust-level parameters, from the `#[kernel]` record (empty when `rust_module` is `None`).
     pub params: Vec<ParamInfo>,
+    /// Whether the kernel is an `unsafe fn`: its launcher is then `unsafe` as well, and its
+    /// caller upholds the kernel's safety contract.
+    #[serde(default, rename = "unsafe", skip_serializing_if = "std::ops::Not::not")]
+    pub is_unsafe: bool,
     /// The parameters of the PTX entry, in order, as the driver sees them.
     pub ptx_params: Vec<PtxParam>,
     /// Bytes of static shared memory the kernel references (through any function it calls).
@@ -44,33 +48,33 @@ pub struct KernelInfo {
     pub uses_dynamic_shared: bool,
 }
 
-/// How a Rust kernel parameter is passed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ParamKind {
-    /// `&[T]`: device pointer then length (two PTX parameters), read-only.
-    Slice,
-    /// `DisjointSlice<T>`: device pointer then length, written by the kernel.
-    Output,
-    /// A primitive number by value.
-    Scalar,
-    /// A `DeviceCopy` struct or array by value.
-    Value,
-}
+/// How a Rust kernel parameter is passed: the ABI crate's type, written in manifests by its
+/// [`ParamKind::name`] (`"slice"`, `"output"`, `"scalar"`, `"value"`).
+pub use gpu_abi::ParamKind;
 
-impl ParamKind {
-    /// How many PTX parameters this kind lowers to.
-    pub fn ptx_param_count(self) -> usize {
-        match self {
-            ParamKind::Slice | ParamKind::Output => 2,
-            ParamKind::Scalar | ParamKind::Value => 1,
-        }
+/// Serde for [`ParamKind`] by name (the ABI crate has no dependencies, serde included).
+mod kind_by_name {
+    use gpu_abi::ParamKind;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(kind: &ParamKind, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(kind.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ParamKind, D::Error> {
+        let name = String::deserialize(d)?;
+        ParamKind::from_name(&name).ok_or_else(|| {
+            D::Error::custom(format!(
+                "unknown parameter kind `{name}` (expected slice, output, scalar or value)"
+            ))
+        })
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ParamInfo {
     pub name: String,
+    #[serde(with = "kind_by_name")]
     pub kind: ParamKind,
     /// Element type for slices and outputs, the type itself otherwise, as written in the kernel.
     pub ty: String,

@@ -41,6 +41,9 @@ struct Signature {
     /// `#[kernel(block(x, y, z))]`: the one block shape (PTX `.reqntid`).
     #[serde(default)]
     block: Option<[u32; 3]>,
+    /// The kernel is an `unsafe fn`.
+    #[serde(default, rename = "unsafe")]
+    is_unsafe: bool,
 }
 
 /// The module text with `#[kernel]` signature records removed (they are build metadata, not
@@ -217,7 +220,7 @@ impl PtxModule {
                     }
                 }
             }
-            let (rust_module, params) = match self.signatures.get(name) {
+            let (rust_module, params, is_unsafe) = match self.signatures.get(name) {
                 Some(sig) => {
                     let expected: usize = sig.params.iter().map(|p| p.kind.ptx_param_count()).sum();
                     if expected != function.params.len() {
@@ -226,14 +229,15 @@ impl PtxModule {
                             function.params.len()
                         )));
                     }
-                    (Some(sig.module.clone()), sig.params.clone())
+                    (Some(sig.module.clone()), sig.params.clone(), sig.is_unsafe)
                 }
-                None => (None, Vec::new()),
+                None => (None, Vec::new(), false),
             };
             kernels.push(KernelInfo {
                 name: name.clone(),
                 rust_module,
                 params,
+                is_unsafe,
                 ptx_params: function.params.clone(),
                 static_shared_bytes,
                 uses_dynamic_shared,
@@ -513,6 +517,30 @@ mod tests {
             "{cleaned}"
         );
         assert!(!cleaned.contains(".maxntid"));
+    }
+
+    #[test]
+    fn an_unsafe_kernel_is_marked_in_the_manifest() {
+        let json = r#"{"name":"k","module":"demo","params":[{"name":"x","kind":"slice","ty":"f32"},{"name":"p","kind":"value","ty":"Params"}],"unsafe":true}"#;
+        let ptx = sample()
+            .lines()
+            .map(|l| {
+                if l.contains(SIGNATURE_PREFIX) {
+                    record(json)
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let (_, module) = parse(&ptx).unwrap();
+        let manifest = module.manifest("demo", "sm_80", "demo.ptx").unwrap();
+        assert!(manifest.kernel("k").unwrap().is_unsafe);
+        let json = serde_json::to_string(&manifest).unwrap();
+        assert!(json.contains("\"unsafe\":true"), "{json}");
+        let (_, plain) = parse(&sample()).unwrap();
+        let plain = plain.manifest("demo", "sm_80", "demo.ptx").unwrap();
+        assert!(!plain.kernel("k").unwrap().is_unsafe);
     }
 
     #[test]

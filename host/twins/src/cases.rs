@@ -183,7 +183,7 @@ fn go(launch: KernelLaunch<'_>) -> Result<()> {
     // in twins.cu, in order and with the same types (pointers to buffers of the element type
     // the C++ code reads, `int` sizes as i32, `repr(C)` structs laid out like the C++ structs),
     // and the sizes it passes describe those buffers.
-    unsafe { launch.launch() }
+    unsafe { launch.launch_foreign() }
 }
 
 fn n32(n: usize) -> i32 {

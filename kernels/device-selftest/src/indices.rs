@@ -118,3 +118,19 @@ pub fn selftest_grid_stride(mut out: DisjointSlice<u32>) {
         out.set(i, 3 * i.get() as u32 + 1);
     }
 }
+
+/// Launch: any shape, e.g. 2 blocks × 64 threads with `idx.len() == out.len() == 1000`.
+/// Expected: `out[i] == src[idx[i]]` for every `i`.
+///
+/// An `unsafe fn` kernel (its launcher is `unsafe` too): it reads `src` without bounds checks.
+///
+/// # Safety
+/// Every `idx[i]` must be less than `src.len()`.
+#[kernel]
+pub unsafe fn selftest_gather_unchecked(src: &[u32], idx: &[u32], mut out: DisjointSlice<u32>) {
+    for i in thread::grid_stride(out.len().min(idx.len())) {
+        // SAFETY: the caller promised `idx[i] < src.len()`.
+        let v = unsafe { *src.get_unchecked(idx[i.get()] as usize) };
+        out.set(i, v);
+    }
+}

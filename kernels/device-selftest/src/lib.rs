@@ -9,6 +9,7 @@
 //! |---------------------------|------------------------------------------------------------|
 //! | `selftest_indices`        | `thread::*`, `global_index(_2d)`, `get_mut_2d`, lane masks  |
 //! | `selftest_grid_stride`    | `thread::grid_stride`                                      |
+//! | `selftest_gather_unchecked` | an `unsafe fn` kernel (its launcher is `unsafe`)         |
 //! | `selftest_barriers`       | `sync::*` (incl. count/and/or, warp barrier, fences), static shared |
 //! | `selftest_shared_static`  | `shared_array!` in both forms, all access widths, views    |
 //! | `selftest_shared_dynamic` | `shared::dynamic*`, split views, aliasing, static + dynamic |

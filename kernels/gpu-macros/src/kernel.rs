@@ -5,7 +5,10 @@ use quote::{format_ident, quote};
 use syn::parse::Parser;
 use syn::{Error, FnArg, GenericArgument, Ident, ItemFn, Pat, PathArguments, ReturnType, Type};
 
-/// How a kernel parameter crosses from host to device. Mirrors `gpu_builder::manifest::ParamKind`.
+use gpu_abi::ParamKind;
+
+/// How a kernel parameter crosses from host to device: a [`ParamKind`] with the types the macro
+/// needs to rebuild it.
 enum Param {
     /// `&[T]`: pointer + length, read-only.
     Slice { elem: Type },
@@ -16,10 +19,6 @@ enum Param {
     /// A `DeviceCopy` struct or array passed by value.
     Value,
 }
-
-const SCALARS: &[&str] = &[
-    "u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize", "f32", "f64",
-];
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let KernelAttr {
@@ -77,25 +76,25 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
                 // SAFETY (in generated code): the host launcher passes a device buffer of `len`
                 // elements that no output parameter of this launch aliases.
                 rebuild.push(quote!(let #param_name: #ty = unsafe { ::gpu::__private::slice_from_raw(#ptr, #len) };));
-                ("slice", type_string(elem))
+                (ParamKind::Slice, type_string(elem))
             }
             Param::Output { elem } => {
                 entry_params.push(quote!(#ptr: *mut #elem, #len: usize));
                 sim_reads.push(sim_read(&ptr, &quote!(*mut #elem)));
                 sim_reads.push(sim_read(&len, &quote!(usize)));
                 rebuild.push(quote!(let #param_name: #ty = unsafe { ::gpu::DisjointSlice::__from_raw(#ptr, #len) };));
-                ("output", type_string(elem))
+                (ParamKind::Output, type_string(elem))
             }
             Param::Scalar => {
                 entry_params.push(quote!(#param_name: #ty));
                 sim_reads.push(sim_read(param_name, &quote!(#ty)));
-                ("scalar", type_string(ty))
+                (ParamKind::Scalar, type_string(ty))
             }
             Param::Value => {
                 entry_params.push(quote!(#param_name: #ty));
                 sim_reads.push(sim_read(param_name, &quote!(#ty)));
                 value_checks.push(quote!(::gpu::copy::assert_field_is_device_copy::<#ty>();));
-                ("value", type_string(ty))
+                (ParamKind::Value, type_string(ty))
             }
         };
         let host_type = match &param {
@@ -107,7 +106,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         manifest_params.push(format!(
             "{{\"name\":\"{}\",\"kind\":\"{}\",\"ty\":\"{}\"}}",
             json_escape(&param_name.to_string()),
-            kind,
+            kind.name(),
             json_escape(&elem_str)
         ));
     }
@@ -129,6 +128,11 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         }
         None => quote!(),
     };
+    // An `unsafe fn` kernel has a safety contract the launch must uphold: its launcher is
+    // `unsafe` too.
+    if sig.unsafety.is_some() {
+        bounds.push_str(",\"unsafe\":true");
+    }
     let sig_tail = format!("\",\"params\":[{}]{bounds}}}", manifest_params.join(","));
     let sig_static = format_ident!("__gpu_kernel_signature_{}", name);
     let types_mod = format_ident!("__gpu_kernel_types_{}", name);
@@ -341,7 +345,7 @@ fn classify(ty: &Type) -> syn::Result<Param> {
             }
             if p.path.segments.len() == 1 && last.arguments.is_empty() {
                 let ident = last.ident.to_string();
-                if SCALARS.contains(&ident.as_str()) {
+                if gpu_abi::is_scalar(&ident) {
                     return Ok(Param::Scalar);
                 }
                 if ident == "bool" || ident == "char" {

@@ -12,7 +12,8 @@
 //! address in it. A module loaded some other way keeps a null pointer, and a panic then only
 //! traps.
 //!
-//! Protocol (mirrored by `gpu_host`'s `fault` module; change both together):
+//! Protocol (the host's side is `gpu_host`'s `fault` module; the record's layout and constants
+//! are `gpu_abi::panic`, shared by both):
 //! - One thread wins a device-scope CAS on [`PANIC_CLAIM`] (0 → 1) and writes the record; every
 //!   other panicking thread waits (bounded) until the winner sets the claim to 2, so that no
 //!   `trap` ends the launch while the record is half written.
@@ -47,51 +48,16 @@ use core::panic::PanicInfo;
 use core::ptr::addr_of_mut;
 use core::sync::atomic::{AtomicU32, Ordering};
 
-/// `"GPNC"`: written last; a record is complete exactly when its first word is this.
-pub const RECORD_MAGIC: u32 = 0x434e_5047;
-/// Layout version of [`PanicRecord`].
-pub const RECORD_VERSION: u32 = 1;
-/// Bytes of the source file path kept.
-pub const FILE_CAP: usize = 176;
-/// Bytes of the panic message kept.
-pub const MESSAGE_CAP: usize = 256;
-
-/// `flags` bit: the panic had a source location.
-pub const FLAG_LOCATION: u32 = 1;
-/// `flags` bit: the panic had a message.
-pub const FLAG_MESSAGE: u32 = 2;
-/// `flags` bit: the message was formatted on the device (it had arguments).
-pub const FLAG_FORMATTED: u32 = 4;
-/// `flags` bit: built without the `panic-report` feature, so location and message were not
-/// recorded.
-pub const FLAG_NO_DETAILS: u32 = 8;
-
-/// The record the first panicking thread writes into host-mapped memory (512 bytes).
-#[repr(C)]
-pub struct PanicRecord {
-    pub magic: u32,
-    pub version: u32,
-    pub line: u32,
-    pub column: u32,
-    pub block_idx: [u32; 3],
-    pub thread_idx: [u32; 3],
-    pub grid_dim: [u32; 3],
-    pub block_dim: [u32; 3],
-    /// Full length of the file path in bytes (the first `min(file_len, FILE_CAP)` are copied).
-    pub file_len: u32,
-    /// Full length of the message in bytes (the first `min(message_len, MESSAGE_CAP)` are
-    /// copied; a formatted message longer than the buffer counts as `MESSAGE_CAP + 1`).
-    pub message_len: u32,
-    pub flags: u32,
-    pub reserved: u32,
-    pub file: [u8; FILE_CAP],
-    pub message: [u8; MESSAGE_CAP],
-}
-
-const _: () = assert!(core::mem::size_of::<PanicRecord>() == 512);
+// The record's layout and constants are the ABI crate's: the host reads the same type. Which
+// flags are used depends on the `panic-report` feature.
+#[allow(unused_imports)]
+use gpu_abi::panic::{
+    FILE_CAP, FLAG_FORMATTED, FLAG_LOCATION, FLAG_MESSAGE, FLAG_NO_DETAILS, MESSAGE_CAP,
+    PanicRecord, RECORD_MAGIC, RECORD_VERSION,
+};
 
 /// Device address of the host-mapped panic record, set by the host at module load; null when
-/// the host did not set one.
+/// the host did not set one. Its name is `gpu_abi::panic::RECORD_SYMBOL`.
 #[unsafe(no_mangle)]
 #[used]
 pub static mut __gpu_panic_record: *mut PanicRecord = core::ptr::null_mut();

@@ -19,26 +19,9 @@ pub use crate::slice::{ThreadIndex, ThreadIndex2D};
 /// Threads per warp on every NVIDIA GPU so far.
 pub const WARP_SIZE: u32 = 32;
 
-/// A 3-D extent or coordinate, like CUDA's `dim3`/`uint3`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Dim3 {
-    pub x: u32,
-    pub y: u32,
-    pub z: u32,
-}
-
-impl Dim3 {
-    #[inline(always)]
-    pub const fn new(x: u32, y: u32, z: u32) -> Self {
-        Dim3 { x, y, z }
-    }
-
-    /// `x * y * z`: the number of points in an extent.
-    #[inline(always)]
-    pub const fn volume(self) -> usize {
-        self.x as usize * self.y as usize * self.z as usize
-    }
-}
+/// A 3-D extent or coordinate, like CUDA's `dim3`/`uint3` (the host's launch shapes are the same
+/// type).
+pub use gpu_abi::Dim3;
 
 /// One accessor per special register. The nvptx target reads them through LLVM intrinsics,
 /// which the optimizer knows are pure and bounded (e.g. `%tid.x < 1024`).
@@ -121,7 +104,7 @@ pub fn local_index() -> u32 {
 /// Blocks in the grid.
 #[inline(always)]
 pub fn num_blocks() -> usize {
-    grid_dim().volume()
+    grid_dim().volume() as usize
 }
 
 /// This block's linear index within the grid, x fastest.

@@ -18,7 +18,7 @@ use super::{Fault, Launch, panic_capture};
 use crate::thread::{Dim3, WARP_SIZE};
 
 /// Most threads a block may have (as on every GPU since Fermi).
-const MAX_BLOCK_THREADS: usize = 1024;
+const MAX_BLOCK_THREADS: u64 = 1024;
 /// Static shared memory a block may use (the GPU's 48 KiB static limit).
 const STATIC_SHARED_LIMIT: u32 = 48 * 1024;
 
@@ -293,7 +293,7 @@ pub(crate) unsafe fn run(launch: &Launch<'_>, options: &SimOptions) -> Result<()
         ));
     }
     panic_capture::install();
-    let blocks = grid.volume();
+    let blocks = grid.volume() as usize;
     let next = AtomicUsize::new(0);
     let abort = AtomicBool::new(false);
     let first_fault: Mutex<Option<(usize, Fault)>> = Mutex::new(None);
@@ -375,7 +375,7 @@ fn run_block(
     deadline: Instant,
 ) -> Result<(), Fault> {
     let bd = launch.block;
-    let n = bd.volume();
+    let n = bd.volume() as usize;
     let mut ctx = Box::new(BlockCtx {
         kernel: launch.kernel.into(),
         block_idx,

@@ -1,0 +1,96 @@
+//! `launch-bench [--probe LAUNCH_PROBE SAXPY_PTX]`: host time per launch of a tiny kernel through
+//! a generated launcher (`SeedKernels::saxpy`: 256 floats, one block), against the CUDA driver's
+//! own `cuLaunchKernel` called from C++ (`benches/peers/launch_probe.cpp`, compiled with nvcc on
+//! the GPU machine and run here as a subprocess, so both figures come from the same machine and
+//! session).
+//!
+//! Procedure (the same on both sides): 2000 warm-up launches, then the best of 20 trials of 1000
+//! back-to-back launches, timing the submit loop only (each trial ends with a synchronize outside
+//! the timed part, so the launch queue never fills). Our launcher's time includes everything it
+//! does per launch: the configuration check against device and kernel limits, the argument
+//! checks, the in-flight record for naming a faulting kernel, and the `cuLaunchKernel` call.
+
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+use gpu_host::{Gpu, LaunchConfig};
+use seed_examples::SeedKernels;
+
+const WARMUP: usize = 2000;
+const TRIALS: usize = 20;
+const LAUNCHES: usize = 1000;
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("launch-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let mut probe = None;
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--probe" => {
+                let exe = args
+                    .next()
+                    .ok_or("--probe needs the probe and a PTX file")?;
+                let ptx = args
+                    .next()
+                    .ok_or("--probe needs the probe and a PTX file")?;
+                probe = Some((exe, ptx));
+            }
+            other => return Err(format!("unknown argument {other}").into()),
+        }
+    }
+    let gpu = Gpu::first()?;
+    println!("GPU: {}", gpu.properties().name);
+    let seed = SeedKernels::load(&gpu)?;
+    seed.raw().load_all()?;
+    let n = 256;
+    let x = gpu.to_device(&vec![1.0f32; n])?;
+    let y = gpu.to_device(&vec![2.0f32; n])?;
+    let mut out = gpu.alloc_zeroed::<f32>(n)?;
+    let stream = gpu.new_stream()?;
+    let cfg = LaunchConfig::new(1, 256);
+    for _ in 0..WARMUP {
+        seed.saxpy(&stream, cfg, 2.0, &x, &y, &mut out)?;
+    }
+    stream.synchronize()?;
+    let mut best = f64::INFINITY;
+    for _ in 0..TRIALS {
+        let t0 = Instant::now();
+        for _ in 0..LAUNCHES {
+            seed.saxpy(&stream, cfg, 2.0, &x, &y, &mut out)?;
+        }
+        let us = t0.elapsed().as_secs_f64() * 1e6 / LAUNCHES as f64;
+        stream.synchronize()?;
+        best = best.min(us);
+    }
+    let check = out.to_vec()?;
+    if check.iter().any(|&v| v != 4.0) {
+        return Err(format!("saxpy computed {}, expected 4", check[0]).into());
+    }
+    println!("generated launcher: {best:.3} us per launch");
+    if let Some((exe, ptx)) = probe {
+        let output = Command::new(&exe).arg(&ptx).output()?;
+        if !output.status.success() {
+            return Err(
+                format!("{exe} failed: {}", String::from_utf8_lossy(&output.stderr)).into(),
+            );
+        }
+        let text = String::from_utf8_lossy(&output.stdout);
+        let cpp: f64 = text
+            .split_whitespace()
+            .nth(1)
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| format!("unexpected probe output: {text}"))?;
+        println!("C++ cuLaunchKernel:  {cpp:.3} us per launch");
+        println!("ratio (ours / cuLaunchKernel): {:.3}", best / cpp);
+    }
+    Ok(())
+}
