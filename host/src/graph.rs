@@ -21,6 +21,9 @@
 //! (the capture is then reported as invalidated). The device's default stream cannot be
 //! captured: capture a stream from [`crate::Gpu::new_stream`]. Only the calling thread's
 //! launches are recorded: other threads must not launch on the stream during the capture.
+//! Nor may any thread synchronize the device while a capture is in progress (the driver refuses
+//! a context-wide synchronization then, and the first [`crate::Gpu::new_stream`] of a device does
+//! one): that call fails with the driver's `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`.
 //!
 //! # Buffers
 //! A graph stores the addresses of the buffers its launches used. So that they stay valid,

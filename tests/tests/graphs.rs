@@ -2,10 +2,17 @@
 //! generated launchers are recorded and replayed, parameter updates take effect, and every
 //! misuse is a clear `Error` (on a GPU, or on the CPU simulator without one).
 
+use std::sync::Mutex;
+
 use gpu_host::{Error, Gpu, LaunchConfig};
 use gpu_tests::gpu_or_skip;
 use gpu_twins::TwinKernels;
 use seed_examples::SeedKernels;
+
+/// While a stream captures, the driver refuses to synchronize its context from any thread, and
+/// a first `Gpu::new_stream` does (cudarc): the tests of this file, which the harness runs on
+/// parallel threads sharing the primary context, take turns.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// Small on the simulator (CI), larger on a GPU.
 fn size(gpu: &Gpu, sim: usize, cuda: usize) -> usize {
@@ -21,6 +28,7 @@ fn capture_error(e: Error) -> String {
 
 #[test]
 fn a_graph_replays_its_launches_and_takes_new_arguments() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Some(gpu) = gpu_or_skip("a_graph_replays_its_launches_and_takes_new_arguments") else {
         return;
     };
@@ -86,6 +94,7 @@ fn a_graph_replays_its_launches_and_takes_new_arguments() {
 /// exactly what the same number of plain launches gives, and matches the CPU.
 #[test]
 fn heat_steps_in_a_graph_match_plain_launches() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Some(gpu) = gpu_or_skip("heat_steps_in_a_graph_match_plain_launches") else {
         return;
     };
@@ -147,6 +156,7 @@ fn heat_steps_in_a_graph_match_plain_launches() {
 
 #[test]
 fn misuse_of_captures_and_graphs_is_a_clear_error() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Some(gpu) = gpu_or_skip("misuse_of_captures_and_graphs_is_a_clear_error") else {
         return;
     };
