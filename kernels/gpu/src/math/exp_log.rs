@@ -85,6 +85,18 @@ pub fn exp(x: f32) -> f32 {
     scale(p, j)
 }
 
+/// e^x for x in [-86, 88] (normal results, no clamp, one exact scaling): the same value as
+/// [`exp`] there, for callers whose argument is known to be in range (`tanh`, `erf`).
+#[inline(always)]
+pub(super) fn exp_normal(x: f32) -> f32 {
+    let j = rint_mul(x, LOG2E);
+    let t = fma(j, -LN2_HI, x);
+    let t = fma(j, -LN2_MID, t);
+    let p = fma(fma(horner(t, EXP), t, 1.0), t, 1.0);
+    // j in -124..=127 here: 2^j and the product are normal, so exact (p in [0.7, 1.5]).
+    mul(p, pow2i(j as i32))
+}
+
 /// 2^x: max error 1 ulp, subnormal results included; exact for integer x.
 #[inline(always)]
 pub fn exp2(x: f32) -> f32 {

@@ -66,6 +66,19 @@ fn scale(p: f64, j: f64) -> f64 {
     mul64(mul64(p, pow2i64(j1)), pow2i64(j - j1))
 }
 
+/// e^x for x in [-700, 700] (normal results, no clamp, one exact scaling): the same value as
+/// [`exp_f64`] there, for callers whose argument is known to be in range (`tanh_f64`).
+#[inline(always)]
+pub(super) fn exp_normal_f64(x: f64) -> f64 {
+    const MAGIC: f64 = 6_755_399_441_055_744.0;
+    let j = fma(x, LOG2E, MAGIC) - MAGIC;
+    let t = fma(j, -LN2_HI, x);
+    let t = fma(j, -LN2_LO, t);
+    let p = 1.0 + fma(mul64(t, t), horner64(t, EXP), t);
+    // |j| ≤ 1010: 2^j and the product are normal, so exact.
+    mul64(p, pow2i64(j as i32))
+}
+
 /// e^x for f64: max error 1 ulp, subnormal results included; +inf above
 /// ~709.78, +0 below ~-745.13, NaN for NaN.
 #[inline(always)]

@@ -36,8 +36,11 @@ fn log2_ext(x: f32) -> (f32, f32) {
     let d = m + 1.0;
     let bv = d - m;
     let d_lo = (1.0 - bv) + (m - (d - bv));
-    let u = a / d;
-    let u_lo = fma(-u, d_lo, fma(-u, d, a)) / d;
+    // One division (`div.rn` is a long sequence): u = a·(1/d), within 2 ulp of a/d; the exact
+    // residual a − u·d − u·d_lo, times 1/d, is u_lo, so u + u_lo is still a/(d + d_lo) to ~2^-46.
+    let rcp = 1.0 / d;
+    let u = mul(a, rcp);
+    let u_lo = mul(fma(-u, d_lo, fma(-u, d, a)), rcp);
     // u², u³, u³/3 as hi + lo.
     let u2 = mul(u, u);
     let u2_lo = fma(u, u, -u2) + mul(mul(2.0, u), u_lo);

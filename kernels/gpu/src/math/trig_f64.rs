@@ -68,6 +68,13 @@ fn two_sum(a: f64, b: f64) -> (f64, f64) {
     (s, (a - (s - bv)) + (b - bv))
 }
 
+/// `a + b` as hi + lo, exactly when |a| ≥ |b| (Dekker's fast two-sum).
+#[inline(always)]
+fn fast_two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    (s, b - (s - a))
+}
+
 /// `x = r + r_lo + q·π/2`, |r| ≤ π/4 (about), |r_lo| ≤ ulp(r); only `q mod 4` is meaningful.
 #[inline(always)]
 fn reduce(x: f64) -> (f64, f64, i64) {
@@ -80,7 +87,9 @@ fn reduce(x: f64) -> (f64, f64, i64) {
         let w_lo = fma(j, PIO2_2, -w);
         let (r, e) = two_sum(r1, -w);
         let lo = e - fma(j, PIO2_3, w_lo);
-        let (r, lo) = two_sum(r, lo);
+        // |lo| ≤ ulp(r)/2 + 2^-80 < |r|, as no finite f64 comes within 2^-62 of a nonzero
+        // multiple of π/2 (Muller's worst case), so the three-operation fast two-sum is exact.
+        let (r, lo) = fast_two_sum(r, lo);
         // For j = 0, x itself: keeps the sign of a zero x.
         if j == 0.0 {
             (x, 0.0, 0)
