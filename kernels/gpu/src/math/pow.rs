@@ -31,11 +31,11 @@ fn log2_ext(x: f32) -> (f32, f32) {
     let e = ia.wrapping_sub(0x3f35_04f3) & (0xff80_0000_u32 as i32);
     let m = f32::from_bits(ia.wrapping_sub(e) as u32);
     let i = (e >> 23) as f32 + bias;
-    // u = (m − 1)/(m + 1): m − 1 is exact, m + 1 = d + d_lo (two-sum).
+    // u = (m − 1)/(m + 1): m − 1 is exact, m + 1 = d + d_lo with d_lo = m − (d − 1), where
+    // d − 1 (d in [1.7, 2.5)) and the difference of two values in [0.7, 1.5) are exact.
     let a = m - 1.0;
     let d = m + 1.0;
-    let bv = d - m;
-    let d_lo = (1.0 - bv) + (m - (d - bv));
+    let d_lo = m - (d - 1.0);
     // One division (`div.rn` is a long sequence): u = a·(1/d), within 2 ulp of a/d; the exact
     // residual a − u·d − u·d_lo, times 1/d, is u_lo, so u + u_lo is still a/(d + d_lo) to ~2^-46.
     let rcp = 1.0 / d;
