@@ -95,22 +95,25 @@ pub(super) fn exp_normal_f64(x: f64) -> f64 {
 #[inline(always)]
 pub fn exp_f64(x: f64) -> f64 {
     let x = x.clamp(-746.0, 710.0);
-    let (j, ji) = rint_j(fma(x, LOG2E, MAGIC));
+    // `j as i32` here, not `rint_j`: with the bits trick ptxas scheduled the kernel's second
+    // vector load after the first items' arithmetic, and `math_exp_f64` ran at 0.89x of torch
+    // instead of 1.01x (H100, math-bench).
+    let j = fma(x, LOG2E, MAGIC) - MAGIC;
     // x − j·LN2_HI is exact (multiples of 2^-53, difference below 1/2).
     let t = fma(j, -LN2_HI, x);
     let t = fma(j, -LN2_LO, t);
     let p = 1.0 + fma(mul64(t, t), horner64(t, EXP), t);
-    scale(p, ji)
+    scale(p, j as i32)
 }
 
 /// 2^x for f64: max error 1 ulp, exact for integer x.
 #[inline(always)]
 pub fn exp2_f64(x: f64) -> f64 {
     let x = x.clamp(-1077.0, 1025.0);
-    let (j, ji) = rint_j(x + MAGIC);
+    let j = (x + MAGIC) - MAGIC;
     let t = x - j;
     let p = fma(t, horner64(t, EXP2), 1.0);
-    scale(p, ji)
+    scale(p, j as i32)
 }
 
 /// `x = 2^k·(1 + f)` with 1 + f in [√2/2, √2) for positive finite x: `(f, k)`.
