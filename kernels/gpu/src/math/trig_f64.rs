@@ -68,33 +68,25 @@ fn two_sum(a: f64, b: f64) -> (f64, f64) {
     (s, (a - (s - bv)) + (b - bv))
 }
 
-/// `a + b` as hi + lo, exactly when |a| ≥ |b| (Dekker's fast two-sum).
-#[inline(always)]
-fn fast_two_sum(a: f64, b: f64) -> (f64, f64) {
-    let s = a + b;
-    (s, b - (s - a))
-}
-
 /// `x = r + r_lo + q·π/2`, |r| ≤ π/4 (about), |r_lo| ≤ ulp(r); only `q mod 4` is meaningful.
 #[inline(always)]
 fn reduce(x: f64) -> (f64, f64, i64) {
     if x.abs() < FAST_REDUCTION_MAX {
         const MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5·2^52
-        let k = fma(x, TWO_OVER_PI, MAGIC);
-        let j = k - MAGIC;
-        // The quadrant from k's low bits (only q mod 4 matters), not a saturating conversion.
-        let q = k.to_bits() as i64;
+        let j = fma(x, TWO_OVER_PI, MAGIC) - MAGIC;
         // x − j·PIO2_1 is exact (both multiples of 2^-53, difference below 1).
         let r1 = fma(j, -PIO2_1, x);
         let w = mul64(j, PIO2_2);
         let w_lo = fma(j, PIO2_2, -w);
         let (r, e) = two_sum(r1, -w);
         let lo = e - fma(j, PIO2_3, w_lo);
-        // |lo| ≤ ulp(r)/2 + 2^-80 < |r|, as no finite f64 comes within 2^-62 of a nonzero
-        // multiple of π/2 (Muller's worst case), so the three-operation fast two-sum is exact.
-        let (r, lo) = fast_two_sum(r, lo);
+        let (r, lo) = two_sum(r, lo);
         // For j = 0, x itself: keeps the sign of a zero x.
-        if j == 0.0 { (x, 0.0, 0) } else { (r, lo, q) }
+        if j == 0.0 {
+            (x, 0.0, 0)
+        } else {
+            (r, lo, j as i64)
+        }
     } else {
         reduce_huge(x)
     }
@@ -163,16 +155,8 @@ fn by_quadrant(x: f64) -> (f64, f64) {
     let (s, c) = kernel(r, lo);
     // sin(±0) = ±0 (the kernel's sum would give +0).
     let s = if x == 0.0 { x } else { s };
-    // sin(x) = ±sin r or ±cos r by the quadrant; signs flipped on the bits (an xor of the
-    // high word) rather than by negation and selection.
-    let (s, c) = if q & 1 != 0 { (c, s) } else { (s, c) };
-    let q = q as u64;
-    let s_sign = ((q >> 1) & 1) << 63;
-    let c_sign = ((q.wrapping_add(1) >> 1) & 1) << 63;
-    (
-        f64::from_bits(s.to_bits() ^ s_sign),
-        f64::from_bits(c.to_bits() ^ c_sign),
-    )
+    let (s, c) = if q & 1 != 0 { (c, -s) } else { (s, c) };
+    if q & 2 != 0 { (-s, -c) } else { (s, c) }
 }
 
 /// sin(x) for f64, x in radians: max error 1 ulp, every finite x; NaN
