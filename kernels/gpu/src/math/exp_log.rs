@@ -8,7 +8,7 @@
 // 1/3 are fits, not those constants).
 #![allow(clippy::excessive_precision, clippy::approx_constant)]
 
-use super::{fma, horner, mul, pow2i, rint_mul};
+use super::{fma, horner, mul, pow2i};
 
 const LOG2E: f32 = core::f32::consts::LOG2_E;
 /// ln 2 = `LN2_HI + LN2_MID` to 48 bits.
@@ -62,10 +62,22 @@ const LOG2: [f32; 10] = [
     -0.721_347_5,
 ];
 
+/// `rint(x·m)` for |x·m| < 2^22, as a float and as an integer: the add-and-subtract trick with
+/// 1.5·2^23, whose sum holds the integer in its low bits (no saturating float-to-int
+/// conversion, which costs six instructions).
+#[inline(always)]
+fn rint_j(x: f32, m: f32) -> (f32, i32) {
+    const MAGIC: f32 = 12_582_912.0;
+    let k = fma(x, m, MAGIC);
+    (
+        k - MAGIC,
+        (k.to_bits() as i32).wrapping_sub(MAGIC.to_bits() as i32),
+    )
+}
+
 /// `p·2^j` for `j` in -151..=129, rounded once: two exact steps of at most 2^±76.
 #[inline(always)]
-fn scale(p: f32, j: f32) -> f32 {
-    let j = j as i32;
+fn scale(p: f32, j: i32) -> f32 {
     let j1 = j >> 1;
     mul(mul(p, pow2i(j1)), pow2i(j - j1))
 }
@@ -77,22 +89,34 @@ pub fn exp(x: f32) -> f32 {
     // Clamped so that j stays small; the clamped results still overflow or underflow. A NaN
     // passes through (comparisons with NaN are false).
     let x = x.clamp(-104.0, 89.0);
-    let j = rint_mul(x, LOG2E);
+    let (j, ji) = rint_j(x, LOG2E);
     // x − j·LN2_HI is exact: both are multiples of 2^-24 and the difference is below 1/2.
     let t = fma(j, -LN2_HI, x);
     let t = fma(j, -LN2_MID, t);
     let p = fma(fma(horner(t, EXP), t, 1.0), t, 1.0);
-    scale(p, j)
+    scale(p, ji)
+}
+
+/// e^x for x in [-86, 88] (normal results, no clamp, one exact scaling): the same value as
+/// [`exp`] there, for callers whose argument is known to be in range (`tanh`, `erf`).
+#[inline(always)]
+pub(super) fn exp_normal(x: f32) -> f32 {
+    let (j, ji) = rint_j(x, LOG2E);
+    let t = fma(j, -LN2_HI, x);
+    let t = fma(j, -LN2_MID, t);
+    let p = fma(fma(horner(t, EXP), t, 1.0), t, 1.0);
+    // j in -124..=127 here: 2^j and the product are normal, so exact (p in [0.7, 1.5]).
+    mul(p, pow2i(ji))
 }
 
 /// 2^x: max error 1 ulp, subnormal results included; exact for integer x.
 #[inline(always)]
 pub fn exp2(x: f32) -> f32 {
     let x = x.clamp(-151.0, 129.0);
-    let j = rint_mul(x, 1.0);
+    let (j, ji) = rint_j(x, 1.0);
     let t = x - j; // exact
     let p = fma(horner(t, EXP2), t, 1.0);
-    scale(p, j)
+    scale(p, ji)
 }
 
 /// `x = 2^i·m` with m in [2/3, 4/3) for positive finite x (subnormals included): `(m − 1, i)`.
@@ -209,10 +233,10 @@ pub fn log10(x: f32) -> f32 {
 #[inline(always)]
 pub fn exp10(x: f32) -> f32 {
     let x = x.clamp(-46.0, 39.0);
-    let j = rint_mul(x, core::f32::consts::LOG2_10);
+    let (j, ji) = rint_j(x, core::f32::consts::LOG2_10);
     // x − j·LG2_HI is exact (j·LG2_HI has 20 bits; the difference is below 1/4).
     let t = fma(j, -LG2_HI, x);
     let t = fma(j, -LG2_LO, t);
     let p = fma(horner(t, EXP10), t, 1.0);
-    scale(p, j)
+    scale(p, ji)
 }

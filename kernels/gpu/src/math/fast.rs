@@ -132,6 +132,34 @@ pub fn fma(a: f32, b: f32, c: f32) -> f32 {
     }, sim: { crate::sim::math::fma(a, b, c) })
 }
 
+/// `a·b − c` with one rounding: [`fma`] with the negation inside the asm block, where ptxas
+/// folds it into the FFMA. (A `-c` written in Rust reaches an asm operand as an integer `xor`
+/// on the `.b32` register, which ptxas keeps as a separate instruction.)
+#[inline(always)]
+pub(crate) fn fms(a: f32, b: f32, c: f32) -> f32 {
+    device!("math::fma", {
+        let r: f32;
+        // SAFETY: arithmetic instructions on registers.
+        unsafe {
+            core::arch::asm!("{{ .reg .f32 t; neg.f32 t, {c}; fma.rn.f32 {r}, {a}, {b}, t; }}", r = out(reg32) r, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c, options(pure, nomem, nostack))
+        };
+        r
+    }, sim: { crate::sim::math::fma(a, b, -c) })
+}
+
+/// `c − a·b` with one rounding ([`fma`] of `-a`, negated inside the asm block like [`fms`]).
+#[inline(always)]
+pub(crate) fn fnma(a: f32, b: f32, c: f32) -> f32 {
+    device!("math::fma", {
+        let r: f32;
+        // SAFETY: arithmetic instructions on registers.
+        unsafe {
+            core::arch::asm!("{{ .reg .f32 t; neg.f32 t, {a}; fma.rn.f32 {r}, t, {b}, {c}; }}", r = out(reg32) r, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c, options(pure, nomem, nostack))
+        };
+        r
+    }, sim: { crate::sim::math::fma(-a, b, c) })
+}
+
 /// Fused multiply-add for `f64` (`fma.rn.f64`).
 #[inline(always)]
 pub fn fma_f64(a: f64, b: f64, c: f64) -> f64 {

@@ -6,7 +6,7 @@
 #![allow(clippy::excessive_precision, clippy::approx_constant)]
 
 use super::exp_log::EXP2;
-use super::{fma, horner, mul, pow2i, rint_mul, trunc};
+use super::{fma, fms, fnma, horner, mul, pow2i, trunc};
 
 /// 1/3 and 2·log2(e) as hi + lo.
 const THIRD_HI: f32 = f32::from_bits(0x3eaa_aaab);
@@ -31,27 +31,30 @@ fn log2_ext(x: f32) -> (f32, f32) {
     let e = ia.wrapping_sub(0x3f35_04f3) & (0xff80_0000_u32 as i32);
     let m = f32::from_bits(ia.wrapping_sub(e) as u32);
     let i = (e >> 23) as f32 + bias;
-    // u = (m − 1)/(m + 1): m − 1 is exact, m + 1 = d + d_lo (two-sum).
+    // u = (m − 1)/(m + 1): m − 1 is exact, m + 1 = d + d_lo with d_lo = m − (d − 1), where
+    // d − 1 (d in [1.7, 2.5)) and the difference of two values in [0.7, 1.5) are exact.
     let a = m - 1.0;
     let d = m + 1.0;
-    let bv = d - m;
-    let d_lo = (1.0 - bv) + (m - (d - bv));
-    let u = a / d;
-    let u_lo = fma(-u, d_lo, fma(-u, d, a)) / d;
+    let d_lo = m - (d - 1.0);
+    // One division (`div.rn` is a long sequence): u = a·(1/d), within 2 ulp of a/d; the exact
+    // residual a − u·d − u·d_lo, times 1/d, is u_lo, so u + u_lo is still a/(d + d_lo) to ~2^-46.
+    let rcp = 1.0 / d;
+    let u = mul(a, rcp);
+    let u_lo = mul(fnma(u, d_lo, fnma(u, d, a)), rcp);
     // u², u³, u³/3 as hi + lo.
     let u2 = mul(u, u);
-    let u2_lo = fma(u, u, -u2) + mul(mul(2.0, u), u_lo);
+    let u2_lo = fms(u, u, u2) + mul(mul(2.0, u), u_lo);
     let u3 = mul(u, u2);
-    let u3_lo = fma(u, u2, -u3) + (mul(u, u2_lo) + mul(u_lo, u2));
+    let u3_lo = fms(u, u2, u3) + (mul(u, u2_lo) + mul(u_lo, u2));
     let t3 = mul(u3, THIRD_HI);
-    let t3_lo = fma(u3, THIRD_HI, -t3) + (mul(u3, THIRD_LO) + mul(u3_lo, THIRD_HI));
+    let t3_lo = fms(u3, THIRD_HI, t3) + (mul(u3, THIRD_LO) + mul(u3_lo, THIRD_HI));
     let rest = mul(mul(u3, u2), horner(u2, ATANH));
     // atanh u = s + s_lo; |t3| < |u|.
     let s = u + t3;
     let s_lo = ((u - s) + t3) + (u_lo + t3_lo + rest);
     // log2 m = K·atanh u, then + i (|i| ≥ 1 > |l| or i = 0).
     let l = mul(s, K_HI);
-    let l_lo = fma(s, K_HI, -l) + (mul(s, K_LO) + mul(s_lo, K_HI));
+    let l_lo = fms(s, K_HI, l) + (mul(s, K_LO) + mul(s_lo, K_HI));
     let hi = i + l;
     let lo = ((i - hi) + l) + l_lo;
     let h = hi + lo;
@@ -61,17 +64,17 @@ fn log2_ext(x: f32) -> (f32, f32) {
 /// 2^(p + p_lo), |p_lo| ≤ ulp(p): overflow to +inf above 2^128, +0 below 2^-150.
 #[inline(always)]
 fn exp2_ext(p: f32, p_lo: f32) -> f32 {
-    let (p, p_lo) = if p > 130.0 {
-        (130.0, 0.0)
-    } else if p < -152.0 {
-        (-152.0, 0.0)
-    } else {
-        (p, p_lo)
-    };
-    let j = rint_mul(p, 1.0);
-    let t = (p - j) + p_lo;
+    // Clamped with selects (min/max), not branches; a clamped p drops p_lo (an infinite p
+    // has a NaN p_lo).
+    let pc = p.clamp(-152.0, 130.0);
+    let p_lo = if pc == p { p_lo } else { 0.0 };
+    // rint(pc) by the 1.5·2^23 trick; the integer is read from the sum's low bits.
+    const MAGIC: f32 = 12_582_912.0;
+    let k = pc + MAGIC;
+    let jf = k - MAGIC;
+    let t = (pc - jf) + p_lo;
     let r = fma(horner(t, EXP2), t, 1.0);
-    let j = j as i32;
+    let j = (k.to_bits() as i32).wrapping_sub(MAGIC.to_bits() as i32);
     let j1 = j >> 1;
     mul(mul(r, pow2i(j1)), pow2i(j - j1))
 }
@@ -84,21 +87,18 @@ pub fn pow(x: f32, y: f32) -> f32 {
     let ax = x.abs();
     let (l, l_lo) = log2_ext(ax);
     let p = mul(y, l);
-    let p_lo = fma(y, l, -p) + mul(y, l_lo);
+    let p_lo = fms(y, l, p) + mul(y, l_lo);
     let r = exp2_ext(p, p_lo);
     let y_int = trunc(y) == y;
-    // Every f32 from 2^24 on is even.
-    let y_odd = y_int && y.abs() < 16_777_216.0 && (y as i32) & 1 != 0;
+    // y/2 is exact for |y| ≥ 1 and an integer from 2^24 on (every such f32 is even).
+    let h = mul(y, 0.5);
+    let y_odd = y_int && trunc(h) != h;
+    // Selects, not branches, for the finite cases: negative x gives ±r by the parity of an
+    // integer y and NaN otherwise.
+    let r = if x < 0.0 && y_odd { -r } else { r };
+    let r = if x < 0.0 && !y_int { f32::NAN } else { r };
     if ax > 0.0 && ax < f32::INFINITY && y.is_finite() {
-        if x > 0.0 {
-            r
-        } else if !y_int {
-            f32::NAN
-        } else if y_odd {
-            -r
-        } else {
-            r
-        }
+        r
     } else {
         special(x, y, y_odd)
     }

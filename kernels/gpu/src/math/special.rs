@@ -3,7 +3,8 @@
 // 1/3 are fits, not those constants).
 #![allow(clippy::excessive_precision, clippy::approx_constant)]
 
-use super::{exp, fma, horner, mul};
+use super::exp_log::exp_normal;
+use super::{fma, horner, mul};
 
 /// (tanh x − x)/x³ as a polynomial in x², on |x| ≤ 0.5625.
 const TANH: [f32; 5] = [
@@ -39,30 +40,30 @@ const ERF_LARGE: [f32; 10] = [
 /// tanh(x): max error 2 ulp; ±1 for large |x|, NaN for NaN.
 #[inline(always)]
 pub fn tanh(x: f32) -> f32 {
+    // Both formulas are evaluated and one selected: in a warp of mixed arguments a branch
+    // would run both anyway, plus its divergence bookkeeping.
     let a = x.abs();
-    if a <= 0.5625 {
-        let s = mul(x, x);
-        // `+ 0.0` keeps the sign of a zero x (see `trig::kernel`).
-        fma(fma(horner(s, TANH), s, 0.0), x, x)
-    } else {
-        // 1 − 2/(e^2a + 1): e^2a overflows to +inf for a > 44, giving exactly 1.
-        let r = 1.0 - 2.0 / (exp(a + a) + 1.0);
-        r.copysign(x)
-    }
+    let s = mul(x, x);
+    // `+ 0.0` keeps the sign of a zero x (see `trig::kernel`).
+    let small = fma(fma(horner(s, TANH), s, 0.0), x, x);
+    // 1 − 2/(e^2a + 1). From a = 9.1 on this rounds to exactly 1, so a is clamped to 10
+    // (a NaN passes through) and e^2a stays in `exp_normal`'s range.
+    let c = if a > 10.0 { 10.0 } else { a };
+    let large = (1.0 - 2.0 / (exp_normal(c + c) + 1.0)).copysign(x);
+    if a <= 0.5625 { small } else { large }
 }
 
 /// erf(x): max error 2 ulp; ±1 for |x| ≥ 4, NaN for NaN.
 #[inline(always)]
 pub fn erf(x: f32) -> f32 {
+    // Both formulas evaluated, one selected (see `tanh`).
     let a = x.abs();
-    if a < 0.9375 {
-        let s = mul(x, x);
-        fma(horner(s, ERF_SMALL), x, x)
-    } else {
-        // erf = 1 − erfc, with erfc = e^(poly) (below half an ulp of 1 from t = 4 on). A NaN
-        // passes through the clamp.
-        let t = if a > 4.0 { 4.0 } else { a };
-        let r = 1.0 - exp(horner(t, ERF_LARGE));
-        r.copysign(x)
-    }
+    let s = mul(x, x);
+    let small = fma(horner(s, ERF_SMALL), x, x);
+    // erf = 1 − erfc, with erfc = e^(poly) (below half an ulp of 1 from t = 4 on). A NaN
+    // passes through the clamp.
+    let t = if a > 4.0 { 4.0 } else { a };
+    // The exponent is in [-17.7, -1.7] for t in [0, 4]: `exp_normal`'s range.
+    let large = (1.0 - exp_normal(horner(t, ERF_LARGE))).copysign(x);
+    if a < 0.9375 { small } else { large }
 }

@@ -3,7 +3,8 @@
 // 1/3 are fits, not those constants).
 #![allow(clippy::excessive_precision, clippy::approx_constant)]
 
-use super::{exp_f64, fma_f64 as fma, horner64, mul64};
+use super::exp_log_f64::exp_normal_f64;
+use super::{fma_f64 as fma, horner64, mul64};
 
 /// (tanh x − x)/x³ as a polynomial in x², on |x| ≤ 0.5625.
 const TANH: [f64; 13] = [
@@ -31,7 +32,10 @@ pub fn tanh_f64(x: f64) -> f64 {
         // `+ 0.0` keeps the sign of a zero x.
         fma(fma(horner64(s, TANH), s, 0.0), x, x)
     } else {
-        let r = 1.0 - 2.0 / (exp_f64(a + a) + 1.0);
+        // From a = 19.1 on this rounds to exactly 1, so a is clamped to 20 (a NaN passes
+        // through) and e^2a stays in `exp_normal_f64`'s range.
+        let a = if a > 20.0 { 20.0 } else { a };
+        let r = 1.0 - 2.0 / (exp_normal_f64(a + a) + 1.0);
         r.copysign(x)
     }
 }
