@@ -28,7 +28,11 @@
 
 mod exp_log;
 mod exp_log_f64;
+mod expm1_log1p;
 mod fast;
+mod hyperbolic;
+mod inverse_trig;
+mod misc;
 mod pow;
 mod rounding;
 mod special;
@@ -38,7 +42,11 @@ mod trig_f64;
 
 pub use exp_log::{exp, exp2, exp10, log, log2, log10};
 pub use exp_log_f64::{exp_f64, exp2_f64, log_f64, log2_f64};
+pub use expm1_log1p::{expm1, log1p};
 pub use fast::*;
+pub use hyperbolic::{acosh, asinh, atanh, cosh, sinh};
+pub use inverse_trig::{acos, asin, atan, atan2};
+pub use misc::{cbrt, hypot, powi, remainder, tan};
 pub use pow::pow;
 pub use rounding::{copysign, fmod, frexp, ldexp, round};
 pub use special::{erf, tanh};

@@ -1,0 +1,381 @@
+//! Accuracy of the rest of `gpu::math`'s f32 functions (inverse trigonometric, hyperbolic,
+//! `expm1`/`log1p`, `tan`, `cbrt`, `hypot`, `remainder`, `powi`), measured on the CPU in the
+//! style of `math_ulp.rs`: random bit patterns over every binade, uniform samples of the
+//! useful ranges and the edge cases, against the f64 function of `std`/`libm` (accurate to
+//! < 1 ulp of f64); the error is in ulp of the exact result's f32 binade. Each function's
+//! documented bound is asserted.
+
+use gpu::math;
+
+/// A fixed-seed xorshift generator: the same inputs on every run.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn bits32(&mut self) -> f32 {
+        f32::from_bits((self.next() >> 32) as u32)
+    }
+    fn uniform(&mut self, lo: f32, hi: f32) -> f32 {
+        let u = (self.next() >> 40) as f32 / (1u64 << 24) as f32;
+        lo + (hi - lo) * u
+    }
+}
+
+/// The error of `y` against the exact value `r`, in ulp of `r`'s f32 binade (subnormals: 2^-149).
+fn ulp_error(y: f32, r: f64) -> f64 {
+    if r.is_nan() || y.is_nan() {
+        return if r.is_nan() && y.is_nan() {
+            0.0
+        } else {
+            f64::INFINITY
+        };
+    }
+    if y.is_infinite() || r.is_infinite() || r.abs() > f32::MAX as f64 {
+        return if y as f64 == r || y == r as f32 {
+            0.0
+        } else {
+            f64::INFINITY
+        };
+    }
+    let a = r.abs();
+    let exp = if a == 0.0 {
+        -149
+    } else {
+        ((a.to_bits() >> 52) as i32 - 1023).max(-126) - 23
+    };
+    let e = (y as f64 - r).abs() / 2f64.powi(exp.max(-149));
+    if y == r as f32 { e.min(0.5) } else { e }
+}
+
+/// Edge inputs every function sees.
+fn specials() -> Vec<f32> {
+    let mut v = vec![
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN_POSITIVE,
+        -f32::MIN_POSITIVE,
+        f32::from_bits(1),
+        -f32::from_bits(1),
+        f32::from_bits(0x007f_ffff),
+        f32::MAX,
+        f32::MIN,
+        f32::EPSILON,
+    ];
+    for k in -20..20 {
+        for x in [k as f32 * 0.5, k as f32 * core::f32::consts::FRAC_PI_4] {
+            v.extend([
+                x,
+                f32::from_bits(x.to_bits() + 1),
+                f32::from_bits(x.to_bits().wrapping_sub(1)),
+            ]);
+        }
+    }
+    v
+}
+
+/// Worst error seen and where.
+#[derive(Default)]
+struct Worst {
+    count: u64,
+    max: f64,
+    at: (f32, f32),
+}
+
+impl Worst {
+    fn check(&mut self, y: f32, r: f64, at: (f32, f32)) {
+        let e = ulp_error(y, r);
+        self.count += 1;
+        if e > self.max {
+            (self.max, self.at) = (e, at);
+        }
+    }
+    fn assert(&self, name: &str, bound: f64) {
+        println!(
+            "{name:<10} max {:.3} ulp at ({:e}, {:e}), {} inputs",
+            self.max, self.at.0, self.at.1, self.count
+        );
+        assert!(
+            self.max <= bound,
+            "{name}: {:.3} ulp at ({:e}, {:e}) exceeds the documented {bound} ulp",
+            self.max,
+            self.at.0,
+            self.at.1
+        );
+    }
+}
+
+/// Inputs per random sweep and per uniform range.
+const N: usize = 2_000_000;
+
+/// Measures `f` against `reference` over the specials, random bit patterns and uniform samples
+/// of each range; panics with the worst input if any error exceeds `bound`.
+fn measure(
+    name: &str,
+    f: impl Fn(f32) -> f32,
+    reference: impl Fn(f64) -> f64,
+    ranges: &[(f32, f32)],
+    bound: f64,
+) {
+    let mut w = Worst::default();
+    let mut check = |x: f32| w.check(f(x), reference(x as f64), (x, 0.0));
+    specials().into_iter().for_each(&mut check);
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    for _ in 0..N {
+        check(rng.bits32());
+    }
+    for &(lo, hi) in ranges {
+        for _ in 0..N {
+            check(rng.uniform(lo, hi));
+        }
+    }
+    w.assert(name, bound);
+}
+
+/// [`measure`] for a function of two arguments: all pairs of specials, random bit pairs, and
+/// uniform pairs from each range.
+fn measure2(
+    name: &str,
+    f: impl Fn(f32, f32) -> f32,
+    reference: impl Fn(f64, f64) -> f64,
+    ranges: &[(f32, f32)],
+    bound: f64,
+) {
+    let mut w = Worst::default();
+    let mut check = |x: f32, y: f32| w.check(f(x, y), reference(x as f64, y as f64), (x, y));
+    let sp = specials();
+    for &x in &sp {
+        for &y in &sp {
+            check(x, y);
+        }
+    }
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..N {
+        check(rng.bits32(), rng.bits32());
+    }
+    for &(lo, hi) in ranges {
+        for _ in 0..N {
+            check(rng.uniform(lo, hi), rng.uniform(lo, hi));
+        }
+    }
+    w.assert(name, bound);
+}
+
+/// Checks that `f` keeps the sign of a zero argument.
+fn odd_at_zero(name: &str, f: impl Fn(f32) -> f32) {
+    assert_eq!(f(-0.0).to_bits(), (-0.0f32).to_bits(), "{name}(-0)");
+    assert_eq!(f(0.0).to_bits(), 0.0f32.to_bits(), "{name}(+0)");
+}
+
+#[test]
+fn tan_f32() {
+    let ranges = [(-10.0, 10.0), (-1e5, 1e5), (-1e30, 1e30)];
+    measure("tan", math::tan, f64::tan, &ranges, 4.0);
+    odd_at_zero("tan", math::tan);
+}
+
+#[test]
+fn atan_f32() {
+    measure(
+        "atan",
+        math::atan,
+        f64::atan,
+        &[(-4.0, 4.0), (-1e4, 1e4)],
+        2.0,
+    );
+    odd_at_zero("atan", math::atan);
+    assert_eq!(math::atan(f32::INFINITY), core::f32::consts::FRAC_PI_2);
+}
+
+#[test]
+fn atan2_f32() {
+    measure2(
+        "atan2",
+        math::atan2,
+        f64::atan2,
+        &[(-4.0, 4.0), (-1e-3, 1e-3), (-1e30, 1e30)],
+        3.0,
+    );
+    use core::f32::consts::{FRAC_PI_2, FRAC_PI_4, PI};
+    assert_eq!(math::atan2(-0.0, 0.0).to_bits(), (-0.0f32).to_bits());
+    assert_eq!(math::atan2(0.0, -0.0), PI);
+    assert_eq!(math::atan2(-0.0, -1.0), -PI);
+    assert_eq!(math::atan2(1.0, 0.0), FRAC_PI_2);
+    assert_eq!(math::atan2(f32::INFINITY, f32::INFINITY), FRAC_PI_4);
+    assert_eq!(
+        math::atan2(-f32::INFINITY, -f32::INFINITY),
+        -3.0 * FRAC_PI_4
+    );
+    assert!(math::atan2(f32::NAN, 0.0).is_nan());
+    assert!(math::atan2(0.0, f32::NAN).is_nan());
+}
+
+#[test]
+fn asin_acos_f32() {
+    let ranges = [(-1.0, 1.0), (0.99, 1.0), (-1.0, -0.99)];
+    measure("asin", math::asin, f64::asin, &ranges, 2.0);
+    measure("acos", math::acos, f64::acos, &ranges, 2.0);
+    odd_at_zero("asin", math::asin);
+    assert_eq!(math::acos(1.0).to_bits(), 0.0f32.to_bits());
+    assert_eq!(math::acos(-1.0), core::f32::consts::PI);
+}
+
+#[test]
+fn expm1_log1p_f32() {
+    measure(
+        "expm1",
+        math::expm1,
+        libm::expm1,
+        &[(-20.0, 90.0), (-1.0, 1.0), (-1e-3, 1e-3)],
+        1.0,
+    );
+    measure(
+        "log1p",
+        math::log1p,
+        libm::log1p,
+        &[(-1.0, 4.0), (-1e-3, 1e-3), (0.0, 1e6)],
+        1.0,
+    );
+    odd_at_zero("expm1", math::expm1);
+    odd_at_zero("log1p", math::log1p);
+    assert_eq!(math::log1p(-1.0), f32::NEG_INFINITY);
+    assert_eq!(math::expm1(f32::NEG_INFINITY), -1.0);
+}
+
+#[test]
+fn sinh_cosh_f32() {
+    let ranges = [(-90.0, 90.0), (-2.0, 2.0)];
+    measure("sinh", math::sinh, f64::sinh, &ranges, 3.0);
+    measure("cosh", math::cosh, f64::cosh, &ranges, 3.0);
+    odd_at_zero("sinh", math::sinh);
+}
+
+#[test]
+fn asinh_acosh_atanh_f32() {
+    measure(
+        "asinh",
+        math::asinh,
+        libm::asinh,
+        &[(-10.0, 10.0), (-1e5, 1e5)],
+        3.0,
+    );
+    measure(
+        "acosh",
+        math::acosh,
+        // libm's acosh returns numbers for some x < -2 (its range test ignores the sign).
+        |x| if x < 1.0 { f64::NAN } else { libm::acosh(x) },
+        &[(1.0, 4.0), (1.0, 1e5), (1.0, 1.001)],
+        3.0,
+    );
+    measure(
+        "atanh",
+        math::atanh,
+        libm::atanh,
+        &[(-1.0, 1.0), (0.99, 1.0)],
+        3.0,
+    );
+    odd_at_zero("asinh", math::asinh);
+    odd_at_zero("atanh", math::atanh);
+    assert_eq!(math::acosh(1.0).to_bits(), 0.0f32.to_bits());
+    assert_eq!(math::atanh(-1.0), f32::NEG_INFINITY);
+}
+
+#[test]
+fn cbrt_f32() {
+    measure(
+        "cbrt",
+        math::cbrt,
+        f64::cbrt,
+        &[(-10.0, 10.0), (0.0, 1e-38)],
+        1.0,
+    );
+    odd_at_zero("cbrt", math::cbrt);
+    for k in -100i32..=100 {
+        let c = (k * k * k) as f32;
+        assert_eq!(math::cbrt(c), k as f32, "cbrt({c})");
+    }
+}
+
+#[test]
+fn hypot_f32() {
+    measure2(
+        "hypot",
+        math::hypot,
+        f64::hypot,
+        &[(-4.0, 4.0), (-1e-40, 1e-40), (-3e38, 3e38)],
+        1.0,
+    );
+    assert_eq!(math::hypot(f32::NAN, f32::NEG_INFINITY), f32::INFINITY);
+    assert_eq!(math::hypot(3.0, -4.0), 5.0);
+}
+
+#[test]
+fn remainder_f32() {
+    let mut rng = Rng(23);
+    let sp = specials();
+    let pairs = sp
+        .iter()
+        .flat_map(|&x| sp.iter().map(move |&y| (x, y)))
+        .collect::<Vec<_>>();
+    let random = (0..N).map(|i| {
+        let x = rng.bits32();
+        let y = if i % 2 == 0 {
+            rng.bits32()
+        } else {
+            rng.uniform(-10.0, 10.0)
+        };
+        (x, y)
+    });
+    for (x, y) in pairs.into_iter().chain(random.collect::<Vec<_>>()) {
+        let (f, r) = (math::remainder(x, y), libm::remainderf(x, y));
+        assert!(
+            f.to_bits() == r.to_bits() || (f.is_nan() && r.is_nan()),
+            "remainder({x:e}, {y:e}) = {f:e}, expected {r:e}"
+        );
+    }
+    assert_eq!(math::remainder(5.0, 2.0), 1.0);
+    assert_eq!(math::remainder(7.0, 2.0), -1.0);
+    assert_eq!(math::remainder(-4.0, 2.0).to_bits(), (-0.0f32).to_bits());
+}
+
+#[test]
+fn powi_f32() {
+    let mut w = Worst::default();
+    let mut rng = Rng(29);
+    let mut check =
+        |x: f32, n: i32| w.check(math::powi(x, n), (x as f64).powf(n as f64), (x, n as f32));
+    for &x in &specials() {
+        for n in [
+            -3,
+            -2,
+            -1,
+            0,
+            1,
+            2,
+            3,
+            i32::MIN,
+            i32::MAX,
+            1 << 24,
+            -(1 << 24) - 1,
+        ] {
+            check(x, n);
+        }
+    }
+    for _ in 0..N / 2 {
+        check(rng.bits32(), (rng.next() % 81) as i32 - 40);
+        check(rng.uniform(-4.0, 4.0), (rng.next() % 201) as i32 - 100);
+        // Huge exponents, with x close enough to 1 for finite results.
+        let n = (rng.next() >> 33) as i32 * if rng.next() & 1 == 0 { 1 } else { -1 };
+        check(1.0 + rng.uniform(-1e-7, 1e-7), n);
+    }
+    w.assert("powi", 2.0);
+    assert_eq!(math::powi(-2.0, 3), -8.0);
+    assert_eq!(math::powi(f32::NAN, 0), 1.0);
+    assert_eq!(math::powi(-0.0, -(1 << 25) - 1), f32::NEG_INFINITY);
+}
