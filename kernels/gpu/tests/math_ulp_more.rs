@@ -387,3 +387,17 @@ fn powi_f32() {
     assert_eq!(math::powi(f32::NAN, 0), 1.0);
     assert_eq!(math::powi(-0.0, -(1 << 25) - 1), f32::NEG_INFINITY);
 }
+
+#[test]
+fn erfc_f32() {
+    measure(
+        "erfc",
+        math::erfc,
+        libm::erfc,
+        &[(-4.0, 11.0), (-0.5, 0.5), (8.0, 10.1)],
+        4.0,
+    );
+    assert_eq!(math::erfc(f32::NEG_INFINITY), 2.0);
+    assert_eq!(math::erfc(f32::INFINITY), 0.0);
+    assert_eq!(math::erfc(0.0), 1.0);
+}

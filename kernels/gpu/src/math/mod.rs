@@ -26,6 +26,7 @@
 //! The `_approx` functions are single PTX `.approx` instructions (the special-function unit):
 //! much faster, a few ulp of error over documented ranges, see each function.
 
+mod erfc;
 mod exp_log;
 mod exp_log_f64;
 mod expm1_log1p;
@@ -40,6 +41,7 @@ mod special_f64;
 mod trig;
 mod trig_f64;
 
+pub use erfc::erfc;
 pub use exp_log::{exp, exp2, exp10, log, log2, log10};
 pub use exp_log_f64::{exp_f64, exp2_f64, log_f64, log2_f64};
 pub use expm1_log1p::{expm1, log1p};
