@@ -85,12 +85,14 @@ fn specials() -> Vec<f32> {
 struct Worst {
     count: u64,
     max: f64,
-    at: (f32, f32),
+    at: (f64, f64),
 }
 
 impl Worst {
-    fn check(&mut self, y: f32, r: f64, at: (f32, f32)) {
-        let e = ulp_error(y, r);
+    fn check(&mut self, y: f32, r: f64, at: (f64, f64)) {
+        self.record(ulp_error(y, r), at);
+    }
+    fn record(&mut self, e: f64, at: (f64, f64)) {
         self.count += 1;
         if e > self.max {
             (self.max, self.at) = (e, at);
@@ -124,7 +126,7 @@ fn measure(
     bound: f64,
 ) {
     let mut w = Worst::default();
-    let mut check = |x: f32| w.check(f(x), reference(x as f64), (x, 0.0));
+    let mut check = |x: f32| w.check(f(x), reference(x as f64), (x as f64, 0.0));
     specials().into_iter().for_each(&mut check);
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     for _ in 0..N {
@@ -148,7 +150,8 @@ fn measure2(
     bound: f64,
 ) {
     let mut w = Worst::default();
-    let mut check = |x: f32, y: f32| w.check(f(x, y), reference(x as f64, y as f64), (x, y));
+    let mut check =
+        |x: f32, y: f32| w.check(f(x, y), reference(x as f64, y as f64), (x as f64, y as f64));
     let sp = specials();
     for &x in &sp {
         for &y in &sp {
@@ -355,7 +358,11 @@ fn powi_f32() {
         } else {
             &mut large
         };
-        w.check(math::powi(x, n), (x as f64).powf(n as f64), (x, n as f32))
+        w.check(
+            math::powi(x, n),
+            (x as f64).powf(n as f64),
+            (x as f64, n as f64),
+        )
     };
     for &x in &specials() {
         for n in [
@@ -400,4 +407,152 @@ fn erfc_f32() {
     assert_eq!(math::erfc(f32::NEG_INFINITY), 2.0);
     assert_eq!(math::erfc(f32::INFINITY), 0.0);
     assert_eq!(math::erfc(0.0), 1.0);
+}
+
+/// f64: against a 256-bit reference (`astro-float`), as in `math_ulp_f64.rs`.
+mod f64_ref {
+    use astro_float::{BigFloat, RoundingMode, Sign};
+
+    pub const P: usize = 256;
+    pub const RM: RoundingMode = RoundingMode::ToEven;
+
+    /// `x` exactly (astro-float 0.9's `from_f64` halves subnormals: scaled by 2^64 and back).
+    pub fn big(x: f64) -> BigFloat {
+        if x != 0.0 && x.abs() < f64::MIN_POSITIVE {
+            let mut b = BigFloat::from_f64(x * 2f64.powi(64), P);
+            let e = b.exponent().expect("finite");
+            b.set_exponent(e - 64);
+            b
+        } else {
+            BigFloat::from_f64(x, P)
+        }
+    }
+
+    /// (top 64 mantissa bits as a fraction in [1/2, 1), binary exponent, negative).
+    fn parts(b: &BigFloat) -> Option<(f64, i32, bool)> {
+        let (m, _, s, e, _) = b.as_raw_parts()?;
+        let top = *m.last()?;
+        if top == 0 {
+            return None;
+        }
+        Some((top as f64 / 2f64.powi(64), e, s == Sign::Neg))
+    }
+
+    /// The error of `y` against the exact `r`, in ulp of `r`'s f64 binade.
+    pub fn ulp_error(y: f64, r: &BigFloat) -> f64 {
+        if r.is_nan() || y.is_nan() {
+            return if r.is_nan() && y.is_nan() {
+                0.0
+            } else {
+                f64::INFINITY
+            };
+        }
+        if let Some((_, e, neg)) = parts(r)
+            && e > 1024
+        {
+            return if y.is_infinite() && (y < 0.0) == neg {
+                0.0
+            } else {
+                f64::INFINITY
+            };
+        }
+        if r.is_inf() || y.is_infinite() {
+            let same = y.is_infinite() && r.is_inf() && (y < 0.0) == r.is_negative();
+            return if same { 0.0 } else { f64::INFINITY };
+        }
+        let ulp_exp = match parts(r) {
+            Some((_, e, _)) => (e - 1).max(-1022) - 52,
+            None => -1074,
+        };
+        let d = big(y).sub(r, P, RM);
+        match parts(&d) {
+            None => 0.0,
+            Some((frac, e, _)) => frac * 2f64.powi(e - ulp_exp),
+        }
+    }
+}
+
+/// f64 edge inputs.
+fn specials64() -> Vec<f64> {
+    let mut v = vec![
+        0.0,
+        -0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        f64::MIN_POSITIVE,
+        f64::from_bits(1),
+        -f64::from_bits(1),
+        f64::from_bits(0x000f_ffff_ffff_ffff),
+        f64::MAX,
+        f64::MIN,
+        1.0,
+        -1.0,
+        0.5,
+        2.0,
+        f64::EPSILON,
+    ];
+    v.extend((-20..20).map(|k| k as f64 * 0.75));
+    v
+}
+
+fn f64_rng(rng: &mut Rng) -> f64 {
+    f64::from_bits(rng.next())
+}
+
+#[test]
+fn cbrt_hypot_f64() {
+    use f64_ref::{P, RM, big, ulp_error};
+    let mut rng = Rng(31);
+    let mut w = Worst::default();
+    let mut inputs = specials64();
+    inputs.extend((0..20_000).map(|_| f64_rng(&mut rng)));
+    inputs.extend((0..20_000).map(|_| (rng.next() >> 11) as f64 * 2f64.powi(-50) - 2048.0));
+    for &x in &inputs {
+        let y = math::cbrt_f64(x);
+        let r = if x == 0.0 || !x.is_finite() {
+            big(x)
+        } else {
+            // One Newton step c − (c³ − x)/(3c²) from std's cbrt (53 bits) gives ~106 bits.
+            let (c, bx) = (big(x.cbrt()), big(x));
+            let c2 = c.mul(&c, P, RM);
+            let d = c2.mul(&c, P, RM).sub(&bx, P, RM);
+            c.sub(&d.div(&c2.mul(&big(3.0), P, RM), P, RM), P, RM)
+        };
+        w.record(ulp_error(y, &r), (x, 0.0));
+    }
+    w.assert("cbrt_f64", 1.0);
+    for k in -100i64..=100 {
+        let c = (k * k * k) as f64;
+        assert_eq!(math::cbrt_f64(c), k as f64, "cbrt_f64({c})");
+    }
+    assert_eq!(math::cbrt_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+
+    let mut w = Worst::default();
+    let sp = specials64();
+    let mut pairs: Vec<(f64, f64)> = sp
+        .iter()
+        .flat_map(|&x| sp.iter().map(move |&y| (x, y)))
+        .collect();
+    for _ in 0..8_000 {
+        pairs.push((f64_rng(&mut rng), f64_rng(&mut rng)));
+        let (x, y) = (rng.next() >> 11, rng.next() >> 11);
+        pairs.push((x as f64 * 2f64.powi(-52), y as f64 * 2f64.powi(-52)));
+    }
+    for (x, y) in pairs {
+        let h = math::hypot_f64(x, y);
+        let r = if x.is_infinite() || y.is_infinite() {
+            big(f64::INFINITY)
+        } else if x.is_nan() || y.is_nan() {
+            big(f64::NAN)
+        } else {
+            let (bx, by) = (big(x), big(y));
+            bx.mul(&bx, P, RM)
+                .add(&by.mul(&by, P, RM), P, RM)
+                .sqrt(P, RM)
+        };
+        w.record(ulp_error(h, &r), (x, y));
+    }
+    w.assert("hypot_f64", 2.0);
+    assert_eq!(math::hypot_f64(f64::NAN, f64::NEG_INFINITY), f64::INFINITY);
 }
