@@ -556,3 +556,36 @@ fn cbrt_hypot_f64() {
     w.assert("hypot_f64", 2.0);
     assert_eq!(math::hypot_f64(f64::NAN, f64::NEG_INFINITY), f64::INFINITY);
 }
+
+#[test]
+fn expm1_f64() {
+    use f64_ref::{P, RM, big, ulp_error};
+    let mut cc = astro_float::Consts::new().expect("constants");
+    let mut rng = Rng(37);
+    let mut w = Worst::default();
+    let mut inputs = specials64();
+    inputs.extend((0..5_000).map(|_| f64_rng(&mut rng)));
+    for (lo, hi) in [(-45.0, 712.0), (-1.0, 1.0), (-1e-3, 1e-3)] {
+        inputs.extend(
+            (0..3_000).map(|_| lo + (hi - lo) * ((rng.next() >> 11) as f64 / 2f64.powi(53))),
+        );
+    }
+    for &x in &inputs {
+        let r = if x.is_nan() {
+            big(f64::NAN)
+        } else if x == f64::NEG_INFINITY {
+            big(-1.0)
+        } else if x > 710.0 {
+            big(f64::INFINITY)
+        } else if x.abs() < 1e-30 {
+            // e^x − 1 at 256 bits would lose x itself: x + x²/2 is exact to far below an ulp.
+            let bx = big(x);
+            bx.add(&bx.mul(&bx, P, RM).div(&big(2.0), P, RM), P, RM)
+        } else {
+            big(x).exp(P, RM, &mut cc).sub(&big(1.0), P, RM)
+        };
+        w.record(ulp_error(math::expm1_f64(x), &r), (x, 0.0));
+    }
+    w.assert("expm1_f64", 1.0);
+    assert_eq!(math::expm1_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+}

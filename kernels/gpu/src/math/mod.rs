@@ -29,6 +29,7 @@
 mod erfc;
 mod exp_log;
 mod exp_log_f64;
+mod expm1_f64;
 mod expm1_log1p;
 mod fast;
 mod hyperbolic;
@@ -45,6 +46,7 @@ mod trig_f64;
 pub use erfc::erfc;
 pub use exp_log::{exp, exp2, exp10, log, log2, log10};
 pub use exp_log_f64::{exp_f64, exp2_f64, log_f64, log2_f64};
+pub use expm1_f64::expm1_f64;
 pub use expm1_log1p::{expm1, log1p};
 pub use fast::*;
 pub use hyperbolic::{acosh, asinh, atanh, cosh, sinh};
