@@ -589,3 +589,36 @@ fn expm1_f64() {
     w.assert("expm1_f64", 1.0);
     assert_eq!(math::expm1_f64(-0.0).to_bits(), (-0.0f64).to_bits());
 }
+
+#[test]
+fn log1p_f64() {
+    use f64_ref::{P, RM, big, ulp_error};
+    let mut cc = astro_float::Consts::new().expect("constants");
+    let mut rng = Rng(41);
+    let mut w = Worst::default();
+    let mut inputs = specials64();
+    inputs.extend((0..5_000).map(|_| f64_rng(&mut rng)));
+    for (lo, hi) in [(-1.0, 4.0), (-1e-3, 1e-3), (0.0, 1e6)] {
+        inputs.extend(
+            (0..3_000).map(|_| lo + (hi - lo) * ((rng.next() >> 11) as f64 / 2f64.powi(53))),
+        );
+    }
+    for &x in &inputs {
+        let r = if x.is_nan() || x < -1.0 {
+            big(f64::NAN)
+        } else if x == -1.0 {
+            big(f64::NEG_INFINITY)
+        } else if x == f64::INFINITY {
+            big(x)
+        } else if x.abs() < 1e-30 {
+            // log(1 + x) at 256 bits would lose x itself: x − x²/2 is exact far below an ulp.
+            let bx = big(x);
+            bx.sub(&bx.mul(&bx, P, RM).div(&big(2.0), P, RM), P, RM)
+        } else {
+            big(x).add(&big(1.0), P, RM).ln(P, RM, &mut cc)
+        };
+        w.record(ulp_error(math::log1p_f64(x), &r), (x, 0.0));
+    }
+    w.assert("log1p_f64", 1.0);
+    assert_eq!(math::log1p_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+}

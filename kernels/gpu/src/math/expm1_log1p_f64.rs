@@ -1,14 +1,12 @@
-//! `expm1_f64`: e^x − 1 for f64, the f32 [`expm1`](super::expm1)'s algorithm with an f64
-//! polynomial and the reduced argument carried as hi + lo (its low part's square matters at
-//! f64 precision).
+//! `expm1_f64` and `log1p_f64`. expm1: the f32 [`expm1`](super::expm1)'s algorithm with an
+//! f64 polynomial and the reduced argument carried as hi + lo (its low part's square matters at
+//! f64 precision). log1p: 1 + x = u + c exactly, then [`log_f64`](super::log_f64)'s fdlibm
+//! reduction of u with c/u added to its low-order terms (fdlibm's `log1p`).
 // Polynomial coefficients are fitted values printed to round-trip exactly.
 #![allow(clippy::excessive_precision)]
 
+use super::exp_log_f64::{LN2_HI_K, LN2_LO_K, log_special, log1p_parts, split};
 use super::{exp_f64, fma_f64 as fma, horner64, mul64, pow2i64};
-
-/// fdlibm's ln 2 split: the hi part has 21 trailing zero bits, so j·hi is exact.
-const LN2_HI_K: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
-const LN2_LO_K: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
 /// (e^t − 1 − t − t²/2)/t³ on |t| ≤ 0.35.
 const EXPM1: [f64; 11] = [
     1.608_482_553_369_974e-10,
@@ -69,4 +67,23 @@ pub fn expm1_f64(x: f64) -> f64 {
     let (s, s_lo) = two_sum(a, mul64(p, u));
     let r = s + (s_lo + (a_lo + mul64(p, u_lo)));
     if x == 0.0 { x } else { r }
+}
+
+/// log(1 + x) for f64: max error 1 ulp (CUDA's `log1p`: 1 ulp), x itself for tiny x (±0
+/// kept); −inf at −1, NaN below −1.
+#[inline(always)]
+pub fn log1p_f64(x: f64) -> f64 {
+    let (u, c) = two_sum(1.0, x);
+    let (f, k) = split(u);
+    // log(u + c) = log u + c/u to well below an ulp (|c/u| ≤ 2^-53).
+    let cu = c / u;
+    let (hfsq, sr) = log1p_parts(f);
+    let r = mul64(k, LN2_HI_K) - ((hfsq - (sr + (mul64(k, LN2_LO_K) + cu))) - f);
+    if x == 0.0 {
+        x
+    } else if u > 0.0 && u < f64::INFINITY {
+        r
+    } else {
+        log_special(u)
+    }
 }
