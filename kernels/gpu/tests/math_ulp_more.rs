@@ -622,3 +622,104 @@ fn log1p_f64() {
     w.assert("log1p_f64", 1.0);
     assert_eq!(math::log1p_f64(-0.0).to_bits(), (-0.0f64).to_bits());
 }
+
+/// Measures an f64 function against an `astro-float` reference over the specials, random bit
+/// patterns and uniform samples of `ranges`.
+fn measure64(
+    name: &str,
+    f: impl Fn(f64) -> f64,
+    reference: impl Fn(f64, &mut astro_float::Consts) -> astro_float::BigFloat,
+    ranges: &[(f64, f64)],
+    bound: f64,
+) {
+    let mut cc = astro_float::Consts::new().expect("constants");
+    let mut rng = Rng(43);
+    let mut w = Worst::default();
+    let mut inputs = specials64();
+    inputs.extend((0..1_200).map(|_| f64_rng(&mut rng)));
+    for &(lo, hi) in ranges {
+        inputs
+            .extend((0..800).map(|_| lo + (hi - lo) * ((rng.next() >> 11) as f64 / 2f64.powi(53))));
+    }
+    for &x in &inputs {
+        w.record(f64_ref::ulp_error(f(x), &reference(x, &mut cc)), (x, 0.0));
+    }
+    w.assert(name, bound);
+}
+
+#[test]
+fn hyperbolic_f64() {
+    use astro_float::BigFloat;
+    use f64_ref::{P, RM, big};
+    // The reference for NaN, ±inf and (with `tiny`) inputs so small that 256 bits lose them.
+    fn special(x: f64, inf: f64, tiny: f64) -> Option<BigFloat> {
+        if x.is_nan() {
+            Some(big(f64::NAN))
+        } else if x.is_infinite() {
+            Some(big(inf.copysign(x)))
+        } else if x.abs() < 1e-30 {
+            Some(big(tiny))
+        } else {
+            None
+        }
+    }
+    let wide = [(-30.0, 30.0), (-712.0, 712.0), (-1.0, 1.0)];
+    measure64(
+        "sinh_f64",
+        math::sinh_f64,
+        |x, cc| special(x, f64::INFINITY, x).unwrap_or_else(|| big(x).sinh(P, RM, cc)),
+        &wide,
+        2.0,
+    );
+    measure64(
+        "cosh_f64",
+        math::cosh_f64,
+        |x, cc| {
+            let x = x.abs();
+            special(x, f64::INFINITY, 1.0).unwrap_or_else(|| big(x).cosh(P, RM, cc))
+        },
+        &wide,
+        2.0,
+    );
+    measure64(
+        "asinh_f64",
+        math::asinh_f64,
+        |x, cc| special(x, f64::INFINITY, x).unwrap_or_else(|| big(x).asinh(P, RM, cc)),
+        &[(-10.0, 10.0), (-1e10, 1e10), (-1e-3, 1e-3)],
+        2.0,
+    );
+    measure64(
+        "acosh_f64",
+        math::acosh_f64,
+        |x, cc| {
+            if x < 1.0 || x.is_nan() {
+                big(f64::NAN)
+            } else if x == f64::INFINITY {
+                big(x)
+            } else {
+                big(x).acosh(P, RM, cc)
+            }
+        },
+        &[(1.0, 4.0), (1.0, 1e10), (1.0, 1.001)],
+        2.0,
+    );
+    measure64(
+        "atanh_f64",
+        math::atanh_f64,
+        |x, cc| {
+            if x.abs() > 1.0 || x.is_nan() {
+                big(f64::NAN)
+            } else if x.abs() == 1.0 {
+                big(f64::INFINITY.copysign(x))
+            } else {
+                special(x, 0.0, x).unwrap_or_else(|| big(x).atanh(P, RM, cc))
+            }
+        },
+        &[(-1.0, 1.0), (0.99, 1.0), (-1e-3, 1e-3)],
+        2.0,
+    );
+    assert_eq!(math::sinh_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+    assert_eq!(math::asinh_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+    assert_eq!(math::atanh_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+    assert_eq!(math::acosh_f64(1.0).to_bits(), 0.0f64.to_bits());
+}
