@@ -624,19 +624,20 @@ fn log1p_f64() {
 }
 
 /// Measures an f64 function against an `astro-float` reference over the specials, random bit
-/// patterns and uniform samples of `ranges`.
+/// patterns (`n`) and uniform samples of `ranges` (2n/3 each).
 fn measure64(
     name: &str,
     f: impl Fn(f64) -> f64,
     reference: impl Fn(f64, &mut astro_float::Consts) -> astro_float::BigFloat,
     ranges: &[(f64, f64)],
     bound: f64,
+    n: usize,
 ) {
     let mut cc = astro_float::Consts::new().expect("constants");
     let mut rng = Rng(43);
     let mut w = Worst::default();
     let mut inputs = specials64();
-    inputs.extend((0..1_200).map(|_| f64_rng(&mut rng)));
+    inputs.extend((0..n).map(|_| f64_rng(&mut rng)));
     for &(lo, hi) in ranges {
         inputs
             .extend((0..800).map(|_| lo + (hi - lo) * ((rng.next() >> 11) as f64 / 2f64.powi(53))));
@@ -670,6 +671,7 @@ fn hyperbolic_f64() {
         |x, cc| special(x, f64::INFINITY, x).unwrap_or_else(|| big(x).sinh(P, RM, cc)),
         &wide,
         2.0,
+        1_200,
     );
     measure64(
         "cosh_f64",
@@ -680,6 +682,7 @@ fn hyperbolic_f64() {
         },
         &wide,
         2.0,
+        1_200,
     );
     measure64(
         "asinh_f64",
@@ -687,6 +690,7 @@ fn hyperbolic_f64() {
         |x, cc| special(x, f64::INFINITY, x).unwrap_or_else(|| big(x).asinh(P, RM, cc)),
         &[(-10.0, 10.0), (-1e10, 1e10), (-1e-3, 1e-3)],
         2.0,
+        1_200,
     );
     measure64(
         "acosh_f64",
@@ -702,6 +706,7 @@ fn hyperbolic_f64() {
         },
         &[(1.0, 4.0), (1.0, 1e10), (1.0, 1.001)],
         2.0,
+        1_200,
     );
     measure64(
         "atanh_f64",
@@ -717,9 +722,34 @@ fn hyperbolic_f64() {
         },
         &[(-1.0, 1.0), (0.99, 1.0), (-1e-3, 1e-3)],
         2.0,
+        1_200,
     );
     assert_eq!(math::sinh_f64(-0.0).to_bits(), (-0.0f64).to_bits());
     assert_eq!(math::asinh_f64(-0.0).to_bits(), (-0.0f64).to_bits());
     assert_eq!(math::atanh_f64(-0.0).to_bits(), (-0.0f64).to_bits());
     assert_eq!(math::acosh_f64(1.0).to_bits(), 0.0f64.to_bits());
+}
+
+#[test]
+fn tan_f64() {
+    use f64_ref::{RM, big};
+    // Huge arguments need the bits of π far beyond 256 (as in `math_ulp_f64.rs`).
+    const WIDE: usize = 1_400;
+    measure64(
+        "tan_f64",
+        math::tan_f64,
+        |x, cc| {
+            if !x.is_finite() {
+                big(f64::NAN)
+            } else if x.abs() < 1e-30 {
+                big(x)
+            } else {
+                astro_float::BigFloat::from_f64(x, WIDE).tan(WIDE, RM, cc)
+            }
+        },
+        &[(-10.0, 10.0), (-1e5, 1e5), (-1.6, 1.6)],
+        2.0,
+        400,
+    );
+    assert_eq!(math::tan_f64(-0.0).to_bits(), (-0.0f64).to_bits());
 }

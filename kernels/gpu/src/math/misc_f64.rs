@@ -1,8 +1,20 @@
-//! `cbrt_f64` and `hypot_f64`: the f64 versions of [`cbrt`](super::cbrt) and
-//! [`hypot`](super::hypot), built the same way (exact scaling by powers of two, a last Newton
-//! step on an exactly computed residual).
+//! `tan_f64`, `cbrt_f64` and `hypot_f64`: the f64 versions of [`tan`](super::tan),
+//! [`cbrt`](super::cbrt) and [`hypot`](super::hypot), built the same way (one shared
+//! reduction for sin/cos; exact scaling by powers of two, a last Newton step on an exactly
+//! computed residual).
 
-use super::{fma_f64, mul64, pow2i64, sqrt_f64};
+use super::{fma_f64, mul64, pow2i64, sincos_f64, sqrt_f64};
+
+/// tan(x) for f64, x in radians: max error 2 ulp (CUDA's `tan`: 2 ulp), every finite x; NaN
+/// for ±inf and NaN. sin/cos after one shared range reduction, as [`tan`](super::tan).
+#[inline(always)]
+pub fn tan_f64(x: f64) -> f64 {
+    let (s, c) = sincos_f64(x);
+    // The quotient with its rounding error corrected (q·c − s is exact): one rounding fewer
+    // (2.05 -> 1.67 ulp measured). Written as a subtraction, it keeps the sign of a zero x.
+    let q = s / c;
+    q - fma_f64(q, c, -s) / c
+}
 
 /// Magic constant for the first approximation of a cube root from the high word of its
 /// argument's bits (FreeBSD's `cbrt`).

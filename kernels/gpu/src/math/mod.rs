@@ -54,7 +54,7 @@ pub use hyperbolic::{acosh, asinh, atanh, cosh, sinh};
 pub use hyperbolic_f64::{acosh_f64, asinh_f64, atanh_f64, cosh_f64, sinh_f64};
 pub use inverse_trig::{acos, asin, atan, atan2};
 pub use misc::{cbrt, hypot, powi, remainder, tan};
-pub use misc_f64::{cbrt_f64, hypot_f64};
+pub use misc_f64::{cbrt_f64, hypot_f64, tan_f64};
 pub use pow::pow;
 pub use rounding::{copysign, fmod, frexp, ldexp, round};
 pub use special::{erf, tanh};
