@@ -756,3 +756,62 @@ fn tan_f64() {
     );
     assert_eq!(math::tan_f64(-0.0).to_bits(), (-0.0f64).to_bits());
 }
+
+#[test]
+fn atan_atan2_f64() {
+    use f64_ref::{P, RM, big, ulp_error};
+    measure64(
+        "atan_f64",
+        math::atan_f64,
+        |x, cc| {
+            if x.is_nan() {
+                big(f64::NAN)
+            } else if x.abs() < 1e-30 {
+                big(x)
+            } else if x.is_infinite() {
+                // π/2 with x's sign.
+                let p = cc.pi(P, RM).div(&big(2.0), P, RM);
+                if x < 0.0 { p.neg() } else { p }
+            } else {
+                big(x).atan(P, RM, cc)
+            }
+        },
+        &[(-4.0, 4.0), (-1e10, 1e10), (-0.7, 0.7)],
+        2.0,
+        1_500,
+    );
+    let mut cc = astro_float::Consts::new().expect("constants");
+    let mut rng = Rng(47);
+    let mut w = Worst::default();
+    let sp = specials64();
+    let mut pairs: Vec<(f64, f64)> = sp
+        .iter()
+        .flat_map(|&x| sp.iter().map(move |&y| (x, y)))
+        .collect();
+    for _ in 0..1_000 {
+        pairs.push((f64_rng(&mut rng), f64_rng(&mut rng)));
+        let u = |r: &mut Rng| (r.next() >> 11) as f64 * 2f64.powi(-50) - 4.0;
+        pairs.push((u(&mut rng), u(&mut rng)));
+    }
+    for (y, x) in pairs {
+        let r = if x.is_finite() && y.is_finite() && x != 0.0 && y != 0.0 {
+            // atan(y/x) at 256 bits, moved to x's half plane.
+            let a = big(y).div(&big(x), P, RM).atan(P, RM, &mut cc);
+            let pi = cc.pi(P, RM);
+            if x > 0.0 {
+                a
+            } else if y > 0.0 {
+                a.add(&pi, P, RM)
+            } else {
+                a.sub(&pi, P, RM)
+            }
+        } else {
+            // Zeros and infinities: exact multiples of π/4, as std rounds them.
+            big(y.atan2(x))
+        };
+        w.record(ulp_error(math::atan2_f64(y, x), &r), (y, x));
+    }
+    w.assert("atan2_f64", 2.0);
+    assert_eq!(math::atan_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+    assert_eq!(math::atan2_f64(0.0, -0.0), core::f64::consts::PI);
+}
