@@ -5,6 +5,7 @@
 #![allow(clippy::excessive_precision)]
 
 use super::{fma_f64, horner64, mul64};
+use core::f64::consts::{FRAC_PI_2, FRAC_PI_4, PI};
 
 /// (atan t − t)/t³ as a polynomial in t², on t² ≤ (7/16)².
 const ATAN: [f64; 12] = [
@@ -23,10 +24,10 @@ const ATAN: [f64; 12] = [
 ];
 /// atan(1/2), atan(1), atan(3/2), π/2 as hi + lo; π as hi + lo.
 const ATAN_HALF: (f64, f64) = (0.463_647_609_000_806_1, 2.269_877_745_296_168_7e-17);
-const ATAN_ONE: (f64, f64) = (0.785_398_163_397_448_3, 3.061_616_997_868_383e-17);
+const ATAN_ONE: (f64, f64) = (FRAC_PI_4, 3.061_616_997_868_383e-17);
 const ATAN_THREE_HALVES: (f64, f64) = (0.982_793_723_247_329, 1.390_331_103_123_099_8e-17);
-const PIO2: (f64, f64) = (1.570_796_326_794_896_6, 6.123_233_995_736_766e-17);
-const PI: (f64, f64) = (3.141_592_653_589_793, 1.224_646_799_147_353_2e-16);
+const PIO2: (f64, f64) = (FRAC_PI_2, 6.123_233_995_736_766e-17);
+const PI_HL: (f64, f64) = (PI, 1.224_646_799_147_353_2e-16);
 
 /// atan a for a ≥ 0 (or NaN).
 #[inline(always)]
@@ -73,7 +74,7 @@ pub fn atan2_f64(y: f64, x: f64) -> f64 {
     let (c_hi, c_lo) = match (swap, neg) {
         (false, false) => (0.0, 0.0),
         (true, _) => PIO2,
-        (false, true) => PI,
+        (false, true) => PI_HL,
     };
     let r = if swap != neg { -r } else { r };
     let r = (c_hi + (c_lo + r)).copysign(y);
