@@ -815,3 +815,42 @@ fn atan_atan2_f64() {
     assert_eq!(math::atan_f64(-0.0).to_bits(), (-0.0f64).to_bits());
     assert_eq!(math::atan2_f64(0.0, -0.0), core::f64::consts::PI);
 }
+
+#[test]
+fn asin_acos_f64() {
+    use f64_ref::{P, RM, big};
+    let ranges = [(-1.0, 1.0), (0.99, 1.0), (-1.0, -0.99), (-0.6, 0.6)];
+    measure64(
+        "asin_f64",
+        math::asin_f64,
+        |x, cc| {
+            if x.is_nan() || x.abs() > 1.0 {
+                big(f64::NAN)
+            } else if x.abs() < 1e-30 {
+                big(x)
+            } else {
+                big(x).asin(P, RM, cc)
+            }
+        },
+        &ranges,
+        2.0,
+        1_000,
+    );
+    measure64(
+        "acos_f64",
+        math::acos_f64,
+        |x, cc| {
+            if x.is_nan() || x.abs() > 1.0 {
+                big(f64::NAN)
+            } else {
+                big(x).acos(P, RM, cc)
+            }
+        },
+        &ranges,
+        2.0,
+        1_000,
+    );
+    assert_eq!(math::asin_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+    assert_eq!(math::acos_f64(1.0).to_bits(), 0.0f64.to_bits());
+    assert_eq!(math::acos_f64(-1.0), core::f64::consts::PI);
+}

@@ -54,7 +54,7 @@ pub use fast::*;
 pub use hyperbolic::{acosh, asinh, atanh, cosh, sinh};
 pub use hyperbolic_f64::{acosh_f64, asinh_f64, atanh_f64, cosh_f64, sinh_f64};
 pub use inverse_trig::{acos, asin, atan, atan2};
-pub use inverse_trig_f64::{atan_f64, atan2_f64};
+pub use inverse_trig_f64::{acos_f64, asin_f64, atan_f64, atan2_f64};
 pub use misc::{cbrt, hypot, powi, remainder, tan};
 pub use misc_f64::{cbrt_f64, hypot_f64, tan_f64};
 pub use pow::pow;
