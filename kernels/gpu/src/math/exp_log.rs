@@ -12,8 +12,8 @@ use super::{fma, horner, mul, pow2i};
 
 const LOG2E: f32 = core::f32::consts::LOG2_E;
 /// ln 2 = `LN2_HI + LN2_MID` to 48 bits.
-const LN2_HI: f32 = f32::from_bits(0x3f31_7218);
-const LN2_MID: f32 = f32::from_bits(0xb102_e308);
+pub(super) const LN2_HI: f32 = f32::from_bits(0x3f31_7218);
+pub(super) const LN2_MID: f32 = f32::from_bits(0xb102_e308);
 /// log2(e) = `LOG2E_HI + LOG2E_LO`.
 const LOG2E_HI: f32 = f32::from_bits(0x3fb8_aa3b);
 const LOG2E_LO: f32 = f32::from_bits(0x32a5_7060);
@@ -37,7 +37,7 @@ pub(super) const EXP2: [f32; 7] = [
     0.693_147_2,
 ];
 /// (log(1 + f) − f + f²/2)/f³ on |f| ≤ 1/3.
-const LOG: [f32; 9] = [
+pub(super) const LOG: [f32; 9] = [
     0.113_306_17,
     -0.124_222,
     0.109_156_55,
@@ -121,7 +121,7 @@ pub fn exp2(x: f32) -> f32 {
 
 /// `x = 2^i·m` with m in [2/3, 4/3) for positive finite x (subnormals included): `(m − 1, i)`.
 #[inline(always)]
-fn split(x: f32) -> (f32, f32) {
+pub(super) fn split(x: f32) -> (f32, f32) {
     let sub = x < f32::MIN_POSITIVE;
     let (x, bias) = if sub {
         (mul(x, 8_388_608.0), -23.0)
@@ -138,7 +138,7 @@ fn split(x: f32) -> (f32, f32) {
 /// The results of a logarithm outside its positive finite domain: −inf for ±0, +inf for
 /// +inf, NaN for negatives and NaN.
 #[inline(always)]
-fn log_special(x: f32) -> f32 {
+pub(super) fn log_special(x: f32) -> f32 {
     if x == 0.0 {
         f32::NEG_INFINITY
     } else if x == f32::INFINITY {

@@ -12,8 +12,8 @@ const LOG2E: f64 = core::f64::consts::LOG2_E;
 const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fefa_39ef);
 const LN2_LO: f64 = f64::from_bits(0x3c7a_bc9e_3b39_803f);
 /// fdlibm's ln 2 and 1/ln 2 splits: the hi parts have trailing zero bits, so k·hi is exact.
-const LN2_HI_K: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
-const LN2_LO_K: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
+pub(super) const LN2_HI_K: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
+pub(super) const LN2_LO_K: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
 const IVLN2_HI: f64 = f64::from_bits(0x3ff7_1547_6520_0000);
 const IVLN2_LO: f64 = f64::from_bits(0x3de7_05fc_2eef_a200);
 
@@ -118,7 +118,7 @@ pub fn exp2_f64(x: f64) -> f64 {
 
 /// `x = 2^k·(1 + f)` with 1 + f in [√2/2, √2) for positive finite x: `(f, k)`.
 #[inline(always)]
-fn split(x: f64) -> (f64, f64) {
+pub(super) fn split(x: f64) -> (f64, f64) {
     let sub = x < f64::MIN_POSITIVE;
     let (x, bias) = if sub {
         (mul64(x, 18_014_398_509_481_984.0), -54.0)
@@ -133,7 +133,7 @@ fn split(x: f64) -> (f64, f64) {
 
 /// fdlibm's log(1 + f) pieces: `(f²/2, s·(f²/2 + R))`.
 #[inline(always)]
-fn log1p_parts(f: f64) -> (f64, f64) {
+pub(super) fn log1p_parts(f: f64) -> (f64, f64) {
     let hfsq = mul64(mul64(0.5, f), f);
     let s = f / (2.0 + f);
     let z = mul64(s, s);
@@ -142,7 +142,7 @@ fn log1p_parts(f: f64) -> (f64, f64) {
 }
 
 #[inline(always)]
-fn log_special(x: f64) -> f64 {
+pub(super) fn log_special(x: f64) -> f64 {
     if x == 0.0 {
         f64::NEG_INFINITY
     } else if x == f64::INFINITY {

@@ -26,9 +26,18 @@
 //! The `_approx` functions are single PTX `.approx` instructions (the special-function unit):
 //! much faster, a few ulp of error over documented ranges, see each function.
 
+mod erfc;
 mod exp_log;
 mod exp_log_f64;
+mod expm1_log1p;
+mod expm1_log1p_f64;
 mod fast;
+mod hyperbolic;
+mod hyperbolic_f64;
+mod inverse_trig;
+mod inverse_trig_f64;
+mod misc;
+mod misc_f64;
 mod pow;
 mod rounding;
 mod special;
@@ -36,9 +45,18 @@ mod special_f64;
 mod trig;
 mod trig_f64;
 
+pub use erfc::erfc;
 pub use exp_log::{exp, exp2, exp10, log, log2, log10};
 pub use exp_log_f64::{exp_f64, exp2_f64, log_f64, log2_f64};
+pub use expm1_log1p::{expm1, log1p};
+pub use expm1_log1p_f64::{expm1_f64, log1p_f64};
 pub use fast::*;
+pub use hyperbolic::{acosh, asinh, atanh, cosh, sinh};
+pub use hyperbolic_f64::{acosh_f64, asinh_f64, atanh_f64, cosh_f64, sinh_f64};
+pub use inverse_trig::{acos, asin, atan, atan2};
+pub use inverse_trig_f64::{acos_f64, asin_f64, atan_f64, atan2_f64};
+pub use misc::{cbrt, hypot, powi, remainder, tan};
+pub use misc_f64::{cbrt_f64, hypot_f64, tan_f64};
 pub use pow::pow;
 pub use rounding::{copysign, fmod, frexp, ldexp, round};
 pub use special::{erf, tanh};

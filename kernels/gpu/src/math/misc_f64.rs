@@ -1,0 +1,81 @@
+//! `tan_f64`, `cbrt_f64` and `hypot_f64`: the f64 versions of [`tan`](super::tan),
+//! [`cbrt`](super::cbrt) and [`hypot`](super::hypot), built the same way (one shared
+//! reduction for sin/cos; exact scaling by powers of two, a last Newton step on an exactly
+//! computed residual).
+
+use super::{fma_f64, mul64, pow2i64, sincos_f64, sqrt_f64};
+
+/// tan(x) for f64, x in radians: max error 2 ulp (CUDA's `tan`: 2 ulp), every finite x; NaN
+/// for ±inf and NaN. sin/cos after one shared range reduction, as [`tan`](super::tan).
+#[inline(always)]
+pub fn tan_f64(x: f64) -> f64 {
+    let (s, c) = sincos_f64(x);
+    // The quotient with its rounding error corrected (q·c − s is exact): one rounding fewer
+    // (without it the error exceeds 2 ulp). Written as a subtraction, it keeps the sign of a
+    // zero x.
+    let q = s / c;
+    q - fma_f64(q, c, -s) / c
+}
+
+/// Magic constant for the first approximation of a cube root from the high word of its
+/// argument's bits (FreeBSD's `cbrt`).
+const CBRT_MAGIC: u64 = 715_094_163;
+
+/// ∛x for f64: max error 1 ulp (CUDA's `cbrt`: 1 ulp), exact for perfect cubes of small
+/// integers; ±0, ±inf and NaN map to themselves.
+#[inline(always)]
+pub fn cbrt_f64(x: f64) -> f64 {
+    let a = x.abs();
+    let (a, bias) = if a < f64::MIN_POSITIVE {
+        (mul64(a, pow2i64(54)), -18)
+    } else {
+        (a, 0)
+    };
+    // a = 2^(3k)·m with m in [1, 8): ∛a = 2^k·∛m.
+    let bits = a.to_bits();
+    let e = (bits >> 52) as i32 - 1023;
+    let k = (e + 1026) / 3 - 342; // floor(e/3), the dividend kept positive
+    let m = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | (((1023 + e - 3 * k) as u64) << 52));
+    // Five correct bits, then three Halley steps y·(y³ + 2m)/(2y³ + m) (cubic convergence).
+    let mut y = f64::from_bits(((m.to_bits() >> 32) / 3 + CBRT_MAGIC) << 32);
+    for _ in 0..3 {
+        let y3 = mul64(mul64(y, y), y);
+        y = mul64(y, (y3 + (m + m)) / (y3 + (y3 + m)));
+    }
+    // A last Newton step on the exact residual y³ − m (y² and y³ as hi + lo; y³ − m is exact
+    // by Sterbenz's lemma): the correction is below an ulp, rounded once.
+    let y2 = mul64(y, y);
+    let y2_lo = fma_f64(y, y, -y2);
+    let y3 = mul64(y2, y);
+    let y3_lo = fma_f64(y2, y, -y3) + mul64(y2_lo, y);
+    let res = (y3 - m) + y3_lo;
+    let y = y - res / mul64(3.0, y2);
+    let r = mul64(y, pow2i64(k + bias)).copysign(x);
+    if x == 0.0 || !x.is_finite() { x } else { r }
+}
+
+/// √(x² + y²) for f64 without intermediate overflow or underflow: max error 2 ulp (CUDA's
+/// `hypot`: 2 ulp); +inf if either is ±inf (even with a NaN), else NaN if either is NaN.
+#[inline(always)]
+pub fn hypot_f64(x: f64, y: f64) -> f64 {
+    let (ax, ay) = (x.abs(), y.abs());
+    let (a, b) = if ax > ay { (ax, ay) } else { (ay, ax) };
+    // Scaled by a power of two (exact) so that a² neither overflows nor underflows (a in
+    // [2^-474, 2^424] after scaling); b² may underflow only where it is below 2^-106 of a².
+    let (s, back) = if a > pow2i64(500) {
+        (pow2i64(-600), pow2i64(600))
+    } else if a < pow2i64(-500) {
+        (pow2i64(600), pow2i64(-600))
+    } else {
+        (1.0, 1.0)
+    };
+    let (a, b) = (mul64(a, s), mul64(b, s));
+    let r = mul64(sqrt_f64(fma_f64(a, a, mul64(b, b))), back);
+    if ax == f64::INFINITY || ay == f64::INFINITY {
+        f64::INFINITY
+    } else if x.is_nan() || y.is_nan() {
+        f64::NAN
+    } else {
+        r
+    }
+}
