@@ -41,6 +41,12 @@ def cases():
         x = f32(n)
         return lambda: torch.histc(x, bins=256, min=0.0, max=1.0)
 
+    def torch_to_bf16(n):
+        x = f32(n)
+        y = torch.empty(n, device="cuda", dtype=torch.bfloat16)
+        return lambda: y.copy_(x)
+
+    add("convert_f32_bf16", "torch copy_ to bf16", torch_to_bf16)
     add("select_if_f32", "torch.masked_select", torch_select)
     add("histogram_even_f32_256", "torch.histc", torch_histc)
     add("reduce_sum_f32", "torch.sum", torch_sum)

@@ -7,7 +7,8 @@
 //! reduce_sum_f32       268435456      3050.1      3048.0  torch.sum       1.00x
 //! ```
 //! `ratio` = peer time / our time (> 1: we are faster). Bandwidth counts the bytes each
-//! algorithm must move (reduce: n reads; scan: n reads + n writes).
+//! algorithm must move (reduce: n reads; scan: n reads + n writes; convert f32 → bf16: 4n read,
+//! 2n written).
 
 use gpu_test_kit::XorShift64;
 use std::process::ExitCode;
@@ -73,6 +74,16 @@ fn cases<'a>(gpu: &'a Gpu, algos: &'a Algorithms) -> Vec<Case<'a>> {
                 Ok(Box::new(move |s: &Stream| {
                     algos.select_if(s, &x, CompareOp::Greater, 0.5, &mut out, &mut count)
                 }))
+            }),
+        },
+        Case {
+            name: "convert_f32_bf16",
+            // Reads n f32, writes n bf16.
+            bytes: |n| 6.0 * n as f64,
+            prepare: Box::new(move |n| {
+                let x = gpu.to_device(&random_f32(n))?;
+                let mut out = gpu.alloc_zeroed::<half::bf16>(n)?;
+                Ok(Box::new(move |s: &Stream| algos.convert(s, &x, &mut out)))
             }),
         },
         Case {

@@ -1,7 +1,7 @@
 //! `math_<fn>_<type>`: element-wise maps of `gpu::math`'s accurate functions, for the math bench
 //! (against torch/cupy) and the test that the GPU computes them bit-identically to the host.
 //! Each thread maps [`MATH_ITEMS`] consecutive elements loaded with 16-byte vector loads
-//! (`gpu::device::transform`); blocks of [`MATH_BLOCK`] threads, one tile per block. (Not
+//! (`gpu::device::transform_unrolled`); blocks of [`MATH_BLOCK`] threads, one tile per block. (Not
 //! `gpu::transform_kernel!`: its 16-item tiles keep the items of a long function body in local
 //! memory.)
 
@@ -17,7 +17,7 @@ macro_rules! map_kernels {
         /// `out[i] = f(x[i])`.
         #[kernel(block(256))]
         pub fn $name(x: &[$t], out: DisjointSlice<$t>) {
-            gpu::device::transform::<$t, $t, _, MATH_ITEMS>(x, &out, $f);
+            gpu::device::transform_unrolled::<$t, $t, _, MATH_ITEMS>(x, &out, $f);
         }
     )* };
 }

@@ -37,7 +37,7 @@ pub use sort::{
     radix_sort_histogram, radix_sort_pass, radix_sort_single, sort_items, sort_shared_bytes,
     sort_single_items, sort_single_shared_bytes, sort_single_threads, sort_single_tile, sort_tile,
 };
-pub use transform::{TRANSFORM_BLOCK, transform, transform_items, transform2};
+pub use transform::{TRANSFORM_BLOCK, transform, transform_items, transform_unrolled, transform2};
 
 /// Instantiates the device-wide reduction of `$t` with the operator `$op` (an expression, e.g.
 /// `gpu::ops::Sum`) as the kernel `$name`. `$t` must be a single identifier (import it first).
