@@ -14,23 +14,8 @@
 
 use gpu::math;
 
-/// A fixed-seed xorshift generator: the same inputs on every run.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn bits32(&mut self) -> f32 {
-        f32::from_bits((self.next() >> 32) as u32)
-    }
-    fn uniform(&mut self, lo: f32, hi: f32) -> f32 {
-        let u = (self.next() >> 40) as f32 / (1u64 << 24) as f32;
-        lo + (hi - lo) * u
-    }
-}
+mod math_support;
+use math_support::Rng;
 
 /// The error of `y` against the exact value `r`, in ulp of `r`'s f32 binade (subnormals: 2^-149).
 fn ulp_error(y: f32, r: f64) -> f64 {

@@ -2,86 +2,12 @@
 //! Rust), measured on the CPU (the same code as on the GPU). Fewer inputs than for f32: the
 //! reference is slow. Errors are in ulp of the exact result's f64 binade.
 
-use astro_float::{BigFloat, Consts, RoundingMode, Sign};
+use astro_float::{BigFloat, Consts};
 use gpu::math;
 
-const P: usize = 256;
-const RM: RoundingMode = RoundingMode::ToEven;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn bits64(&mut self) -> f64 {
-        f64::from_bits(self.next())
-    }
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * ((self.next() >> 11) as f64 / (1u64 << 53) as f64)
-    }
-}
-
-/// `x` exactly as a BigFloat. (astro-float 0.9's `from_f64` halves subnormals: they are
-/// converted scaled up by 2^64 and scaled back.)
-fn big(x: f64) -> BigFloat {
-    if x != 0.0 && x.abs() < f64::MIN_POSITIVE {
-        let mut b = BigFloat::from_f64(x * 2f64.powi(64), P);
-        let e = b.exponent().expect("finite");
-        b.set_exponent(e - 64);
-        b
-    } else {
-        BigFloat::from_f64(x, P)
-    }
-}
-
-/// (mantissa's top 64 bits as a fraction in [1/2, 1), binary exponent, negative) of a finite
-/// nonzero `b`; `None` for zero.
-fn parts(b: &BigFloat) -> Option<(f64, i32, bool)> {
-    let (m, _, s, e, _) = b.as_raw_parts()?;
-    let top = *m.last()?;
-    if top == 0 {
-        return None;
-    }
-    Some((top as f64 / 2f64.powi(64), e, s == Sign::Neg))
-}
-
-/// The error of `y` against the exact `r`, in ulp of `r`'s f64 binade.
-fn ulp_error(y: f64, r: &BigFloat) -> f64 {
-    if r.is_nan() || y.is_nan() {
-        return if r.is_nan() && y.is_nan() {
-            0.0
-        } else {
-            f64::INFINITY
-        };
-    }
-    // Beyond f64's range the correctly rounded result is ±inf (the reference has no overflow).
-    if let Some((_, e, neg)) = parts(r)
-        && e > 1024
-    {
-        return if y.is_infinite() && (y < 0.0) == neg {
-            0.0
-        } else {
-            f64::INFINITY
-        };
-    }
-    if r.is_inf() || y.is_infinite() {
-        let same = y.is_infinite() && r.is_inf() && (y < 0.0) == r.is_negative();
-        return if same { 0.0 } else { f64::INFINITY };
-    }
-    // The binade of r: r = 0.1xxx·2^e, so r in [2^(e-1), 2^e); ulp = 2^(max(e-1, -1022) - 52).
-    let ulp_exp = match parts(r) {
-        Some((_, e, _)) => (e - 1).max(-1022) - 52,
-        None => -1074,
-    };
-    let d = big(y).sub(r, P, RM);
-    match parts(&d) {
-        None => 0.0,
-        Some((frac, e, _)) => frac * 2f64.powi(e - ulp_exp),
-    }
-}
+mod math_support;
+use math_support::Rng;
+use math_support::f64_ref::{P, RM, big, ulp_error};
 
 fn specials() -> Vec<f64> {
     let mut v = vec![
@@ -139,7 +65,7 @@ fn measure(
     }
     for &(lo, hi) in ranges {
         for _ in 0..count {
-            check(rng.uniform(lo, hi));
+            check(rng.uniform_f64(lo, hi));
         }
     }
     println!(

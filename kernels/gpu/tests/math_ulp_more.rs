@@ -7,23 +7,8 @@
 
 use gpu::math;
 
-/// A fixed-seed xorshift generator: the same inputs on every run.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn bits32(&mut self) -> f32 {
-        f32::from_bits((self.next() >> 32) as u32)
-    }
-    fn uniform(&mut self, lo: f32, hi: f32) -> f32 {
-        let u = (self.next() >> 40) as f32 / (1u64 << 24) as f32;
-        lo + (hi - lo) * u
-    }
-}
+mod math_support;
+use math_support::{Rng, f64_ref};
 
 /// The error of `y` against the exact value `r`, in ulp of `r`'s f32 binade (subnormals: 2^-149).
 fn ulp_error(y: f32, r: f64) -> f64 {
@@ -407,69 +392,6 @@ fn erfc_f32() {
     assert_eq!(math::erfc(f32::NEG_INFINITY), 2.0);
     assert_eq!(math::erfc(f32::INFINITY), 0.0);
     assert_eq!(math::erfc(0.0), 1.0);
-}
-
-/// f64: against a 256-bit reference (`astro-float`), as in `math_ulp_f64.rs`.
-mod f64_ref {
-    use astro_float::{BigFloat, RoundingMode, Sign};
-
-    pub const P: usize = 256;
-    pub const RM: RoundingMode = RoundingMode::ToEven;
-
-    /// `x` exactly (astro-float 0.9's `from_f64` halves subnormals: scaled by 2^64 and back).
-    pub fn big(x: f64) -> BigFloat {
-        if x != 0.0 && x.abs() < f64::MIN_POSITIVE {
-            let mut b = BigFloat::from_f64(x * 2f64.powi(64), P);
-            let e = b.exponent().expect("finite");
-            b.set_exponent(e - 64);
-            b
-        } else {
-            BigFloat::from_f64(x, P)
-        }
-    }
-
-    /// (top 64 mantissa bits as a fraction in [1/2, 1), binary exponent, negative).
-    fn parts(b: &BigFloat) -> Option<(f64, i32, bool)> {
-        let (m, _, s, e, _) = b.as_raw_parts()?;
-        let top = *m.last()?;
-        if top == 0 {
-            return None;
-        }
-        Some((top as f64 / 2f64.powi(64), e, s == Sign::Neg))
-    }
-
-    /// The error of `y` against the exact `r`, in ulp of `r`'s f64 binade.
-    pub fn ulp_error(y: f64, r: &BigFloat) -> f64 {
-        if r.is_nan() || y.is_nan() {
-            return if r.is_nan() && y.is_nan() {
-                0.0
-            } else {
-                f64::INFINITY
-            };
-        }
-        if let Some((_, e, neg)) = parts(r)
-            && e > 1024
-        {
-            return if y.is_infinite() && (y < 0.0) == neg {
-                0.0
-            } else {
-                f64::INFINITY
-            };
-        }
-        if r.is_inf() || y.is_infinite() {
-            let same = y.is_infinite() && r.is_inf() && (y < 0.0) == r.is_negative();
-            return if same { 0.0 } else { f64::INFINITY };
-        }
-        let ulp_exp = match parts(r) {
-            Some((_, e, _)) => (e - 1).max(-1022) - 52,
-            None => -1074,
-        };
-        let d = big(y).sub(r, P, RM);
-        match parts(&d) {
-            None => 0.0,
-            Some((frac, e, _)) => frac * 2f64.powi(e - ulp_exp),
-        }
-    }
 }
 
 /// f64 edge inputs.
