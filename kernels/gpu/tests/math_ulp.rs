@@ -16,67 +16,7 @@ use gpu::math;
 
 mod math_support;
 use math_support::Rng;
-
-/// The error of `y` against the exact value `r`, in ulp of `r`'s f32 binade (subnormals: 2^-149).
-fn ulp_error(y: f32, r: f64) -> f64 {
-    if r.is_nan() || y.is_nan() {
-        return if r.is_nan() && y.is_nan() {
-            0.0
-        } else {
-            f64::INFINITY
-        };
-    }
-    if y.is_infinite() || r.is_infinite() {
-        return if y as f64 == r || y == r as f32 {
-            0.0
-        } else {
-            f64::INFINITY
-        };
-    }
-    let a = r.abs();
-    let exp = if a == 0.0 {
-        -149
-    } else {
-        ((a.to_bits() >> 52) as i32 - 1023).max(-126) - 23
-    };
-    ((y as f64 - r).abs() / 2f64.powi(exp.max(-149))).min(if y == r as f32 {
-        0.5
-    } else {
-        f64::MAX
-    })
-}
-
-/// Edge inputs every function sees.
-fn specials() -> Vec<f32> {
-    let mut v = vec![
-        0.0,
-        -0.0,
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        f32::NAN,
-        f32::MIN_POSITIVE,
-        -f32::MIN_POSITIVE,
-        f32::from_bits(1),
-        -f32::from_bits(1),
-        f32::from_bits(0x007f_ffff),
-        f32::MAX,
-        f32::MIN,
-        1.0,
-        -1.0,
-        0.5,
-        2.0,
-        f32::EPSILON,
-    ];
-    for k in -20..20 {
-        let x = k as f32 * core::f32::consts::FRAC_PI_4;
-        v.extend([
-            x,
-            f32::from_bits(x.to_bits() + 1),
-            f32::from_bits(x.to_bits().wrapping_sub(1)),
-        ]);
-    }
-    v
-}
+use math_support::f32_ref::{specials, ulp_error};
 
 struct Report {
     name: &'static str,

@@ -7,36 +7,7 @@ use gpu::math;
 
 mod math_support;
 use math_support::Rng;
-use math_support::f64_ref::{P, RM, big, ulp_error};
-
-fn specials() -> Vec<f64> {
-    let mut v = vec![
-        0.0,
-        -0.0,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::NAN,
-        f64::MIN_POSITIVE,
-        f64::from_bits(1),
-        -f64::from_bits(1),
-        f64::MAX,
-        f64::MIN,
-        1.0,
-        -1.0,
-        0.5,
-        2.0,
-        f64::EPSILON,
-    ];
-    for k in -20..20 {
-        let x = k as f64 * core::f64::consts::FRAC_PI_4;
-        v.extend([
-            x,
-            f64::from_bits(x.to_bits() + 1),
-            f64::from_bits(x.to_bits().wrapping_sub(1)),
-        ]);
-    }
-    v
-}
+use math_support::f64_ref::{P, RM, big, specials, ulp_error};
 
 /// Measures `f` against `reference` over the specials, random bit patterns and uniform samples
 /// of `ranges`; panics with the worst input if any error exceeds `bound`.

@@ -8,62 +8,8 @@
 use gpu::math;
 
 mod math_support;
+use math_support::f32_ref::{specials, ulp_error};
 use math_support::{Rng, f64_ref};
-
-/// The error of `y` against the exact value `r`, in ulp of `r`'s f32 binade (subnormals: 2^-149).
-fn ulp_error(y: f32, r: f64) -> f64 {
-    if r.is_nan() || y.is_nan() {
-        return if r.is_nan() && y.is_nan() {
-            0.0
-        } else {
-            f64::INFINITY
-        };
-    }
-    if y.is_infinite() || r.is_infinite() || r.abs() > f32::MAX as f64 {
-        return if y as f64 == r || y == r as f32 {
-            0.0
-        } else {
-            f64::INFINITY
-        };
-    }
-    let a = r.abs();
-    let exp = if a == 0.0 {
-        -149
-    } else {
-        ((a.to_bits() >> 52) as i32 - 1023).max(-126) - 23
-    };
-    let e = (y as f64 - r).abs() / 2f64.powi(exp.max(-149));
-    if y == r as f32 { e.min(0.5) } else { e }
-}
-
-/// Edge inputs every function sees.
-fn specials() -> Vec<f32> {
-    let mut v = vec![
-        0.0,
-        -0.0,
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        f32::NAN,
-        f32::MIN_POSITIVE,
-        -f32::MIN_POSITIVE,
-        f32::from_bits(1),
-        -f32::from_bits(1),
-        f32::from_bits(0x007f_ffff),
-        f32::MAX,
-        f32::MIN,
-        f32::EPSILON,
-    ];
-    for k in -20..20 {
-        for x in [k as f32 * 0.5, k as f32 * core::f32::consts::FRAC_PI_4] {
-            v.extend([
-                x,
-                f32::from_bits(x.to_bits() + 1),
-                f32::from_bits(x.to_bits().wrapping_sub(1)),
-            ]);
-        }
-    }
-    v
-}
 
 /// Worst error seen and where.
 #[derive(Default)]
@@ -394,30 +340,6 @@ fn erfc_f32() {
     assert_eq!(math::erfc(0.0), 1.0);
 }
 
-/// f64 edge inputs.
-fn specials64() -> Vec<f64> {
-    let mut v = vec![
-        0.0,
-        -0.0,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::NAN,
-        f64::MIN_POSITIVE,
-        f64::from_bits(1),
-        -f64::from_bits(1),
-        f64::from_bits(0x000f_ffff_ffff_ffff),
-        f64::MAX,
-        f64::MIN,
-        1.0,
-        -1.0,
-        0.5,
-        2.0,
-        f64::EPSILON,
-    ];
-    v.extend((-20..20).map(|k| k as f64 * 0.75));
-    v
-}
-
 fn f64_rng(rng: &mut Rng) -> f64 {
     f64::from_bits(rng.next())
 }
@@ -427,7 +349,7 @@ fn cbrt_hypot_f64() {
     use f64_ref::{P, RM, big, ulp_error};
     let mut rng = Rng(31);
     let mut w = Worst::default();
-    let mut inputs = specials64();
+    let mut inputs = f64_ref::specials();
     inputs.extend((0..20_000).map(|_| f64_rng(&mut rng)));
     inputs.extend((0..20_000).map(|_| (rng.next() >> 11) as f64 * 2f64.powi(-50) - 2048.0));
     for &x in &inputs {
@@ -451,7 +373,7 @@ fn cbrt_hypot_f64() {
     assert_eq!(math::cbrt_f64(-0.0).to_bits(), (-0.0f64).to_bits());
 
     let mut w = Worst::default();
-    let sp = specials64();
+    let sp = f64_ref::specials();
     let mut pairs: Vec<(f64, f64)> = sp
         .iter()
         .flat_map(|&x| sp.iter().map(move |&y| (x, y)))
@@ -485,7 +407,7 @@ fn expm1_f64() {
     let mut cc = astro_float::Consts::new().expect("constants");
     let mut rng = Rng(37);
     let mut w = Worst::default();
-    let mut inputs = specials64();
+    let mut inputs = f64_ref::specials();
     inputs.extend((0..5_000).map(|_| f64_rng(&mut rng)));
     for (lo, hi) in [(-45.0, 712.0), (-1.0, 1.0), (-1e-3, 1e-3)] {
         inputs.extend(
@@ -518,7 +440,7 @@ fn log1p_f64() {
     let mut cc = astro_float::Consts::new().expect("constants");
     let mut rng = Rng(41);
     let mut w = Worst::default();
-    let mut inputs = specials64();
+    let mut inputs = f64_ref::specials();
     inputs.extend((0..5_000).map(|_| f64_rng(&mut rng)));
     for (lo, hi) in [(-1.0, 4.0), (-1e-3, 1e-3), (0.0, 1e6)] {
         inputs.extend(
@@ -558,7 +480,7 @@ fn measure64(
     let mut cc = astro_float::Consts::new().expect("constants");
     let mut rng = Rng(43);
     let mut w = Worst::default();
-    let mut inputs = specials64();
+    let mut inputs = f64_ref::specials();
     inputs.extend((0..n).map(|_| f64_rng(&mut rng)));
     for &(lo, hi) in ranges {
         inputs.extend(
@@ -705,7 +627,7 @@ fn atan_atan2_f64() {
     let mut cc = astro_float::Consts::new().expect("constants");
     let mut rng = Rng(47);
     let mut w = Worst::default();
-    let sp = specials64();
+    let sp = f64_ref::specials();
     let mut pairs: Vec<(f64, f64)> = sp
         .iter()
         .flat_map(|&x| sp.iter().map(move |&y| (x, y)))

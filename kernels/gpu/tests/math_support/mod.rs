@@ -32,6 +32,69 @@ impl Rng {
     }
 }
 
+/// f32 measurements: the error of a result against the f64 reference, and the edge inputs.
+pub mod f32_ref {
+    /// The error of `y` against the exact value `r`, in ulp of `r`'s f32 binade (subnormals: 2^-149).
+    pub fn ulp_error(y: f32, r: f64) -> f64 {
+        if r.is_nan() || y.is_nan() {
+            return if r.is_nan() && y.is_nan() {
+                0.0
+            } else {
+                f64::INFINITY
+            };
+        }
+        if y.is_infinite() || r.is_infinite() || r.abs() > f32::MAX as f64 {
+            return if y as f64 == r || y == r as f32 {
+                0.0
+            } else {
+                f64::INFINITY
+            };
+        }
+        let a = r.abs();
+        let exp = if a == 0.0 {
+            -149
+        } else {
+            ((a.to_bits() >> 52) as i32 - 1023).max(-126) - 23
+        };
+        let e = (y as f64 - r).abs() / 2f64.powi(exp.max(-149));
+        if y == r as f32 { e.min(0.5) } else { e }
+    }
+
+    /// Edge inputs every f32 function sees: zeros, infinities, NaN, the normal and subnormal
+    /// extremes, small integers, and multiples of 1/2 and π/4 with their neighbours.
+    pub fn specials() -> Vec<f32> {
+        let mut v = vec![
+            0.0,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MIN_POSITIVE,
+            -f32::MIN_POSITIVE,
+            f32::from_bits(1),
+            -f32::from_bits(1),
+            f32::from_bits(0x007f_ffff),
+            f32::MAX,
+            f32::MIN,
+            1.0,
+            -1.0,
+            0.5,
+            2.0,
+            f32::EPSILON,
+        ];
+        for k in -20..20 {
+            for x in [k as f32 * 0.5, k as f32 * core::f32::consts::FRAC_PI_4] {
+                v.extend([
+                    x,
+                    f32::from_bits(x.to_bits() + 1),
+                    f32::from_bits(x.to_bits().wrapping_sub(1)),
+                ]);
+            }
+        }
+        v
+    }
+}
+
 /// The f64 reference: values exact to [`f64_ref::P`] bits (astro-float, pure Rust).
 pub mod f64_ref {
     use astro_float::{BigFloat, RoundingMode, Sign};
@@ -98,5 +161,38 @@ pub mod f64_ref {
             None => 0.0,
             Some((frac, e, _)) => frac * 2f64.powi(e - ulp_exp),
         }
+    }
+
+    /// Edge inputs every f64 function sees: zeros, infinities, NaN, the normal and subnormal
+    /// extremes, small integers, multiples of 3/4, and multiples of π/4 with their neighbours.
+    pub fn specials() -> Vec<f64> {
+        let mut v = vec![
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            f64::MIN_POSITIVE,
+            f64::from_bits(1),
+            -f64::from_bits(1),
+            f64::from_bits(0x000f_ffff_ffff_ffff),
+            f64::MAX,
+            f64::MIN,
+            1.0,
+            -1.0,
+            0.5,
+            2.0,
+            f64::EPSILON,
+        ];
+        v.extend((-20..20).map(|k| k as f64 * 0.75));
+        for k in -20..20 {
+            let x = k as f64 * core::f64::consts::FRAC_PI_4;
+            v.extend([
+                x,
+                f64::from_bits(x.to_bits() + 1),
+                f64::from_bits(x.to_bits().wrapping_sub(1)),
+            ]);
+        }
+        v
     }
 }
