@@ -56,3 +56,33 @@ pub fn load_peers(path: Option<&str>) -> std::result::Result<Peers, Box<dyn std:
         None => Peers::new(),
     })
 }
+
+/// The command line shared by the table benches: `[--peers FILE] [--quick] [CASE...]`.
+pub struct TableArgs {
+    /// Peer timings (`--peers`), empty without the option.
+    pub peers: Peers,
+    /// Fewer sizes (`--quick`).
+    pub quick: bool,
+    /// Cases to run (substrings of their names); all when empty.
+    pub only: Vec<String>,
+}
+
+impl TableArgs {
+    /// Parses the process's arguments and reads the peers file.
+    pub fn parse() -> std::result::Result<TableArgs, Box<dyn std::error::Error>> {
+        let mut args = std::env::args().skip(1);
+        let (mut peers_path, mut quick, mut only) = (None, false, Vec::new());
+        while let Some(a) = args.next() {
+            match a.as_str() {
+                "--peers" => peers_path = Some(args.next().ok_or("--peers needs a file")?),
+                "--quick" => quick = true,
+                _ => only.push(a),
+            }
+        }
+        Ok(TableArgs {
+            peers: load_peers(peers_path.as_deref())?,
+            quick,
+            only,
+        })
+    }
+}

@@ -111,16 +111,7 @@ fn main() -> ExitCode {
 }
 
 fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
-    let (mut peers_path, mut quick, mut only) = (None, false, Vec::new());
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--peers" => peers_path = Some(args.next().ok_or("--peers needs a file")?),
-            "--quick" => quick = true,
-            _ => only.push(a),
-        }
-    }
-    let peers = benches::load_peers(peers_path.as_deref())?;
+    let benches::TableArgs { peers, quick, only } = benches::TableArgs::parse()?;
     let sizes: Vec<usize> = if quick {
         vec![1 << 10, 1 << 16, 1 << 20, 1 << 24]
     } else {

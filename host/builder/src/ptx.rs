@@ -430,6 +430,21 @@ mod tests {
         )
     }
 
+    /// The sample module with its kernel record replaced by `json`.
+    fn sample_with_record(json: &str) -> String {
+        sample()
+            .lines()
+            .map(|l| {
+                if l.contains(SIGNATURE_PREFIX) {
+                    record(json)
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     fn sample() -> String {
         let sig = record(
             r#"{"name":"k","module":"demo","params":[{"name":"x","kind":"slice","ty":"f32"},{"name":"p","kind":"value","ty":"Params"}]}"#,
@@ -476,17 +491,7 @@ mod tests {
     #[test]
     fn launch_bounds_follow_the_parameter_list() {
         let json = r#"{"name":"k","module":"demo","params":[{"name":"x","kind":"slice","ty":"f32"},{"name":"p","kind":"value","ty":"Params"}],"launch_bounds":[256,4]}"#;
-        let ptx = sample()
-            .lines()
-            .map(|l| {
-                if l.contains(SIGNATURE_PREFIX) {
-                    record(json)
-                } else {
-                    l.to_string()
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
+        let ptx = sample_with_record(json);
         let (cleaned, _) = parse(&ptx).unwrap();
         assert!(
             cleaned.contains("k_param_2[12]\n)\n.maxntid 256, 1, 1\n.minnctapersm 4\n{"),
@@ -500,17 +505,7 @@ mod tests {
     #[test]
     fn an_exact_block_shape_becomes_reqntid() {
         let json = r#"{"name":"k","module":"demo","params":[{"name":"x","kind":"slice","ty":"f32"},{"name":"p","kind":"value","ty":"Params"}],"block":[32,8,1]}"#;
-        let ptx = sample()
-            .lines()
-            .map(|l| {
-                if l.contains(SIGNATURE_PREFIX) {
-                    record(json)
-                } else {
-                    l.to_string()
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
+        let ptx = sample_with_record(json);
         let (cleaned, _) = parse(&ptx).unwrap();
         assert!(
             cleaned.contains("k_param_2[12]\n)\n.reqntid 32, 8, 1\n{"),
@@ -522,17 +517,7 @@ mod tests {
     #[test]
     fn an_unsafe_kernel_is_marked_in_the_manifest() {
         let json = r#"{"name":"k","module":"demo","params":[{"name":"x","kind":"slice","ty":"f32"},{"name":"p","kind":"value","ty":"Params"}],"unsafe":true}"#;
-        let ptx = sample()
-            .lines()
-            .map(|l| {
-                if l.contains(SIGNATURE_PREFIX) {
-                    record(json)
-                } else {
-                    l.to_string()
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
+        let ptx = sample_with_record(json);
         let (_, module) = parse(&ptx).unwrap();
         let manifest = module.manifest("demo", "sm_80", "demo.ptx").unwrap();
         assert!(manifest.kernel("k").unwrap().is_unsafe);
