@@ -8,6 +8,7 @@
 
 pub mod histogram;
 pub mod math;
+pub mod merge;
 pub mod random;
 pub mod reduce;
 pub mod scan;

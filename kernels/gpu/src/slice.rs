@@ -208,6 +208,23 @@ impl<'a, T> DisjointSlice<'a, T> {
         unsafe { self.ptr.add(index).write(value) }
     }
 
+    /// Elements `range` alone, as a slice of their own (index 0 is `range.start`). Consumes
+    /// `self`, so no second handle to them remains. Panics (traps) when the range is reversed
+    /// or past the end.
+    #[inline(always)]
+    pub fn into_range(self, range: core::ops::Range<usize>) -> DisjointSlice<'a, T> {
+        assert!(
+            range.start <= range.end && range.end <= self.len,
+            "DisjointSlice::into_range: range out of bounds"
+        );
+        DisjointSlice {
+            // SAFETY: `range.start <= len`, within (or one past) the allocation.
+            ptr: unsafe { self.ptr.add(range.start) },
+            len: range.end - range.start,
+            _marker: PhantomData,
+        }
+    }
+
     /// The raw pointer, for atomics and inline PTX.
     #[inline(always)]
     pub fn as_mut_ptr(&self) -> *mut T {
