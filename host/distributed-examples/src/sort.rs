@@ -1,65 +1,81 @@
-//! Distributed sort of `u32` keys spread over the ranks (histogram splitters, one exchange, one
-//! local radix sort):
+//! Distributed sort of `u32` keys spread over the ranks (sort locally, split by global
+//! splitters, exchange the sorted runs, merge them):
 //!
-//! 1. **Splitters.** A histogram of every rank's keys in [`HISTOGRAM_BINS`] even bins over all
-//!    of `u32`, summed over the ranks (one all_reduce). Every rank reads the same global
-//!    histogram, so all pick the same `P − 1` splitters: the bin edges nearest the
-//!    `1/P, 2/P, …` quantiles of the key count. Where such a bin holds too many keys (skewed
-//!    keys), it is histogrammed again on its own range, down to single values if need be.
-//! 2. **Partition.** Each rank splits its keys by the splitters with the stable
-//!    [`Algorithms::partition`] (`key < splitter`), one pass per splitter: part `q` is what
-//!    rank `q` sorts.
-//! 3. **Exchange.** The part sizes are all-gathered, so every rank knows what it will receive,
-//!    then every part goes to its rank in one group of sends and receives (NCCL's grouped
-//!    send/recv, the all-to-all of uneven parts), each rank's own part included.
-//! 4. **Local sort.** Each rank sorts what it received with our onesweep radix sort.
+//! 1. **Local sort.** Each rank sorts its own keys with our onesweep radix sort.
+//! 2. **Splitters**, at the same time on the communicator's stream: a histogram of every rank's
+//!    keys in [`HISTOGRAM_BINS`] even bins over all of `u32`, summed over the ranks (one
+//!    all_reduce). Every rank reads the same global histogram, so all pick the same splitters:
+//!    the bin edges nearest the quantiles of the key count. Where such a bin holds too many keys
+//!    (skewed keys), it is histogrammed again on its own range, down to single values if need
+//!    be. There are `P·C − 1` of them: rank `r` gets the keys between splitters `r·C` and
+//!    `(r + 1)·C`, in `C` chunks.
+//! 3. **Boundaries.** A binary search of the splitters in the sorted keys ([`Algorithms::
+//!    lower_bound`]) cuts them into `P·C` contiguous runs, one per (rank, chunk); the run lengths
+//!    are all-gathered, so every rank knows what it will receive and where it goes.
+//! 4. **Exchange and merge, pipelined.** Chunk by chunk, every rank sends each other rank its run
+//!    of that chunk (NCCL's grouped send/recv, the all-to-all of uneven parts); its own run stays
+//!    where it is. As soon as a chunk has arrived, the runs of that chunk (its own and the `P − 1`
+//!    received ones) are merged ([`Algorithms::merge`], a tree of two-way merges for more than
+//!    two ranks) into the chunk's place in the output, on a second stream, while the next chunk
+//!    is in flight.
 //!
-//! Rank `r`'s output holds the keys between splitters `r` and `r + 1`, sorted; the outputs in
-//! rank order are the whole input, sorted. Only the partition passes and one transfer of the
-//! keys that change rank come on top of a sort of `N / P` keys per GPU, which is what makes
-//! `P` GPUs faster than one. Balance: the parts are within 0.4% of `N / P` unless many keys
-//! share one value (equal keys always go to one rank). [`DistributedSort`] keeps the device
-//! memory between sorts.
+//! Rank `r`'s output holds the keys between splitters `r·C` and `(r + 1)·C`, sorted; the outputs
+//! in rank order are the whole input, sorted. On top of a sort of `N / P` keys per GPU there is
+//! one transfer of the keys that change rank and a merge, most of it hidden behind the transfer:
+//! that is what makes `P` GPUs faster than one. Balance: the parts are within 0.4% of `N / P`
+//! unless many keys share one value (equal keys always go to one rank). [`DistributedSort`]
+//! keeps the device memory between sorts.
 
+use std::ops::Range;
 use std::time::Instant;
 
 use gpu_algorithms::{Algorithms, SortTemp};
 use gpu_distributed::{Communicator, Group, ReduceOp, Result};
-use gpu_host::DeviceBuffer;
-use gpu_host::gpu::ops::CompareOp;
+use gpu_host::{DeviceBuffer, Stream};
 
 /// Bins of the splitter histogram (16 KiB of counts: they fit in shared memory).
 pub const HISTOGRAM_BINS: usize = 4096;
 
-/// Where a distributed sort spent its time on this rank (host clock, each phase ended by a
-/// synchronization).
+/// The exchange is cut into chunks of about this many keys per rank (at most [`MAX_CHUNKS`]),
+/// so that merging one chunk overlaps sending the next.
+pub const CHUNK_KEYS: usize = 1 << 25;
+
+/// Most chunks per rank.
+pub const MAX_CHUNKS: usize = 8;
+
+/// Where a distributed sort spent its time on this rank (host clock).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SortPhases {
-    /// Histograms and their all_reduces.
+    /// Histograms and their all_reduces (while the local sort runs).
     pub splitters_ms: f64,
-    /// The partition passes.
-    pub partition_ms: f64,
-    /// Part sizes (all_gather) and the exchange of the keys.
-    pub exchange_ms: f64,
-    /// The local radix sort.
+    /// From the start until the local sort and the boundaries are done (includes the splitters,
+    /// which overlap the sort).
     pub local_sort_ms: f64,
+    /// The exchange of the runs and their merge, from the boundaries to the sorted output.
+    pub exchange_merge_ms: f64,
+    /// Chunks of the exchange.
+    pub chunks: usize,
 }
 
 /// A distributed sort's device memory, kept between calls (like CUB's temporary storage), so
 /// repeated sorts of similar sizes allocate nothing.
 #[derive(Default)]
 pub struct DistributedSort {
-    /// Per splitter: histogram counts.
+    /// Chunks per rank; `None`: from [`CHUNK_KEYS`].
+    chunks: Option<usize>,
+    /// Per distinct histogram range: counts.
     histograms: Vec<DeviceBuffer<u32>>,
-    /// Per partition pass: the keys below and above the splitter.
-    below: Vec<DeviceBuffer<u32>>,
-    above: Vec<DeviceBuffer<u32>>,
-    /// Keys left after a pass, for the next one (more than 2 ranks).
-    rest: Vec<DeviceBuffer<u32>>,
-    count: Option<DeviceBuffer<u32>>,
-    received: Option<DeviceBuffer<u32>>,
+    /// This rank's keys, sorted.
+    local: Option<DeviceBuffer<u32>>,
+    /// Per chunk: the runs received from the other ranks, in rank order.
+    received: Vec<DeviceBuffer<u32>>,
+    /// Two buffers for the intermediate levels of a merge of more than two runs.
+    scratch: [Option<DeviceBuffer<u32>>; 2],
     sorted: Option<DeviceBuffer<u32>>,
     temp: SortTemp<u32>,
+    /// The stream of the local sort and the merges (the communicator's stream carries the
+    /// histograms and the exchange).
+    work: Option<Stream>,
 }
 
 /// `slot`, reallocated unless it holds at least `len` elements (exactly `len` if `exact`).
@@ -111,6 +127,13 @@ impl DistributedSort {
         Self::default()
     }
 
+    /// Cuts the exchange into `chunks` chunks per rank (at least 1) instead of choosing from
+    /// the key count; for measuring the pipeline. Collective: every rank must use the same.
+    pub fn with_chunks(mut self, chunks: usize) -> Self {
+        self.chunks = Some(chunks.max(1));
+        self
+    }
+
     /// The last sort's result (this rank's part), if there was one.
     pub fn output(&self) -> Option<&DeviceBuffer<u32>> {
         self.sorted.as_ref()
@@ -130,104 +153,104 @@ impl DistributedSort {
         let stream = comm.stream();
         let gpu = comm.gpu();
         let mut phases = SortPhases::default();
-
-        // 1. Splitters.
         let clock = Instant::now();
-        let splitters = self.splitters(comm, algos, keys)?;
+        if self.work.is_none() {
+            self.work = Some(gpu.new_stream()?);
+        }
+        let work = self.work.clone().expect("just made");
+
+        // 1. Local sort, on the work stream.
+        let n = keys.len();
+        let local = reuse(&mut self.local, comm, n, true)?;
+        algos.sort_keys_with_temp(&work, keys, local, 0..32, &mut self.temp)?;
+
+        // 2. Splitters, meanwhile on the communicator's stream (from the unsorted keys: the
+        //    same multiset, and a histogram of sorted keys would pile up atomics on one bin).
+        let total = total_keys(comm, n)?;
+        let chunks = self.chunks.unwrap_or_else(|| {
+            (total as usize / size.max(1))
+                .div_ceil(CHUNK_KEYS)
+                .clamp(1, MAX_CHUNKS)
+        });
+        phases.chunks = chunks;
+        let parts = size * chunks;
+        let splitters = self.splitters(comm, algos, keys, total, parts)?;
         phases.splitters_ms = lap(clock);
 
-        // 2. Partition: part q = below[q][..counts[q]] (the last part: above[last]).
-        let clock = Instant::now();
-        let mut counts = Vec::with_capacity(size);
-        let mut n = keys.len();
-        for (k, &s) in splitters.iter().enumerate() {
-            reuse_at(&mut self.below, k, comm, n, false)?;
-            reuse_at(&mut self.above, k, comm, n, false)?;
-            let count = reuse(&mut self.count, comm, 1, false)?;
-            let input = if k == 0 { keys } else { &self.rest[k - 1] };
-            algos.partition(
-                stream,
-                input,
-                CompareOp::Less,
-                s,
-                &mut self.below[k],
-                &mut self.above[k],
-                count,
-            )?;
-            let c = count.to_vec()?[0] as usize;
-            counts.push(c);
-            if k + 1 < splitters.len() {
-                // The next pass partitions exactly the keys above (an exact-length buffer).
-                reuse_at(&mut self.rest, k, comm, n - c, true)?;
-                self.rest[k].copy_range_from_device(0, &self.above[k], 0..n - c)?;
-            }
-            n -= c;
-        }
-        counts.push(n);
-        phases.partition_ms = lap(clock);
-
-        // 3. Exchange: part sizes first, then the keys.
-        let clock = Instant::now();
-        let mine: Vec<u64> = counts.iter().map(|&c| c as u64).collect();
-        let mine = gpu.to_device(&mine)?;
-        let mut all = gpu.alloc_zeroed::<u64>(size * size)?;
+        // 3. Boundaries of the P·C runs in the sorted keys, all-gathered.
+        let local = self.local.as_ref().expect("filled above");
+        let queries = gpu.to_device(&splitters)?;
+        let mut found = gpu.alloc_zeroed::<u64>(splitters.len().max(1))?;
+        algos.lower_bound(&work, local, 0..n, &queries, &mut found)?;
+        work.synchronize()?;
+        let mut bounds = vec![0u64];
+        bounds.extend(&found.to_vec()?[..splitters.len()]);
+        bounds.push(n as u64);
+        let mine = gpu.to_device(&bounds)?;
+        let mut all = gpu.alloc_zeroed::<u64>(size * (parts + 1))?;
         comm.all_gather(&mine, &mut all)?;
         comm.synchronize()?;
-        let matrix = all.to_vec()?; // matrix[src * size + dst]
-        let incoming: Vec<usize> = (0..size)
-            .map(|src| matrix[src * size + me] as usize)
-            .collect();
-        let total: usize = incoming.iter().sum();
-        let received = reuse(&mut self.received, comm, total, true)?;
-        let mut at = 0;
-        let ranges: Vec<_> = incoming
-            .iter()
-            .enumerate()
-            .map(|(src, &n)| {
-                at += n;
-                (at - n..at, src)
-            })
-            .collect();
-        let mut group = Group::new();
-        for (dst, &c) in counts.iter().enumerate() {
-            let part = match dst {
-                _ if size == 1 => keys,
-                d if d + 1 < size => &self.below[d],
-                _ => &self.above[size - 2],
-            };
-            group.send(comm, part, 0..c, dst)?;
-        }
-        group.recv_parts(comm, received, &ranges)?;
-        group.run()?;
-        comm.synchronize()?;
-        phases.exchange_ms = lap(clock);
-
-        // 4. Local sort.
-        let clock = Instant::now();
-        let sorted = reuse(&mut self.sorted, comm, total, true)?;
-        let received = self.received.as_ref().expect("filled above");
-        algos.sort_keys_with_temp(stream, received, sorted, 0..32, &mut self.temp)?;
-        stream.synchronize()?;
+        let all = all.to_vec()?;
+        // run(src, j) = src's keys of fine part j (part j = rank j / C, chunk j % C).
+        let run = |src: usize, j: usize| {
+            let b = &all[src * (parts + 1)..];
+            b[j] as usize..b[j + 1] as usize
+        };
         phases.local_sort_ms = lap(clock);
+
+        // 4. Exchange and merge, chunk by chunk.
+        let clock = Instant::now();
+        let out_len: usize = (0..size)
+            .map(|src| run(src, me * chunks).start..run(src, (me + 1) * chunks - 1).end)
+            .map(|r| r.len())
+            .sum();
+        let sorted = reuse(&mut self.sorted, comm, out_len, true)?;
+        let mut out_at = 0;
+        for k in 0..chunks {
+            let mine_j = me * chunks + k;
+            // Received runs of chunk k: from every other rank, in rank order.
+            let mut ranges = Vec::with_capacity(size);
+            let mut at = 0;
+            for src in (0..size).filter(|&s| s != me) {
+                let len = run(src, mine_j).len();
+                ranges.push((at..at + len, src));
+                at += len;
+            }
+            reuse_at(&mut self.received, k, comm, at.max(1), false)?;
+            let mut group = Group::new();
+            for dst in (0..size).filter(|&d| d != me) {
+                group.send(comm, local, run(me, dst * chunks + k), dst)?;
+            }
+            group.recv_parts(comm, &mut self.received[k], &ranges)?;
+            group.run()?;
+            work.wait_event(&stream.record_event()?)?;
+            // The chunk's runs: this rank's own, then the received ones.
+            let mut runs = vec![(local, run(me, mine_j))];
+            runs.extend(ranges.iter().map(|(r, _)| (&self.received[k], r.clone())));
+            let len: usize = runs.iter().map(|r| r.1.len()).sum();
+            merge_runs(comm, algos, &work, &runs, &mut self.scratch, sorted, out_at)?;
+            out_at += len;
+        }
+        work.synchronize()?;
+        comm.synchronize()?;
+        phases.exchange_merge_ms = lap(clock);
         Ok((self.sorted.as_ref().expect("filled above"), phases))
     }
 
-    /// The `P − 1` splitters, the same on every rank: histograms of all ranks' keys (summed by
-    /// all_reduce) in [`HISTOGRAM_BINS`] even bins, first over all of `u32`, then, for a
+    /// The `parts − 1` splitters, the same on every rank: histograms of all ranks' keys (summed
+    /// by all_reduce) in [`HISTOGRAM_BINS`] even bins, first over all of `u32`, then, for a
     /// splitter whose quantile falls in a bin holding more than `1/REFINE_SHARE` of a part,
-    /// over that bin alone (at most 3 levels: 4096³ ≥ 2³²). Uniform keys need one pass.
+    /// over that bin alone (at most 3 levels: 4096³ ≥ 2³²). Splitters searching the same range
+    /// share its histogram; uniform keys need one.
     fn splitters(
         &mut self,
         comm: &Communicator,
         algos: &Algorithms,
         keys: &DeviceBuffer<u32>,
+        total: u64,
+        parts: usize,
     ) -> Result<Vec<u32>> {
-        let size = comm.size();
         let stream = comm.stream();
-        let mut total = comm.gpu().to_device(&[keys.len() as u64])?;
-        comm.all_reduce_in_place(&mut total, ReduceOp::Sum)?;
-        comm.synchronize()?;
-        let total = total.to_vec()?[0];
         // Per splitter: the bin range [lo, hi) searched, the keys known below lo, the answer.
         struct Search {
             lo: u32,
@@ -235,7 +258,7 @@ impl DistributedSort {
             below: u64,
             found: Option<u32>,
         }
-        let mut searches: Vec<Search> = (1..size)
+        let mut searches: Vec<Search> = (1..parts)
             .map(|_| Search {
                 lo: 0,
                 hi: u32::MAX,
@@ -243,34 +266,45 @@ impl DistributedSort {
                 found: None,
             })
             .collect();
-        let slack = total / (size as u64 * REFINE_SHARE);
+        let slack = total / (parts as u64 * REFINE_SHARE);
         for _level in 0..3 {
-            let open: Vec<usize> = (0..searches.len())
-                .filter(|&q| searches[q].found.is_none())
+            // The distinct ranges still searched (the same on every rank: they come from the
+            // global histograms).
+            let mut ranges: Vec<(u32, u32)> = searches
+                .iter()
+                .filter(|s| s.found.is_none())
+                .map(|s| (s.lo, s.hi))
                 .collect();
-            if open.is_empty() {
+            ranges.sort_unstable();
+            ranges.dedup();
+            if ranges.is_empty() {
                 break;
             }
-            for (i, &q) in open.iter().enumerate() {
+            for (i, &(lo, hi)) in ranges.iter().enumerate() {
                 reuse_at(&mut self.histograms, i, comm, HISTOGRAM_BINS, true)?;
-                let s = &searches[q];
-                if keys.is_empty() || s.lo >= s.hi {
+                if keys.is_empty() || lo >= hi {
                     self.histograms[i].copy_from_host(&[0u32; HISTOGRAM_BINS])?;
                 } else {
-                    algos.histogram_even(stream, keys, s.lo, s.hi, &mut self.histograms[i])?;
+                    algos.histogram_even(stream, keys, lo, hi, &mut self.histograms[i])?;
                 }
             }
             let mut group = Group::new();
-            for counts in self.histograms.iter_mut().take(open.len()) {
+            for counts in self.histograms.iter_mut().take(ranges.len()) {
                 group.all_reduce_in_place(comm, counts, ReduceOp::Sum)?;
             }
             group.run()?;
             comm.synchronize()?;
-            for (i, &q) in open.iter().enumerate() {
-                let counts = self.histograms[i].to_vec()?;
-                let s = &mut searches[q];
-                let target = (total * (q as u64 + 1) / size as u64).saturating_sub(s.below);
-                let pick = pick_edge(&counts, target);
+            let counts: Vec<Vec<u32>> = self.histograms[..ranges.len()]
+                .iter()
+                .map(|h| h.to_vec())
+                .collect::<gpu_host::Result<_>>()?;
+            for (q, s) in searches.iter_mut().enumerate() {
+                if s.found.is_some() {
+                    continue;
+                }
+                let i = ranges.binary_search(&(s.lo, s.hi)).expect("listed above");
+                let target = (total * (q as u64 + 1) / parts as u64).saturating_sub(s.below);
+                let pick = pick_edge(&counts[i], target);
                 let width = (s.hi as u64 - s.lo as u64).div_ceil(HISTOGRAM_BINS as u64);
                 let edge = |b: u64| bin_edge(s.lo, s.hi, HISTOGRAM_BINS as u64, b);
                 if pick.distance <= slack || width <= 1 || s.lo >= s.hi {
@@ -290,6 +324,77 @@ impl DistributedSort {
         }
         Ok(out)
     }
+}
+
+/// The keys of all ranks together (one all_reduce).
+fn total_keys(comm: &Communicator, n: usize) -> Result<u64> {
+    let mut total = comm.gpu().to_device(&[n as u64])?;
+    comm.all_reduce_in_place(&mut total, ReduceOp::Sum)?;
+    comm.synchronize()?;
+    Ok(total.to_vec()?[0])
+}
+
+/// Merges the ascending `runs` into `out[at ..]` on `stream`: one merge for two runs, a tree of
+/// two-way merges through the two `scratch` buffers for more.
+fn merge_runs(
+    comm: &Communicator,
+    algos: &Algorithms,
+    stream: &Stream,
+    runs: &[(&DeviceBuffer<u32>, Range<usize>)],
+    scratch: &mut [Option<DeviceBuffer<u32>>; 2],
+    out: &mut DeviceBuffer<u32>,
+    at: usize,
+) -> Result<()> {
+    let total: usize = runs.iter().map(|r| r.1.len()).sum();
+    // A merge with an empty second run is a copy on `stream`.
+    let pair = |out: &mut DeviceBuffer<u32>,
+                x: &(&DeviceBuffer<u32>, Range<usize>),
+                y: Option<&(&DeviceBuffer<u32>, Range<usize>)>,
+                to: usize| {
+        let (yb, yr) = y.map_or((x.0, 0..0), |y| (y.0, y.1.clone()));
+        algos.merge(stream, x.0, x.1.clone(), yb, yr, out, to)
+    };
+    match runs {
+        [] => return Ok(()),
+        [x] => return Ok(pair(out, x, None, at)?),
+        [x, y] => return Ok(pair(out, x, Some(y), at)?),
+        _ => {}
+    }
+    for slot in scratch.iter_mut() {
+        reuse(slot, comm, total, false)?;
+    }
+    let [first, second] = scratch;
+    let (mut from, mut to) = (
+        first.as_mut().expect("filled above"),
+        second.as_mut().expect("filled above"),
+    );
+    // Level 1: pairs of the inputs into `from`.
+    let mut level = Vec::new();
+    let mut put = 0;
+    for two in runs.chunks(2) {
+        pair(from, &two[0], two.get(1), put)?;
+        let len = two.iter().map(|r| r.1.len()).sum::<usize>();
+        level.push(put..put + len);
+        put += len;
+    }
+    // Then pairs of the previous level, ping-ponging, until two runs are left for `out`.
+    while level.len() > 2 {
+        let mut next = Vec::new();
+        let mut put = 0;
+        for two in level.chunks(2) {
+            let x = (&*from, two[0].clone());
+            let y = two.get(1).map(|r| (&*from, r.clone()));
+            pair(to, &x, y.as_ref(), put)?;
+            let len = two.iter().map(|r| r.len()).sum::<usize>();
+            next.push(put..put + len);
+            put += len;
+        }
+        level = next;
+        std::mem::swap(&mut from, &mut to);
+    }
+    let x = (&*from, level[0].clone());
+    let y = level.get(1).map(|r| (&*from, r.clone()));
+    Ok(pair(out, &x, y.as_ref(), at)?)
 }
 
 /// Sorts with fresh storage: see [`DistributedSort::sort`] (which reuses it between calls).

@@ -33,12 +33,21 @@ fn gpus_or_skip(test: &str) -> Option<Vec<Gpu>> {
 /// Sorts `inputs[r]` on rank `r`, checks the parts against the CPU sort of everything, and
 /// returns the part sizes.
 fn check_sort(gpus: &[Gpu], inputs: &[Vec<u32>]) -> Vec<usize> {
+    check_sort_in_chunks(gpus, inputs, None)
+}
+
+/// [`check_sort`] with the exchange in `chunks` chunks (twice, reusing the storage).
+fn check_sort_in_chunks(gpus: &[Gpu], inputs: &[Vec<u32>], chunks: Option<usize>) -> Vec<usize> {
     let parts = run_ranks(gpus, |comm| {
         let algos = Algorithms::load(comm.gpu())?;
         let input = &inputs[comm.rank()];
         let keys = comm.gpu().to_device(input)?;
-        let (sorted, _) = sort::sort(comm, &algos, &keys)?;
-        let output = sorted.to_vec()?;
+        let mut work = match chunks {
+            Some(c) => sort::DistributedSort::new().with_chunks(c),
+            None => sort::DistributedSort::new(),
+        };
+        work.sort(comm, &algos, &keys)?;
+        let output = work.sort(comm, &algos, &keys)?.0.to_vec()?;
         let check = sort::check(comm, input, &output)?;
         assert!(check.passed(), "{check:?}");
         Ok(output)
@@ -83,6 +92,13 @@ fn distributed_sort_matches_one_sort() {
     // All keys equal, and one rank alone.
     check_sort(&sims(2), &[vec![5; 100], vec![5; 50]]);
     check_sort(&sims(1), &shares(1000, 1));
+    // A pipelined exchange: 2 ranks (one merge per chunk) and 4 and 5 ranks (merge trees,
+    // with an odd run), in 3 chunks, one rank without keys.
+    check_sort_in_chunks(&sims(2), &shares(6000, 2), Some(3));
+    check_sort_in_chunks(&sims(4), &shares(6000, 4), Some(3));
+    let mut five = shares(6000, 5);
+    five[2].clear();
+    check_sort_in_chunks(&sims(5), &five, Some(2));
     if let Some(gpus) = gpus_or_skip("distributed_sort_matches_one_sort") {
         check_sort(&gpus, &shares(1 << 22, gpus.len()));
     }

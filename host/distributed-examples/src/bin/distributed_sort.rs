@@ -1,8 +1,9 @@
-//! `distributed-sort [--keys-log2 K] [--reps R] [--ranks P] [--no-reference]`: sorts 2^K
+//! `distributed-sort [--keys-log2 K] [--reps R] [--ranks P] [--chunks C] [--no-reference]`: sorts 2^K
 //! pseudo-random `u32` keys spread over the ranks (see `distributed_examples::sort`), checks
 //! that the result is globally sorted and a permutation of the input, and prints the time beside
 //! one GPU sorting all the keys with the same radix sort (rank 0's device, while the others
-//! wait). K defaults to 26 on GPUs and 12 on simulated devices; R (best of) to 5.
+//! wait). K defaults to 26 on GPUs and 12 on simulated devices; R (best of) to 5; C (chunks of
+//! the pipelined exchange per rank) is chosen from the key count unless given.
 //!
 //! ```text
 //! cargo xtask launch -n 2 distributed-sort -- --keys-log2 30   # one process per GPU
@@ -32,19 +33,20 @@ struct Outcome {
 
 fn main() -> ExitCode {
     let options = || {
-        args::check(&["keys-log2", "reps", "ranks"], &["no-reference"])?;
+        args::check(&["keys-log2", "reps", "ranks", "chunks"], &["no-reference"])?;
         Ok((
             args::option::<u32>("keys-log2")?,
             args::option::<usize>("reps")?.unwrap_or(5).max(1),
             !args::flag("no-reference"),
+            args::option::<usize>("chunks")?,
         ))
     };
     world::main(
         "distributed-sort",
         options,
-        |comm, &(log2, reps, reference)| {
+        |comm, &(log2, reps, reference, chunks)| {
             let log2 = log2.unwrap_or(if comm.is_simulated() { 12 } else { 26 });
-            run_rank(comm, 1u64 << log2, reps, reference)
+            run_rank(comm, 1u64 << log2, reps, reference, chunks)
         },
         report,
     )
@@ -68,7 +70,13 @@ fn best_of(comm: &Communicator, reps: usize, mut f: impl FnMut() -> Result<()>) 
     Ok(best)
 }
 
-fn run_rank(comm: &Communicator, total: u64, reps: usize, reference: bool) -> Result<Outcome> {
+fn run_rank(
+    comm: &Communicator,
+    total: u64,
+    reps: usize,
+    reference: bool,
+    chunks: Option<usize>,
+) -> Result<Outcome> {
     let gpu = comm.gpu();
     let algos = Algorithms::load(gpu)?;
     // One GPU sorting everything, on rank 0 while the others wait.
@@ -89,7 +97,10 @@ fn run_rank(comm: &Communicator, total: u64, reps: usize, reference: bool) -> Re
     let input = sort::keys(mine.start as u64..mine.end as u64, SEED);
     let keys = gpu.to_device(&input)?;
     // Warm-up (connections, device memory kept in `work`), then the timed runs.
-    let mut work = DistributedSort::new();
+    let mut work = match chunks {
+        Some(c) => DistributedSort::new().with_chunks(c),
+        None => DistributedSort::new(),
+    };
     let mut phases = work.sort(comm, &algos, &keys)?.1;
     let distributed_ms = best_of(comm, reps, || {
         phases = work.sort(comm, &algos, &keys)?.1;
@@ -126,9 +137,9 @@ fn report(o: &Outcome) -> ExitCode {
     println!("  keys per rank after the exchange: {:?}", c.part_sizes);
     let p = &o.phases;
     println!(
-        "  phases (last run, rank 0): splitters {:.2} ms, partition {:.2} ms, exchange {:.2} ms, \
-         local sort {:.2} ms",
-        p.splitters_ms, p.partition_ms, p.exchange_ms, p.local_sort_ms
+        "  phases (last run, rank 0): local sort and boundaries {:.2} ms (splitters {:.2} ms of \
+         it, overlapped), exchange and merge {:.2} ms in {} chunk(s)",
+        p.local_sort_ms, p.splitters_ms, p.exchange_merge_ms, p.chunks
     );
     println!(
         "  distributed: {:.3} ms ({:.2} Gkeys/s)",

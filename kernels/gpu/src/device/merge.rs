@@ -134,21 +134,22 @@ pub fn merge<T: DeviceCopy + PartialOrd, const ITEMS: usize>(
     let mut ib = diagonal - ia;
     let mut items = [s.read(0); ITEMS];
     for item in items.iter_mut() {
-        // Take from `a` unless it is exhausted or `b`'s next is strictly smaller.
-        let take_a = ia < na
-            && (ib >= nb || {
+        // Take from `b` only when `a` is exhausted or `b`'s next is strictly smaller (ties:
+        // `a` first).
+        let take_b = ib < nb
+            && (ia >= na || {
                 // SAFETY: `ia < na` and `ib < nb` index written slots.
                 let (x, y) = unsafe { (s.read_unchecked(ia), s.read_unchecked(na + ib)) };
-                !(y < x)
+                y < x
             });
-        if take_a {
-            // SAFETY: `ia < na`.
-            *item = unsafe { s.read_unchecked(ia) };
-            ia += 1;
-        } else if ib < nb {
+        if take_b {
             // SAFETY: `ib < nb`.
             *item = unsafe { s.read_unchecked(na + ib) };
             ib += 1;
+        } else if ia < na {
+            // SAFETY: `ia < na`.
+            *item = unsafe { s.read_unchecked(ia) };
+            ia += 1;
         }
     }
     sync_threads();
