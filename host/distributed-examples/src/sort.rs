@@ -53,6 +53,9 @@ pub struct SortPhases {
     pub local_sort_ms: f64,
     /// The exchange of the runs and their merge, from the boundaries to the sorted output.
     pub exchange_merge_ms: f64,
+    /// Of which the transfers took this long on the device (from the first chunk's group to
+    /// the last one's end, on the communicator's stream).
+    pub transfer_ms: f64,
     /// Chunks of the exchange.
     pub chunks: usize,
 }
@@ -206,6 +209,8 @@ impl DistributedSort {
             .sum();
         let sorted = reuse(&mut self.sorted, comm, out_len, true)?;
         let mut out_at = 0;
+        let transfers_start = stream.record_event()?;
+        let mut transfers_end = None;
         for k in 0..chunks {
             let mine_j = me * chunks + k;
             // Received runs of chunk k: from every other rank, in rank order.
@@ -223,7 +228,9 @@ impl DistributedSort {
             }
             group.recv_parts(comm, &mut self.received[k], &ranges)?;
             group.run()?;
-            work.wait_event(&stream.record_event()?)?;
+            let arrived = stream.record_event()?;
+            work.wait_event(&arrived)?;
+            transfers_end = Some(arrived);
             // The chunk's runs: this rank's own, then the received ones.
             let mut runs = vec![(local, run(me, mine_j))];
             runs.extend(ranges.iter().map(|(r, _)| (&self.received[k], r.clone())));
@@ -234,6 +241,9 @@ impl DistributedSort {
         work.synchronize()?;
         comm.synchronize()?;
         phases.exchange_merge_ms = lap(clock);
+        if let Some(end) = transfers_end {
+            phases.transfer_ms = transfers_start.elapsed_ms(&end)? as f64;
+        }
         Ok((self.sorted.as_ref().expect("filled above"), phases))
     }
 

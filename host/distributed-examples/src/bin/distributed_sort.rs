@@ -138,8 +138,9 @@ fn report(o: &Outcome) -> ExitCode {
     let p = &o.phases;
     println!(
         "  phases (last run, rank 0): local sort and boundaries {:.2} ms (splitters {:.2} ms of \
-         it, overlapped), exchange and merge {:.2} ms in {} chunk(s)",
-        p.local_sort_ms, p.splitters_ms, p.exchange_merge_ms, p.chunks
+         it, overlapped), exchange and merge {:.2} ms in {} chunk(s) (transfers {:.2} ms on the \
+         device)",
+        p.local_sort_ms, p.splitters_ms, p.exchange_merge_ms, p.chunks, p.transfer_ms
     );
     println!(
         "  distributed: {:.3} ms ({:.2} Gkeys/s)",
