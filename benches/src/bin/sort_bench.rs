@@ -1,7 +1,8 @@
 //! `sort-bench [--peers sort_peers.json] [--quick] [--check]`: times `gpu-algorithms`' radix sort with
 //! CUDA events over sizes 2^10 … 2^26 and prints, per case and size, our Gkeys/s, each peer's
 //! (torch.sort, cupy.sort, timed by `benches/peers/sort.py` in the same session) and the ratio
-//! peer time / our time (> 1: we are faster).
+//! peer time / our time (> 1: we are faster). The fastest peer at each size is marked: issue
+//! targets compare with it.
 //!
 //! Cases: `sort_keys_u32`, `sort_keys_f32` (keys only; cupy.sort is CUB onesweep SortKeys),
 //! `sort_pairs_u32_u64` (u32 keys with u64 index values: what torch.sort computes, int32 keys
@@ -183,20 +184,33 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
             drop(run);
             let gks = |us: f64| n as f64 / us / 1e3;
             let case_peers = peers.get(case).and_then(|v| v.as_object());
+            let timed: Vec<(&String, f64)> = case_peers
+                .into_iter()
+                .flatten()
+                .filter_map(|(peer, times)| Some((peer, times.get(n.to_string())?.as_f64()?)))
+                .collect();
+            // The fastest peer at this size is the one the target is measured against.
+            let best = timed
+                .iter()
+                .map(|&(_, us)| us)
+                .fold(f64::INFINITY, f64::min);
             let mut printed = false;
-            for (peer, times) in case_peers.into_iter().flatten() {
-                if let Some(us) = times.get(n.to_string()).and_then(|v| v.as_f64()) {
-                    println!(
-                        "{:<20}{:>10}{:>11.3}  {:<18}{:>11.3}{:>6.2}x",
-                        case,
-                        n,
-                        gks(ours),
-                        peer,
-                        gks(us),
-                        us / ours
-                    );
-                    printed = true;
-                }
+            for &(peer, us) in &timed {
+                println!(
+                    "{:<20}{:>10}{:>11.3}  {:<18}{:>11.3}{:>6.2}x{}",
+                    case,
+                    n,
+                    gks(ours),
+                    peer,
+                    gks(us),
+                    us / ours,
+                    if us == best && timed.len() > 1 {
+                        "  <- best peer"
+                    } else {
+                        ""
+                    }
+                );
+                printed = true;
             }
             if !printed {
                 println!(
