@@ -456,6 +456,21 @@ impl Gpu {
         })
     }
 
+    /// A simulated device that reports `properties` instead of an H100's limits (its ordinal
+    /// is `properties.ordinal`): launch validation, occupancy arithmetic and what libraries pick
+    /// from the limits (tile policies, block counts) then behave as on that GPU, e.g. an A100
+    /// or an RTX 4090 (`gpu_test_kit::devices` has presets). Kernels still run on the CPU.
+    pub fn simulator_with_properties(properties: DeviceProperties) -> Result<Gpu> {
+        let epoch = fault::simulator_state().epoch();
+        let ordinal = properties.ordinal;
+        Ok(Gpu {
+            backend: Backend::Sim { ordinal },
+            stream: Stream::new_sim_default(ordinal, epoch.clone()),
+            properties: Arc::new(properties),
+            epoch,
+        })
+    }
+
     /// Opens every CUDA device, in ordinal order (one [`Gpu`] each, with its own primary
     /// context, default stream and modules). `Ok` of an empty list when the driver finds no
     /// device; [`Error::NoDriver`] without a driver.

@@ -4,8 +4,12 @@
 //! multiples of the 128×256×32 tile, and the argument errors. Small shapes on the simulator,
 //! larger ones on a GPU.
 
-use gpu_dense::{Dense, GemmElement};
+use gpu_dense::{
+    Dense, GEMM_POLICIES, GEMM_POLICY_99K, GEMM_POLICY_163K, GEMM_POLICY_216K, GemmElement,
+    GemmPolicy,
+};
 use gpu_host::{Error, Gpu};
+use gpu_test_kit::devices::{a100, rtx4090};
 use gpu_test_kit::{RelNormError, XorShift64Star};
 use gpu_tests::gpu_or_skip;
 use half::{bf16, f16};
@@ -40,14 +44,24 @@ impl Elem for f16 {
     }
 }
 
+/// Which entry point a check calls.
+#[derive(Clone, Copy)]
+enum Path {
+    /// `Dense::gemm_mma_sync` (the device's policy).
+    MmaSync,
+    /// `Dense::gemm` (wgmma on CC 9.0 GPUs).
+    Dispatch,
+    /// `Dense::gemm_mma_sync_with` a given policy.
+    Policy(GemmPolicy),
+}
+
 /// Runs one GEMM and returns ‖C − ref‖ / ‖ref‖; panics on an unwritten (NaN) element.
-/// `dispatch`: call `Dense::gemm` (wgmma on CC 9.0 GPUs) instead of `Dense::gemm_mma_sync`.
 fn check<T: Elem>(
     gpu: &Gpu,
     dense: &Dense,
     (m, n, k): (usize, usize, usize),
     seed: u64,
-    dispatch: bool,
+    path: Path,
 ) -> f64 {
     let mut rng = XorShift64Star::new(seed);
     let a: Vec<T> = (0..m * k).map(|_| T::from_f32(unit(&mut rng))).collect();
@@ -56,10 +70,12 @@ fn check<T: Elem>(
     let db = gpu.to_device(&b).unwrap();
     let mut dc = gpu.to_device(&vec![T::NAN; m * n]).unwrap();
     let s = gpu.default_stream();
-    if dispatch {
-        dense.gemm(s, &da, &db, &mut dc, m, n, k).unwrap();
-    } else {
-        dense.gemm_mma_sync(s, &da, &db, &mut dc, m, n, k).unwrap();
+    match path {
+        Path::Dispatch => dense.gemm(s, &da, &db, &mut dc, m, n, k).unwrap(),
+        Path::MmaSync => dense.gemm_mma_sync(s, &da, &db, &mut dc, m, n, k).unwrap(),
+        Path::Policy(p) => dense
+            .gemm_mma_sync_with(p, s, &da, &db, &mut dc, m, n, k)
+            .unwrap(),
     }
     let c = dc.to_vec().unwrap();
     let af: Vec<f64> = a.iter().map(|x| x.to_f64()).collect();
@@ -93,13 +109,13 @@ fn shapes(gpu: &Gpu) -> Vec<(usize, usize, usize)> {
     s
 }
 
-fn gemm_matches_reference<T: Elem>(test: &str, dispatch: bool) {
+fn gemm_matches_reference<T: Elem>(test: &str, path: Path) {
     let Some(gpu) = gpu_or_skip(test) else {
         return;
     };
     let dense = Dense::load(&gpu).unwrap();
     for (i, &shape) in shapes(&gpu).iter().enumerate() {
-        let rel = check::<T>(&gpu, &dense, shape, 0x9e37_79b9 + i as u64, dispatch);
+        let rel = check::<T>(&gpu, &dense, shape, 0x9e37_79b9 + i as u64, path);
         println!("{test} {shape:?}: relative error {rel:.2e}");
         assert!(rel < 1e-2, "{test} {shape:?}: relative error {rel:.3e}");
     }
@@ -107,19 +123,69 @@ fn gemm_matches_reference<T: Elem>(test: &str, dispatch: bool) {
 
 #[test]
 fn gemm_bf16_matches_reference() {
-    gemm_matches_reference::<bf16>("gemm_bf16_matches_reference", false);
+    gemm_matches_reference::<bf16>("gemm_bf16_matches_reference", Path::MmaSync);
 }
 
 /// `Dense::gemm` picks wgmma + TMA on compute capability 9.0 GPUs and mma.sync elsewhere (and
 /// on the simulator): the same shapes must come out right through whichever path it takes.
 #[test]
 fn gemm_dispatch_matches_reference() {
-    gemm_matches_reference::<bf16>("gemm_dispatch_matches_reference", true);
+    gemm_matches_reference::<bf16>("gemm_dispatch_matches_reference", Path::Dispatch);
 }
 
 #[test]
 fn gemm_f16_matches_reference() {
-    gemm_matches_reference::<f16>("gemm_f16_matches_reference", false);
+    gemm_matches_reference::<f16>("gemm_f16_matches_reference", Path::MmaSync);
+}
+
+/// Every tuning policy, forced, on this device (on an H100 all three fit): the A100 and
+/// RTX-class configurations compute the same products.
+#[test]
+fn gemm_every_policy_matches_reference() {
+    for policy in GEMM_POLICIES {
+        let test = format!("gemm_every_policy_matches_reference ({policy:?})");
+        gemm_matches_reference::<bf16>(&test, Path::Policy(policy));
+    }
+    gemm_matches_reference::<f16>(
+        "gemm_every_policy_matches_reference (f16, 99K)",
+        Path::Policy(GEMM_POLICY_99K),
+    );
+}
+
+/// On a simulated A100 (163 KiB per block) and RTX 4090 (99 KiB), `Dense` picks the policy
+/// that fits, the launch validation (which checks the shared memory against the device's
+/// limit) accepts it, and the result is right; a policy too big for the device is refused
+/// before launch, naming the kernel and the sizes.
+#[test]
+fn gemm_picks_the_policy_the_device_fits() {
+    for (props, want) in [(a100(), GEMM_POLICY_163K), (rtx4090(), GEMM_POLICY_99K)] {
+        let name = props.name.clone();
+        let gpu = Gpu::simulator_with_properties(props).unwrap();
+        let dense = Dense::load(&gpu).unwrap();
+        assert_eq!(dense.gemm_policy(), Some(want), "{name}");
+        for (i, &shape) in shapes(&gpu).iter().enumerate() {
+            let rel = check::<bf16>(&gpu, &dense, shape, 7 + i as u64, Path::Dispatch);
+            assert!(rel < 1e-2, "{name} {shape:?}: relative error {rel:.3e}");
+        }
+        let s = gpu.default_stream();
+        let a = gpu.to_device(&[bf16::ONE; 64]).unwrap();
+        let mut c = gpu.to_device(&[bf16::NAN; 64]).unwrap();
+        match dense.gemm_mma_sync_with(GEMM_POLICY_216K, s, &a, &a, &mut c, 8, 8, 8) {
+            Err(Error::Argument {
+                kernel,
+                argument,
+                message,
+            }) => {
+                assert_eq!(
+                    (kernel.as_str(), argument.as_str()),
+                    ("gemm_bf16", "policy")
+                );
+                assert!(message.contains("221184"), "{name}: {message}");
+            }
+            other => panic!("{name}: expected the 216K policy refused, got {other:?}"),
+        }
+        assert!(c.to_vec().unwrap().iter().all(|x| x.is_nan()), "{name}");
+    }
 }
 
 #[test]

@@ -14,7 +14,7 @@ use gpu_test_kit::XorShift64;
 use std::process::ExitCode;
 
 use benches::time_us;
-use gpu_dense::Dense;
+use gpu_dense::{Dense, GEMM_POLICY_99K, GEMM_POLICY_163K};
 use gpu_host::{DeviceBuffer, Gpu, Result, Stream};
 use half::{bf16, f16};
 
@@ -43,9 +43,34 @@ fn variants() -> Vec<Variant> {
     vec![
         Variant {
             name: "mma_sync",
+            // The device's policy (216K on an H100).
             available: |_| true,
             bf16: Some(|d, s, a, b, c, m, n, k| d.gemm_mma_sync(s, a, b, c, m, n, k)),
             f16: Some(|d, s, a, b, c, m, n, k| d.gemm_mma_sync(s, a, b, c, m, n, k)),
+        },
+        // The A100-class and RTX-class policies of the same kernel, forced (where they fit).
+        Variant {
+            name: "mma_sync_163k",
+            available: |d| {
+                d.gemm_policy()
+                    .is_some_and(|p| p.shared_bytes() >= GEMM_POLICY_163K.shared_bytes())
+            },
+            bf16: Some(|d, s, a, b, c, m, n, k| {
+                d.gemm_mma_sync_with(GEMM_POLICY_163K, s, a, b, c, m, n, k)
+            }),
+            f16: Some(|d, s, a, b, c, m, n, k| {
+                d.gemm_mma_sync_with(GEMM_POLICY_163K, s, a, b, c, m, n, k)
+            }),
+        },
+        Variant {
+            name: "mma_sync_99k",
+            available: |d| d.gemm_policy().is_some(),
+            bf16: Some(|d, s, a, b, c, m, n, k| {
+                d.gemm_mma_sync_with(GEMM_POLICY_99K, s, a, b, c, m, n, k)
+            }),
+            f16: Some(|d, s, a, b, c, m, n, k| {
+                d.gemm_mma_sync_with(GEMM_POLICY_99K, s, a, b, c, m, n, k)
+            }),
         },
         // Ladder step 2 (sm_90a only): what `Dense::gemm` runs on an H100/H200.
         Variant {

@@ -17,6 +17,9 @@ mod sgemm;
 
 use gpu_host::{Gpu, Result};
 
+pub use ::dense_kernels::gemm::{
+    GEMM_POLICIES, GEMM_POLICY_99K, GEMM_POLICY_163K, GEMM_POLICY_216K, GemmPolicy,
+};
 pub use attention::{AttentionShape, attention_kernel_names};
 pub use gemm::GemmElement;
 pub use gpu_host::gpu;
@@ -34,6 +37,9 @@ pub struct Dense {
     hopper: Option<hopper_kernels::Module>,
     /// `gemm_wgmma`'s tensor-map cache and grid size (see `hopper_gemm`).
     wgmma: hopper_gemm::WgmmaState,
+    /// Shared memory a block may have on this device (opt-in included), in bytes: picks the
+    /// mma.sync GEMM's policy.
+    shared_limit: u32,
 }
 
 impl Dense {
@@ -51,6 +57,7 @@ impl Dense {
             dense: dense_kernels::Module::load(gpu)?,
             hopper,
             wgmma: hopper_gemm::WgmmaState::new(gpu),
+            shared_limit: gpu.properties().shared_memory_limit_per_block(),
         })
     }
 

@@ -28,3 +28,39 @@ pub fn h100() -> DeviceProperties {
         memory_bus_width_bits: 5120,
     }
 }
+
+/// Limits of an A100 SXM (sm_80): 163 KiB of shared memory per block.
+pub fn a100() -> DeviceProperties {
+    DeviceProperties {
+        name: "fake A100".to_string(),
+        compute_capability: (8, 0),
+        multiprocessor_count: 108,
+        total_memory: 80 << 30,
+        max_shared_memory_per_block_optin: 163 << 10,
+        shared_memory_per_multiprocessor: 164 << 10,
+        l2_cache_bytes: 40 << 20,
+        clock_rate_khz: 1_410_000,
+        memory_clock_rate_khz: 1_593_000,
+        ..h100()
+    }
+}
+
+/// Limits of an RTX 4090 (sm_89): 99 KiB of shared memory per block, 1536 threads and 24
+/// blocks per SM.
+pub fn rtx4090() -> DeviceProperties {
+    DeviceProperties {
+        name: "fake RTX 4090".to_string(),
+        compute_capability: (8, 9),
+        multiprocessor_count: 128,
+        total_memory: 24 << 30,
+        max_shared_memory_per_block_optin: 99 << 10,
+        shared_memory_per_multiprocessor: 100 << 10,
+        max_threads_per_multiprocessor: 1536,
+        max_blocks_per_multiprocessor: 24,
+        l2_cache_bytes: 72 << 20,
+        clock_rate_khz: 2_520_000,
+        memory_clock_rate_khz: 10_501_000,
+        memory_bus_width_bits: 384,
+        ..h100()
+    }
+}
