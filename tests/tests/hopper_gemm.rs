@@ -1,7 +1,7 @@
 //! `Dense::gemm_wgmma` (bf16/f16 GEMM on Hopper tensor cores, wgmma + TMA): GPU-only, on
 //! compute capability 9.0 devices; SKIPPED elsewhere (the simulator has no wgmma/TMA).
 
-use gpu_dense::{Dense, WgmmaElem};
+use gpu_dense::{Dense, WgmmaElement};
 use gpu_host::{Error, Gpu};
 use gpu_test_kit::{RelNormError, XorShift64, hopper_gpu_or_skip};
 use half::{bf16, f16};
@@ -25,7 +25,7 @@ fn random(len: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
-trait Elem: WgmmaElem + Copy {
+trait Elem: WgmmaElement + Copy {
     fn from_f32(x: f32) -> Self;
     fn to_f64(self) -> f64;
     const POISON: Self;

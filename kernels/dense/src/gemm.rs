@@ -64,14 +64,14 @@ const A_CHUNKS: usize = (GEMM_BM * GEMM_BK / 8 / GEMM_THREADS) as usize;
 const B_CHUNKS: usize = (GEMM_BN * GEMM_BK / 8 / GEMM_THREADS) as usize;
 
 /// The 16-bit input types: the `mma` instruction and the packing of the output.
-pub trait GemmElem: DeviceCopy {
+pub trait GemmElement: DeviceCopy {
     fn mma(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4];
     /// Two f32 → two values packed (lo = lower column).
     fn pack(lo: f32, hi: f32) -> u32;
     fn from_f32(x: f32) -> Self;
 }
 
-impl GemmElem for bf16 {
+impl GemmElement for bf16 {
     #[inline(always)]
     fn mma(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
         mma::mma_bf16_m16n8k16(a, b, c)
@@ -86,7 +86,7 @@ impl GemmElem for bf16 {
     }
 }
 
-impl GemmElem for f16 {
+impl GemmElement for f16 {
     #[inline(always)]
     fn mma(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
         mma::mma_f16_m16n8k16(a, b, c)
@@ -176,7 +176,7 @@ impl Loader {
 
 /// The kernel body, for both element types. See the module docs.
 #[inline(always)]
-fn gemm_body<T: GemmElem>(a: &[T], b: &[T], c: DisjointSlice<T>, m: u32, n: u32, k: u32) {
+fn gemm_body<T: GemmElement>(a: &[T], b: &[T], c: DisjointSlice<T>, m: u32, n: u32, k: u32) {
     let tiles_m = m.div_ceil(GEMM_BM);
     let tiles_n = n.div_ceil(GEMM_BN);
     let pid = thread::block_idx().x;
