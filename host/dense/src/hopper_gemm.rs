@@ -94,7 +94,12 @@ const MAP_CACHE_LIMIT: usize = 64;
 
 /// Encodes the 2-D tensor map of a row-major `rows × cols` matrix at `addr`, read in boxes of
 /// `box_rows × 64` elements with the 128-byte swizzle the wgmma descriptors expect.
-fn encode_map<T: WgmmaElement>(addr: u64, rows: u32, cols: u32, box_rows: u32) -> Result<TensorMap> {
+fn encode_map<T: WgmmaElement>(
+    addr: u64,
+    rows: u32,
+    cols: u32,
+    box_rows: u32,
+) -> Result<TensorMap> {
     let mut map = sys::CUtensorMap { opaque: [0; 16] };
     let dims: [u64; 2] = [cols as u64, rows as u64];
     let strides: [u64; 1] = [cols as u64 * 2];
