@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use ::hopper_kernels::gemm::{self, GemmDims};
-use ::hopper_kernels::gemm::{BK, BM, BN, SMEM_BYTES, THREADS};
+use ::hopper_kernels::gemm::{BK, BM, BN, SHARED_BYTES, THREADS};
 use gpu_host::cudarc::driver::sys;
 use gpu_host::{DeviceBuffer, Error, LaunchConfig, Result, Stream};
 use half::{bf16, f16};
@@ -205,7 +205,7 @@ impl Dense {
             cache.insert(key, stream.to_device(&maps)?);
         }
         let maps = &cache[&key];
-        let cfg = LaunchConfig::new(blocks, THREADS).with_shared_mem(SMEM_BYTES);
+        let cfg = LaunchConfig::new(blocks, THREADS).with_shared_mem(SHARED_BYTES);
         T::launch(module, stream, cfg, (a, b, maps), c, dims)
     }
 }
