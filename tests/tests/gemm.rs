@@ -20,12 +20,12 @@ fn unit(rng: &mut XorShift64Star) -> f32 {
     if x == 0.0 { 0.5 } else { x }
 }
 
-trait Elem: GemmElement + Copy + Send {
+trait TestElement: GemmElement + Copy + Send {
     const NAN: Self;
     fn from_f32(x: f32) -> Self;
     fn to_f64(self) -> f64;
 }
-impl Elem for bf16 {
+impl TestElement for bf16 {
     const NAN: Self = bf16::NAN;
     fn from_f32(x: f32) -> Self {
         bf16::from_f32(x)
@@ -34,7 +34,7 @@ impl Elem for bf16 {
         bf16::to_f64(self)
     }
 }
-impl Elem for f16 {
+impl TestElement for f16 {
     const NAN: Self = f16::NAN;
     fn from_f32(x: f32) -> Self {
         f16::from_f32(x)
@@ -56,7 +56,7 @@ enum Path {
 }
 
 /// Runs one GEMM and returns ‖C − ref‖ / ‖ref‖; panics on an unwritten (NaN) element.
-fn check<T: Elem>(
+fn check<T: TestElement>(
     gpu: &Gpu,
     dense: &Dense,
     (m, n, k): (usize, usize, usize),
@@ -109,7 +109,7 @@ fn shapes(gpu: &Gpu) -> Vec<(usize, usize, usize)> {
     s
 }
 
-fn gemm_matches_reference<T: Elem>(test: &str, path: Path) {
+fn gemm_matches_reference<T: TestElement>(test: &str, path: Path) {
     let Some(gpu) = gpu_or_skip(test) else {
         return;
     };

@@ -1,7 +1,7 @@
 //! `Dense::gemm_wgmma` (bf16/f16 GEMM on Hopper tensor cores, wgmma + TMA): GPU-only, on
 //! compute capability 9.0 devices; SKIPPED elsewhere (the simulator has no wgmma/TMA).
 
-use gpu_dense::{Dense, WgmmaElem};
+use gpu_dense::{Dense, WgmmaElement};
 use gpu_host::{Error, Gpu};
 use gpu_test_kit::{RelNormError, XorShift64, hopper_gpu_or_skip};
 use half::{bf16, f16};
@@ -25,12 +25,12 @@ fn random(len: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
-trait Elem: WgmmaElem + Copy {
+trait TestElement: WgmmaElement + Copy {
     fn from_f32(x: f32) -> Self;
     fn to_f64(self) -> f64;
     const POISON: Self;
 }
-impl Elem for bf16 {
+impl TestElement for bf16 {
     fn from_f32(x: f32) -> Self {
         bf16::from_f32(x)
     }
@@ -39,7 +39,7 @@ impl Elem for bf16 {
     }
     const POISON: Self = bf16::NAN;
 }
-impl Elem for f16 {
+impl TestElement for f16 {
     fn from_f32(x: f32) -> Self {
         f16::from_f32(x)
     }
@@ -52,7 +52,14 @@ impl Elem for f16 {
 /// Runs one GEMM and returns ‖C − C_ref‖ / ‖C_ref‖ over the rows checked (every row, or a
 /// sample of rows for big shapes), with the reference accumulated in f64 from the rounded
 /// inputs. Panics on any unwritten (NaN poison) element of the checked rows.
-fn run_case<T: Elem>(gpu: &Gpu, dense: &Dense, m: usize, n: usize, k: usize, seed: u64) -> f64 {
+fn run_case<T: TestElement>(
+    gpu: &Gpu,
+    dense: &Dense,
+    m: usize,
+    n: usize,
+    k: usize,
+    seed: u64,
+) -> f64 {
     let a: Vec<T> = random(m * k, seed).into_iter().map(T::from_f32).collect();
     let b: Vec<T> = random(n * k, seed + 1)
         .into_iter()
@@ -86,7 +93,7 @@ fn run_case<T: Elem>(gpu: &Gpu, dense: &Dense, m: usize, n: usize, k: usize, see
     rel.value()
 }
 
-fn check_shapes<T: Elem>(test: &str, name: &str) {
+fn check_shapes<T: TestElement>(test: &str, name: &str) {
     let Some((gpu, dense)) = hopper_or_skip(test) else {
         return;
     };

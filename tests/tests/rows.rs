@@ -10,7 +10,7 @@ use gpu_tests::gpu_or_skip;
 use half::bf16;
 
 /// Test element types: conversions and the tolerance of the relative-norm error.
-trait Elem: RowElement + PartialEq + std::fmt::Debug {
+trait TestElement: RowElement + PartialEq + std::fmt::Debug {
     const NAME: &'static str;
     /// ‖out − ref‖ / ‖ref‖ allowed (f32: rounding and `ex2.approx`; bf16: the output's 8-bit
     /// mantissa, 2^-9 relative per element).
@@ -20,7 +20,7 @@ trait Elem: RowElement + PartialEq + std::fmt::Debug {
     fn poison() -> Self;
 }
 
-impl Elem for f32 {
+impl TestElement for f32 {
     const NAME: &'static str = "f32";
     const TOL: f64 = 2e-6;
     fn from_f64(v: f64) -> f32 {
@@ -34,7 +34,7 @@ impl Elem for f32 {
     }
 }
 
-impl Elem for bf16 {
+impl TestElement for bf16 {
     const NAME: &'static str = "bf16";
     const TOL: f64 = 5e-3;
     fn from_f64(v: f64) -> bf16 {
@@ -48,7 +48,7 @@ impl Elem for bf16 {
     }
 }
 
-fn random<T: Elem>(rng: &mut Rng, n: usize, scale: f64, offset: f64) -> Vec<T> {
+fn random<T: TestElement>(rng: &mut Rng, n: usize, scale: f64, offset: f64) -> Vec<T> {
     (0..n)
         .map(|_| {
             let mut v = rng.signed_f64() * scale + offset;
@@ -60,7 +60,7 @@ fn random<T: Elem>(rng: &mut Rng, n: usize, scale: f64, offset: f64) -> Vec<T> {
         .collect()
 }
 
-fn softmax_ref<T: Elem>(x: &[T], cols: usize) -> Vec<f64> {
+fn softmax_ref<T: TestElement>(x: &[T], cols: usize) -> Vec<f64> {
     let mut out = Vec::with_capacity(x.len());
     for row in x.chunks(cols) {
         let m = row
@@ -74,7 +74,13 @@ fn softmax_ref<T: Elem>(x: &[T], cols: usize) -> Vec<f64> {
     out
 }
 
-fn layernorm_ref<T: Elem>(x: &[T], gamma: &[T], beta: &[T], cols: usize, eps: f64) -> Vec<f64> {
+fn layernorm_ref<T: TestElement>(
+    x: &[T],
+    gamma: &[T],
+    beta: &[T],
+    cols: usize,
+    eps: f64,
+) -> Vec<f64> {
     let mut out = Vec::with_capacity(x.len());
     for row in x.chunks(cols) {
         let mean = row.iter().map(|v| v.to_f64()).sum::<f64>() / cols as f64;
@@ -90,7 +96,7 @@ fn layernorm_ref<T: Elem>(x: &[T], gamma: &[T], beta: &[T], cols: usize, eps: f6
 }
 
 /// Relative-norm error; panics on a NaN (an unwritten, poisoned element) or a length mismatch.
-fn rel_err<T: Elem>(what: &str, out: &[T], reference: &[f64]) -> f64 {
+fn rel_err<T: TestElement>(what: &str, out: &[T], reference: &[f64]) -> f64 {
     assert_eq!(out.len(), reference.len(), "{what}: length");
     let mut rel = RelNormError::new();
     for (i, (&o, &r)) in out.iter().zip(reference).enumerate() {
@@ -104,7 +110,7 @@ fn rel_err<T: Elem>(what: &str, out: &[T], reference: &[f64]) -> f64 {
     rel.value()
 }
 
-fn poisoned<T: Elem>(gpu: &Gpu, n: usize) -> DeviceBuffer<T> {
+fn poisoned<T: TestElement>(gpu: &Gpu, n: usize) -> DeviceBuffer<T> {
     gpu.to_device(&vec![T::poison(); n]).expect("upload")
 }
 
@@ -131,7 +137,7 @@ fn shapes(gpu: &Gpu) -> Vec<(usize, usize)> {
     s
 }
 
-fn check_softmax<T: Elem>(gpu: &Gpu, dense: &Dense) {
+fn check_softmax<T: TestElement>(gpu: &Gpu, dense: &Dense) {
     let mut rng = Rng::new(0x5eed ^ T::VEC as u64);
     let s = gpu.default_stream();
     // (scale, offset): ordinary values, then large magnitudes where exp(x) overflows f32.
@@ -163,7 +169,7 @@ fn check_softmax<T: Elem>(gpu: &Gpu, dense: &Dense) {
     }
 }
 
-fn check_layernorm<T: Elem>(gpu: &Gpu, dense: &Dense) {
+fn check_layernorm<T: TestElement>(gpu: &Gpu, dense: &Dense) {
     let mut rng = Rng::new(0x1a7e ^ T::VEC as u64);
     let s = gpu.default_stream();
     let eps = 1e-5;

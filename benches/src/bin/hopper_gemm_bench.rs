@@ -13,11 +13,11 @@ use gpu_test_kit::rng::signed_f32s;
 use std::process::ExitCode;
 
 use benches::time_us;
-use gpu_dense::{Dense, WgmmaElem};
+use gpu_dense::{Dense, WgmmaElement};
 use gpu_host::{Gpu, Result, Stream};
 use half::{bf16, f16};
 
-fn time_case<T: WgmmaElem>(
+fn time_case<T: WgmmaElement>(
     gpu: &Gpu,
     dense: &Dense,
     n: usize,

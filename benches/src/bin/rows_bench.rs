@@ -38,24 +38,24 @@ fn random(n: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
-trait BenchElem: RowElement {
+trait BenchElement: RowElement {
     const NAME: &'static str;
     fn from_f32(v: f32) -> Self;
 }
-impl BenchElem for f32 {
+impl BenchElement for f32 {
     const NAME: &'static str = "f32";
     fn from_f32(v: f32) -> f32 {
         v
     }
 }
-impl BenchElem for bf16 {
+impl BenchElement for bf16 {
     const NAME: &'static str = "bf16";
     fn from_f32(v: f32) -> bf16 {
         bf16::from_f32(v)
     }
 }
 
-fn upload<T: BenchElem + DeviceCopy>(
+fn upload<T: BenchElement + DeviceCopy>(
     gpu: &Gpu,
     n: usize,
     seed: u64,
@@ -88,7 +88,7 @@ fn row(case: &str, shape: &str, threads: u32, bytes: f64, ours: f64, peers: &Pee
     }
 }
 
-fn bench<T: BenchElem>(gpu: &Gpu, dense: &Dense, extra: &[u32], peers: &Peers) -> Result<()> {
+fn bench<T: BenchElement>(gpu: &Gpu, dense: &Dense, extra: &[u32], peers: &Peers) -> Result<()> {
     let s: &Stream = gpu.default_stream();
     for &(rows, cols) in SHAPES {
         let n = rows * cols;

@@ -8,8 +8,8 @@ use crate::{Dense, dense_kernels};
 
 /// The element types of the tensor-core GEMM: `half::bf16` and `half::f16` (inputs and output;
 /// the products are accumulated in f32).
-/// Sealed through [`WgmmaElem`](crate::WgmmaElem), which carries the Hopper kernels.
-pub trait GemmElement: DeviceCopy + crate::WgmmaElem {
+/// Sealed through [`WgmmaElement`](crate::WgmmaElement), which carries the Hopper kernels.
+pub trait GemmElement: DeviceCopy + crate::WgmmaElement {
     /// The mma.sync kernel for this type (the first policy's; the others add the policy's
     /// suffix).
     const MMA_SYNC_KERNEL: &'static str;

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use ::hopper_kernels::gemm::{self, GemmDims};
-use ::hopper_kernels::gemm::{BK, BM, BN, SMEM_BYTES, THREADS};
+use ::hopper_kernels::gemm::{BK, BM, BN, SHARED_BYTES, THREADS};
 use gpu_host::cudarc::driver::sys;
 use gpu_host::{DeviceBuffer, Error, LaunchConfig, Result, Stream};
 use half::{bf16, f16};
@@ -14,7 +14,7 @@ use crate::Dense;
 pub use gpu_host::gpu::hopper::tma::TensorMap;
 
 /// Element types `Dense::gemm_wgmma` accepts: bf16 and f16 (f32 accumulate).
-pub trait WgmmaElem: gpu_host::gpu::DeviceCopy + sealed::Sealed {
+pub trait WgmmaElement: gpu_host::gpu::DeviceCopy + sealed::Sealed {
     /// The kernel's name (for errors).
     const KERNEL: &'static str;
     /// The TMA element type.
@@ -47,7 +47,7 @@ mod sealed {
 
 macro_rules! wgmma_elem {
     ($t:ty, $kernel:ident, $tma:ident) => {
-        impl WgmmaElem for $t {
+        impl WgmmaElement for $t {
             const KERNEL: &'static str = stringify!($kernel);
             const TMA_TYPE: sys::CUtensorMapDataType = sys::CUtensorMapDataType::$tma;
             fn launch(
@@ -94,7 +94,12 @@ const MAP_CACHE_LIMIT: usize = 64;
 
 /// Encodes the 2-D tensor map of a row-major `rows × cols` matrix at `addr`, read in boxes of
 /// `box_rows × 64` elements with the 128-byte swizzle the wgmma descriptors expect.
-fn encode_map<T: WgmmaElem>(addr: u64, rows: u32, cols: u32, box_rows: u32) -> Result<TensorMap> {
+fn encode_map<T: WgmmaElement>(
+    addr: u64,
+    rows: u32,
+    cols: u32,
+    box_rows: u32,
+) -> Result<TensorMap> {
     let mut map = sys::CUtensorMap { opaque: [0; 16] };
     let dims: [u64; 2] = [cols as u64, rows as u64];
     let strides: [u64; 1] = [cols as u64 * 2];
@@ -139,7 +144,7 @@ impl Dense {
     /// returns an error without launching. `k` must be a multiple of 8 (TMA needs 16-byte row
     /// strides); any `m`, `n` work (partial tiles are zero-filled on load and masked on store).
     #[allow(clippy::too_many_arguments)]
-    pub fn gemm_wgmma<T: WgmmaElem>(
+    pub fn gemm_wgmma<T: WgmmaElement>(
         &self,
         stream: &Stream,
         a: &DeviceBuffer<T>,
@@ -200,13 +205,13 @@ impl Dense {
             cache.insert(key, stream.to_device(&maps)?);
         }
         let maps = &cache[&key];
-        let cfg = LaunchConfig::new(blocks, THREADS).with_shared_mem(SMEM_BYTES);
+        let cfg = LaunchConfig::new(blocks, THREADS).with_shared_mem(SHARED_BYTES);
         T::launch(module, stream, cfg, (a, b, maps), c, dims)
     }
 }
 
 /// A zero of `T` (both element types are plain 16-bit patterns where all-zero bits is +0).
-fn bytemuck_zero<T: WgmmaElem>() -> T {
+fn bytemuck_zero<T: WgmmaElement>() -> T {
     // SAFETY: `T` is bf16 or f16 (sealed), for which the all-zero bit pattern is +0.0.
     unsafe { std::mem::zeroed() }
 }

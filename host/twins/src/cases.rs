@@ -73,8 +73,8 @@ pub fn all(gpu: &Gpu, size: Size) -> Result<Vec<Box<dyn Twin>>> {
             pick(1 << 24, 2001),
             &strided_blocks,
         )?),
-        Box::new(GreyPlanar::new(gpu, pick(1 << 24, 2003))?),
-        Box::new(GreyInterleaved::new(gpu, pick(4096, 50), pick(4096, 37))?),
+        Box::new(GrayPlanar::new(gpu, pick(1 << 24, 2003))?),
+        Box::new(GrayInterleaved::new(gpu, pick(4096, 50), pick(4096, 37))?),
         Box::new(Convolution::new(gpu, pick(4096, 37), pick(4096, 29))?),
         Box::new(Transpose::new(gpu, false, pick(8192, 70), pick(8192, 45))?),
         Box::new(Transpose::new(gpu, true, pick(8192, 70), pick(8192, 45))?),
@@ -425,13 +425,13 @@ impl Twin for BlackScholes {
     }
 }
 
-struct GreyPlanar {
+struct GrayPlanar {
     rgb: [DeviceBuffer<f32>; 3],
-    grey: DeviceBuffer<f32>,
+    gray: DeviceBuffer<f32>,
     want: Vec<f32>,
 }
 
-impl GreyPlanar {
+impl GrayPlanar {
     fn new(gpu: &Gpu, n: usize) -> Result<Self> {
         let mut rng = SplitMix64::new(4);
         let planes = [
@@ -442,21 +442,21 @@ impl GreyPlanar {
         let want = (0..n)
             .map(|i| 0.299 * planes[0][i] + 0.587 * planes[1][i] + 0.114 * planes[2][i])
             .collect();
-        Ok(GreyPlanar {
+        Ok(GrayPlanar {
             rgb: [
                 gpu.to_device(&planes[0])?,
                 gpu.to_device(&planes[1])?,
                 gpu.to_device(&planes[2])?,
             ],
-            grey: gpu.alloc_zeroed(n)?,
+            gray: gpu.alloc_zeroed(n)?,
             want,
         })
     }
 }
 
-impl Twin for GreyPlanar {
+impl Twin for GrayPlanar {
     fn name(&self) -> &'static str {
-        "rgb_to_grey_planar"
+        "rgb_to_gray_planar"
     }
     fn problem(&self) -> String {
         format!("{} pixels, f32 planes", self.want.len())
@@ -471,35 +471,35 @@ impl Twin for GreyPlanar {
         match side {
             Side::Rust => k
                 .rust
-                .rgb_to_grey_planar(s, config, r, g, b, &mut self.grey),
+                .rgb_to_gray_planar(s, config, r, g, b, &mut self.gray),
             Side::Cuda => {
                 let mut l = cuda(k, self.name(), s, config)?;
                 l.input_ptr("r", r)
                     .input_ptr("g", g)
                     .input_ptr("b", b)
-                    .output_ptr("grey", &mut self.grey)
+                    .output_ptr("gray", &mut self.gray)
                     .value("n", &n32(n));
                 go(l)
             }
         }
     }
     fn clear(&mut self) -> Result<()> {
-        zero(&mut self.grey)
+        zero(&mut self.gray)
     }
     fn verify(&self) -> Result<std::result::Result<(), String>> {
-        Ok(close(&self.grey.to_vec()?, &self.want, 1e-6, 1e-6))
+        Ok(close(&self.gray.to_vec()?, &self.want, 1e-6, 1e-6))
     }
 }
 
-struct GreyInterleaved {
+struct GrayInterleaved {
     rgb: DeviceBuffer<u8>,
-    grey: DeviceBuffer<u8>,
+    gray: DeviceBuffer<u8>,
     want: Vec<u8>,
     width: u32,
     height: u32,
 }
 
-impl GreyInterleaved {
+impl GrayInterleaved {
     fn new(gpu: &Gpu, width: usize, height: usize) -> Result<Self> {
         let mut rng = SplitMix64::new(5);
         let rgb: Vec<u8> = (0..3 * width * height)
@@ -512,9 +512,9 @@ impl GreyInterleaved {
                 (0.21 * r + 0.71 * g + 0.07 * b) as u8
             })
             .collect();
-        Ok(GreyInterleaved {
+        Ok(GrayInterleaved {
             rgb: gpu.to_device(&rgb)?,
-            grey: gpu.alloc_zeroed(width * height)?,
+            gray: gpu.alloc_zeroed(width * height)?,
             want,
             width: width as u32,
             height: height as u32,
@@ -522,12 +522,12 @@ impl GreyInterleaved {
     }
 }
 
-impl Twin for GreyInterleaved {
+impl Twin for GrayInterleaved {
     fn name(&self) -> &'static str {
-        "rgb_to_grey_interleaved"
+        "rgb_to_gray_interleaved"
     }
     fn problem(&self) -> String {
-        format!("{}x{} RGB8 -> grey8", self.width, self.height)
+        format!("{}x{} RGB8 -> gray8", self.width, self.height)
     }
     fn work(&self) -> Work {
         Work::Bytes(4.0 * self.want.len() as f64)
@@ -535,30 +535,30 @@ impl Twin for GreyInterleaved {
     fn launch(&mut self, side: Side, k: &Kernels, s: &Stream) -> Result<()> {
         let config = LaunchConfig::tiles_2d(self.width, self.height, image::BLOCK_2D);
         match side {
-            Side::Rust => k.rust.rgb_to_grey_interleaved(
+            Side::Rust => k.rust.rgb_to_gray_interleaved(
                 s,
                 config,
                 &self.rgb,
                 self.width,
                 self.height,
-                &mut self.grey,
+                &mut self.gray,
             ),
             Side::Cuda => {
                 let mut l = cuda(k, self.name(), s, config)?;
                 l.input_ptr("rgb", &self.rgb)
                     .value("width", &(self.width as i32))
                     .value("height", &(self.height as i32))
-                    .output_ptr("grey", &mut self.grey);
+                    .output_ptr("gray", &mut self.gray);
                 go(l)
             }
         }
     }
     fn clear(&mut self) -> Result<()> {
-        zero(&mut self.grey)
+        zero(&mut self.gray)
     }
     fn verify(&self) -> Result<std::result::Result<(), String>> {
         // The weighted sum may round to either side of an integer (fma vs separate multiply).
-        let got = self.grey.to_vec()?;
+        let got = self.gray.to_vec()?;
         let off = (0..got.len()).find(|&i| got[i].abs_diff(self.want[i]) > 1);
         Ok(match off {
             None => Ok(()),

@@ -120,14 +120,14 @@ const fn check_policy(
 }
 
 /// The 16-bit input types: the `mma` instruction and the packing of the output.
-pub trait GemmElem: DeviceCopy {
+pub trait GemmElement: DeviceCopy {
     fn mma(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4];
     /// Two f32 → two values packed (lo = lower column).
     fn pack(lo: f32, hi: f32) -> u32;
     fn from_f32(x: f32) -> Self;
 }
 
-impl GemmElem for bf16 {
+impl GemmElement for bf16 {
     #[inline(always)]
     fn mma(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
         mma::mma_bf16_m16n8k16(a, b, c)
@@ -142,7 +142,7 @@ impl GemmElem for bf16 {
     }
 }
 
-impl GemmElem for f16 {
+impl GemmElement for f16 {
     #[inline(always)]
     fn mma(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
         mma::mma_f16_m16n8k16(a, b, c)
@@ -253,7 +253,7 @@ impl<const CHUNKS: usize> Loader<CHUNKS> {
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn gemm_body<
-    T: GemmElem,
+    T: GemmElement,
     const BK: u32,
     const STAGES: u32,
     const CHUNKS: usize,

@@ -10,7 +10,7 @@
 use gpu::prelude::*;
 use half::bf16;
 
-use crate::rows::{Cache, MAX_CHUNKS, RowElem, RowLayout, words_to_f32};
+use crate::rows::{Cache, MAX_CHUNKS, RowElement, RowLayout, words_to_f32};
 use crate::unroll8;
 
 /// 16-byte chunks per thread held in registers by the f32 kernel (32 values).
@@ -31,7 +31,7 @@ struct RowPtrs<T> {
 /// # Safety
 /// As for [`layernorm_row`].
 #[inline(always)]
-unsafe fn finish_chunk<T: RowElem, const VEC: usize, const ALIGNED: bool>(
+unsafe fn finish_chunk<T: RowElement, const VEC: usize, const ALIGNED: bool>(
     c: [f32; VEC],
     p: RowPtrs<T>,
     layout: RowLayout<ALIGNED>,
@@ -76,7 +76,7 @@ fn squared_deviations<const VEC: usize, const ALIGNED: bool>(
 /// `p.x`, `p.gamma`, `p.beta` must address `layout.cols` read-only elements and `p.y` as many
 /// elements that only this block accesses; all 16-byte aligned when `ALIGNED`.
 #[inline(always)]
-unsafe fn layernorm_row<T: RowElem, const VEC: usize, const K: usize, const ALIGNED: bool>(
+unsafe fn layernorm_row<T: RowElement, const VEC: usize, const K: usize, const ALIGNED: bool>(
     p: RowPtrs<T>,
     layout: RowLayout<ALIGNED>,
     eps: f32,
@@ -167,7 +167,7 @@ unsafe fn layernorm_row<T: RowElem, const VEC: usize, const K: usize, const ALIG
 }
 
 #[inline(always)]
-fn layernorm_kernel<T: RowElem, const VEC: usize, const K: usize>(
+fn layernorm_kernel<T: RowElement, const VEC: usize, const K: usize>(
     x: &[T],
     gamma: &[T],
     beta: &[T],

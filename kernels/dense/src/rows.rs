@@ -2,7 +2,7 @@
 //! one row between global memory and registers.
 //!
 //! One block works on one row (the grid is one block per row, `B` threads). A thread's part of
-//! the row is `K` *chunks* of [`RowElem::VEC`] elements (16 bytes of storage), in one of two
+//! the row is `K` *chunks* of [`RowElement::VEC`] elements (16 bytes of storage), in one of two
 //! layouts, both coalesced (each warp-wide access covers consecutive addresses):
 //!
 //! - aligned (the row length is a multiple of `VEC`, so every row starts 16-byte aligned):
@@ -18,7 +18,7 @@
 use half::bf16;
 
 /// A row element: stored as `Self`, computed in `f32`.
-pub trait RowElem: gpu::DeviceCopy {
+pub trait RowElement: gpu::DeviceCopy {
     /// Elements per 16-byte chunk.
     const VEC: usize;
     fn to_f32(self) -> f32;
@@ -30,7 +30,7 @@ pub trait RowElem: gpu::DeviceCopy {
     }
 }
 
-impl RowElem for f32 {
+impl RowElement for f32 {
     const VEC: usize = 4;
     #[inline(always)]
     fn to_f32(self) -> f32 {
@@ -42,7 +42,7 @@ impl RowElem for f32 {
     }
 }
 
-impl RowElem for bf16 {
+impl RowElement for bf16 {
     const VEC: usize = 8;
     /// bf16 is the high half of an f32: a shift.
     #[inline(always)]
@@ -96,7 +96,7 @@ impl RowElem for bf16 {
 
 /// The VEC elements of a 16-byte chunk loaded by [`RowLayout::load_words`], in f32.
 #[inline(always)]
-pub fn words_to_f32<T: RowElem, const VEC: usize>(words: [u32; 4]) -> [f32; VEC] {
+pub fn words_to_f32<T: RowElement, const VEC: usize>(words: [u32; 4]) -> [f32; VEC] {
     const { assert!(VEC == T::VEC && VEC * size_of::<T>() == 16) };
     // SAFETY: 16 bytes of plain data reinterpreted as VEC elements (any bit pattern is a
     // valid `T`: DeviceCopy).
@@ -258,7 +258,7 @@ impl<const ALIGNED: bool> RowLayout<ALIGNED> {
     /// `row` must point to `cols` readable elements (16-byte aligned when `ALIGNED`) that no
     /// thread writes during the kernel.
     #[inline(always)]
-    pub unsafe fn load<T: RowElem, const VEC: usize>(
+    pub unsafe fn load<T: RowElement, const VEC: usize>(
         &self,
         row: *const T,
         k: usize,
@@ -303,7 +303,7 @@ impl<const ALIGNED: bool> RowLayout<ALIGNED> {
     /// # Safety
     /// As for [`Self::load`], with `ALIGNED` (so `cols` is a multiple of VEC) and `cols >= 1`.
     #[inline(always)]
-    pub unsafe fn load_words<T: RowElem, const VEC: usize>(
+    pub unsafe fn load_words<T: RowElement, const VEC: usize>(
         &self,
         row: *const T,
         k: usize,
@@ -326,7 +326,7 @@ impl<const ALIGNED: bool> RowLayout<ALIGNED> {
     /// this block accesses during the kernel; within the block, chunk `k` of thread `t` is this
     /// thread's alone (true for both layouts).
     #[inline(always)]
-    pub unsafe fn store<T: RowElem, const VEC: usize>(
+    pub unsafe fn store<T: RowElement, const VEC: usize>(
         &self,
         row: *mut T,
         k: usize,

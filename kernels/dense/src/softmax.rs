@@ -12,7 +12,7 @@ use gpu::math::exp2_approx;
 use gpu::prelude::*;
 use half::bf16;
 
-use crate::rows::{Cache, MAX_CHUNKS, RowElem, RowLayout};
+use crate::rows::{Cache, MAX_CHUNKS, RowElement, RowLayout};
 use crate::unroll8;
 
 /// 16-byte chunks per thread held in registers by the f32 kernel (32 values).
@@ -43,7 +43,7 @@ fn merge(a: [f32; 2], b: [f32; 2]) -> [f32; 2] {
 /// `x` and `y` must address `layout.cols` elements (16-byte aligned when `ALIGNED`), `x`
 /// read-only during the kernel, `y` this block's alone.
 #[inline(always)]
-unsafe fn softmax_row<T: RowElem, const VEC: usize, const K: usize, const ALIGNED: bool>(
+unsafe fn softmax_row<T: RowElement, const VEC: usize, const K: usize, const ALIGNED: bool>(
     x: *const T,
     y: *mut T,
     layout: RowLayout<ALIGNED>,
@@ -115,7 +115,7 @@ unsafe fn softmax_row<T: RowElem, const VEC: usize, const K: usize, const ALIGNE
 
 /// Row `block_index()` of `x` → `y`, picking the aligned layout when it applies.
 #[inline(always)]
-fn softmax_kernel<T: RowElem, const VEC: usize, const K: usize>(
+fn softmax_kernel<T: RowElement, const VEC: usize, const K: usize>(
     x: &[T],
     y: &DisjointSlice<'_, T>,
     cols: usize,

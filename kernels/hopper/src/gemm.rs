@@ -40,7 +40,7 @@ const B_STAGE: u32 = BN * BK * 2;
 const STAGE_TX: u32 = A_STAGE + B_STAGE;
 /// Dynamic shared memory per block: the stages, 2 barriers per stage, and 1 KiB of slack to
 /// align the stages to the 1024 bytes the 128-byte swizzle needs.
-pub const SMEM_BYTES: u32 = 1024 + STAGES * STAGE_TX + 2 * STAGES * 8;
+pub const SHARED_BYTES: u32 = 1024 + STAGES * STAGE_TX + 2 * STAGES * 8;
 
 /// Problem shape, passed by value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, DeviceCopy)]
@@ -62,7 +62,7 @@ pub const fn tiles(dims: GemmDims) -> u32 {
 /// # Safety
 /// `maps` holds the tensor maps of A (`[K, M]`, box `[64, 128]`) and B (`[K, N]`, box
 /// `[64, 256]`), both 128-byte swizzled; `c` addresses `M × N` elements; launched with
-/// `THREADS` threads, at most `tiles(dims)` blocks and `SMEM_BYTES` of dynamic shared memory.
+/// `THREADS` threads, at most `tiles(dims)` blocks and `SHARED_BYTES` of dynamic shared memory.
 #[inline(always)]
 unsafe fn gemm<const F16: bool>(maps: &[TensorMap], c: *mut u16, dims: GemmDims) {
     let tid = thread::thread_idx_x();
@@ -152,8 +152,9 @@ unsafe fn gemm<const F16: bool>(maps: &[TensorMap], c: *mut u16, dims: GemmDims)
                     wgmma::fence_accumulators_128(&mut acc);
                     wgmma::fence();
                     for kk in 0..BK / 16 {
-                        let da = wgmma::smem_desc_sw128(a_smem(s) + consumer * 64 * 128 + kk * 32);
-                        let db = wgmma::smem_desc_sw128(b_smem(s) + kk * 32);
+                        let da =
+                            wgmma::shared_desc_sw128(a_smem(s) + consumer * 64 * 128 + kk * 32);
+                        let db = wgmma::shared_desc_sw128(b_smem(s) + kk * 32);
                         if F16 {
                             wgmma::mma_m64n256k16_f16(&mut acc, da, db, true);
                         } else {
@@ -235,7 +236,7 @@ fn tile_coords(tile: u32, tiles_m: u32, tiles_n: u32) -> (u32, u32) {
 }
 
 /// bf16 GEMM with f32 accumulate (see the module docs). Launch with [`THREADS`] threads,
-/// at most [`tiles`] blocks (persistent: one per SM) and [`SMEM_BYTES`] of dynamic shared memory; `maps` holds the TMA
+/// at most [`tiles`] blocks (persistent: one per SM) and [`SHARED_BYTES`] of dynamic shared memory; `maps` holds the TMA
 /// descriptors of A and B encoded by `gpu-dense`.
 ///
 /// `a` and `b` are read only through the tensor maps; they are parameters so that the host

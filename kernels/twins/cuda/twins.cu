@@ -49,18 +49,18 @@ __global__ void black_scholes(const float* price, const float* strike, const flo
     }
 }
 
-__global__ void rgb_to_grey_planar(const float* r, const float* g, const float* b, float* grey, int n) {
+__global__ void rgb_to_gray_planar(const float* r, const float* g, const float* b, float* gray, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) grey[i] = 0.299f * r[i] + 0.587f * g[i] + 0.114f * b[i];
+    if (i < n) gray[i] = 0.299f * r[i] + 0.587f * g[i] + 0.114f * b[i];
 }
 
-__global__ void rgb_to_grey_interleaved(const unsigned char* rgb, int width, int height, unsigned char* grey) {
+__global__ void rgb_to_gray_interleaved(const unsigned char* rgb, int width, int height, unsigned char* gray) {
     int col = blockIdx.x * blockDim.x + threadIdx.x;
     int row = blockIdx.y * blockDim.y + threadIdx.y;
     if (col < width && row < height) {
         int pixel = row * width + col;
         unsigned char r = rgb[3 * pixel], g = rgb[3 * pixel + 1], b = rgb[3 * pixel + 2];
-        grey[pixel] = (unsigned char)(0.21f * r + 0.71f * g + 0.07f * b);
+        gray[pixel] = (unsigned char)(0.21f * r + 0.71f * g + 0.07f * b);
     }
 }
 

@@ -1,4 +1,4 @@
-//! Image kernels: RGB to grey (planar and interleaved) and a 2-D convolution.
+//! Image kernels: RGB to gray (planar and interleaved) and a 2-D convolution.
 
 use gpu::prelude::*;
 
@@ -9,18 +9,18 @@ pub const FILTER: usize = 5;
 
 /// Planar RGB (three f32 planes) to luminance, one thread per pixel.
 #[kernel(block(256))]
-pub fn rgb_to_grey_planar(r: &[f32], g: &[f32], b: &[f32], mut grey: DisjointSlice<f32>) {
+pub fn rgb_to_gray_planar(r: &[f32], g: &[f32], b: &[f32], mut gray: DisjointSlice<f32>) {
     let i = thread::global_index();
-    if let Some(out) = grey.get_mut(i) {
+    if let Some(out) = gray.get_mut(i) {
         let i = i.get();
         *out = 0.299 * r[i] + 0.587 * g[i] + 0.114 * b[i];
     }
 }
 
-/// Interleaved 8-bit RGB to 8-bit grey, one thread per pixel of a `width × height` image
-/// (the PMPP textbook's colour-to-greyscale kernel).
+/// Interleaved 8-bit RGB to 8-bit gray, one thread per pixel of a `width × height` image
+/// (the PMPP textbook's colour-to-grayscale kernel).
 #[kernel(block(16, 16))]
-pub fn rgb_to_grey_interleaved(rgb: &[u8], width: u32, height: u32, mut grey: DisjointSlice<u8>) {
+pub fn rgb_to_gray_interleaved(rgb: &[u8], width: u32, height: u32, mut gray: DisjointSlice<u8>) {
     let idx = thread::global_index_2d();
     let (col, row) = (idx.x(), idx.y());
     let (w, h) = (width as usize, height as usize);
@@ -30,7 +30,7 @@ pub fn rgb_to_grey_interleaved(rgb: &[u8], width: u32, height: u32, mut grey: Di
         let g = rgb[3 * pixel + 1] as f32;
         let b = rgb[3 * pixel + 2] as f32;
         // SAFETY: every thread passes the same row stride `w`.
-        unsafe { grey.set_2d(idx, w, (0.21 * r + 0.71 * g + 0.07 * b) as u8) };
+        unsafe { gray.set_2d(idx, w, (0.21 * r + 0.71 * g + 0.07 * b) as u8) };
     }
 }
 

@@ -1,7 +1,7 @@
 //! `wgmma` (sm_90a): warpgroup matrix multiply-accumulate. Four consecutive warps (a warpgroup,
 //! starting at a warp index divisible by 4) issue one `m64nNk16` product together: A (64×16)
 //! and B (N×16, K-major) are read from shared memory through matrix descriptors
-//! ([`smem_desc_sw128`]), the 64×N f32 accumulator lives in registers, N/2 per thread.
+//! ([`shared_desc_sw128`]), the 64×N f32 accumulator lives in registers, N/2 per thread.
 //!
 //! The products run asynchronously: [`fence`] before the first one (and whenever the
 //! accumulator registers were touched by ordinary code), [`commit_group`] after a batch, then
@@ -93,7 +93,7 @@ pub unsafe fn set_max_registers_dec<const N: u32>() {
 /// `2 * k` bytes to `addr` (k a multiple of 16), as the hardware applies the swizzle to the
 /// absolute address bits.
 #[inline(always)]
-pub const fn smem_desc_sw128(addr: u32) -> u64 {
+pub const fn shared_desc_sw128(addr: u32) -> u64 {
     // start address >> 4 (bits 0..14), leading byte offset 16 B (unused with swizzling,
     // bits 16..30), stride byte offset 1024 B between 8-row atoms (bits 32..46), base offset 0,
     // layout type 1 = 128-byte swizzle (bits 62..64).
@@ -127,7 +127,7 @@ macro_rules! mma {
         $(#[$doc])*
         ///
         /// `d += A · Bᵀ` (or `d = A · Bᵀ` when `accumulate` is false), A = `a` (64×16, K-major,
-        /// [`smem_desc_sw128`]), B = `b` (N×16, K-major), f32 accumulate.
+        /// [`shared_desc_sw128`]), B = `b` (N×16, K-major), f32 accumulate.
         ///
         /// # Safety
         /// Executed by all 128 threads of a warpgroup with the same descriptors, after a
