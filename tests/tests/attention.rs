@@ -1,7 +1,7 @@
 //! Flash-attention forward (`Dense::attention`) against a CPU reference computed in f64 from the
 //! same bf16 inputs: head dims 64 and 128, causal and not, batch and heads > 1, sequence lengths
-//! that are not multiples of the 64-row tiles (1, 77, 200, ...), seq_q != seq_k, and the errors
-//! for bad shapes. Small shapes on the CPU simulator, larger ones on a GPU.
+//! that are not multiples of the 64-row tiles (1, 77, 200, ...), seq_q != seq_k, grouped- and
+//! multi-query attention, the logsumexp output, and the errors for bad shapes. Small shapes on the CPU simulator, larger ones on a GPU.
 
 use gpu_dense::{AttentionShape, Dense, attention_kernel_names};
 use gpu_host::{Error, Gpu};
@@ -25,8 +25,15 @@ fn bf16s(rng: &mut XorShift64Star, n: usize, a: f64) -> Vec<bf16> {
         .collect()
 }
 
-/// softmax(q·kᵀ/sqrt(d) [causal, key j > query i masked]) · v in f64, per (batch, head).
-fn reference(q: &[bf16], k: &[bf16], v: &[bf16], s: AttentionShape, causal: bool) -> Vec<f64> {
+/// softmax(q·kᵀ/sqrt(d) [causal, key j > query i masked]) · v in f64, per (batch, head), and
+/// each row's logsumexp of the scaled scores. Query head `h` uses K/V head `h / group`.
+fn reference(
+    q: &[bf16],
+    k: &[bf16],
+    v: &[bf16],
+    s: AttentionShape,
+    causal: bool,
+) -> (Vec<f64>, Vec<f64>) {
     let d = s.head_dim;
     let scale = 1.0 / (d as f64).sqrt();
     let (qf, kf, vf): (Vec<f64>, Vec<f64>, Vec<f64>) = (
@@ -35,12 +42,15 @@ fn reference(q: &[bf16], k: &[bf16], v: &[bf16], s: AttentionShape, causal: bool
         v.iter().map(|x| x.to_f64()).collect(),
     );
     let mut out = vec![0.0; s.q_len()];
+    let mut lse = vec![0.0; s.lse_len()];
     let mut scores = vec![0.0; s.seq_k];
+    let group = s.heads / s.kv_heads;
     for bh in 0..s.batch * s.heads {
+        let kv = (bh / s.heads) * s.kv_heads + (bh % s.heads) / group;
         let (qh, kh, vh) = (
             &qf[bh * s.seq_q * d..],
-            &kf[bh * s.seq_k * d..],
-            &vf[bh * s.seq_k * d..],
+            &kf[kv * s.seq_k * d..],
+            &vf[kv * s.seq_k * d..],
         );
         for i in 0..s.seq_q {
             let keys = if causal {
@@ -60,6 +70,7 @@ fn reference(q: &[bf16], k: &[bf16], v: &[bf16], s: AttentionShape, causal: bool
                 *sc = (*sc - max).exp();
                 sum += *sc;
             }
+            lse[bh * s.seq_q + i] = max + sum.ln();
             let oi = &mut out[(bh * s.seq_q + i) * d..(bh * s.seq_q + i + 1) * d];
             for (j, p) in scores[..keys].iter().enumerate() {
                 let vj = &vh[j * d..(j + 1) * d];
@@ -69,7 +80,7 @@ fn reference(q: &[bf16], k: &[bf16], v: &[bf16], s: AttentionShape, causal: bool
             }
         }
     }
-    out
+    (out, lse)
 }
 
 /// Runs one shape on `gpu` and checks ‖out − ref‖ / ‖ref‖ < 2e-2, every output written.
@@ -98,14 +109,24 @@ fn check_kernel(
     );
     // Poison: NaN everywhere, so an unwritten element fails the check.
     let mut o = gpu.to_device(&vec![bf16::NAN; shape.q_len()]).unwrap();
+    let mut lse = gpu.to_device(&vec![f32::NAN; shape.lse_len()]).unwrap();
     let s = gpu.default_stream();
     match kernel {
-        None => dense.attention(s, &dq, &dk, &dv, &mut o, shape, causal),
+        None => dense.attention_with_lse(s, &dq, &dk, &dv, &mut o, Some(&mut lse), shape, causal),
         Some(name) => dense.attention_kernel(name, s, &dq, &dk, &dv, &mut o, shape, causal),
     }
     .unwrap_or_else(|e| panic!("{kernel:?} {shape:?} causal={causal}: {e}"));
     let got = o.to_vec().unwrap();
-    let want = reference(&q, &k, &v, shape, causal);
+    let (want, want_lse) = reference(&q, &k, &v, shape, causal);
+    if kernel.is_none() {
+        // The logsumexp: f32 from bf16 products and ex2/lg2.approx, absolute error.
+        for (i, (g, w)) in lse.to_vec().unwrap().iter().zip(&want_lse).enumerate() {
+            assert!(
+                (*g as f64 - w).abs() < 2e-2 * w.abs().max(1.0),
+                "{shape:?} causal={causal}: logsumexp of row {i} is {g}, want {w}"
+            );
+        }
+    }
     let mut rel = RelNormError::new();
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
         let g = g.to_f64();
@@ -129,12 +150,32 @@ fn shape(
     seq_k: usize,
     head_dim: usize,
 ) -> AttentionShape {
-    AttentionShape {
-        batch,
-        heads,
-        seq_q,
-        seq_k,
-        head_dim,
+    AttentionShape::new(batch, heads, seq_q, seq_k, head_dim)
+}
+
+/// Grouped- and multi-query attention: query heads share K/V heads (`kv_heads` divides
+/// `heads`), with the logsumexp checked too (in `check`).
+#[test]
+fn attention_grouped_query_matches_reference() {
+    let Some(gpu) = gpu_or_skip("attention_grouped_query_matches_reference") else {
+        return;
+    };
+    let dense = Dense::load(&gpu).unwrap();
+    // (batch, heads, kv_heads, seq_q, seq_k)
+    let shapes: &[(usize, usize, usize, usize, usize)] = if gpu.is_simulator() {
+        &[(2, 4, 2, 70, 70), (1, 3, 1, 20, 90)]
+    } else {
+        &[(2, 8, 2, 300, 300), (1, 6, 1, 129, 500), (3, 4, 4, 77, 77)]
+    };
+    let mut seed = 500;
+    for d in [64, 128] {
+        for &(b, h, kvh, sq, sk) in shapes {
+            for causal in [false, true] {
+                seed += 1;
+                let shape = shape(b, h, sq, sk, d).with_kv_heads(kvh);
+                check(&gpu, &dense, shape, causal, seed);
+            }
+        }
     }
 }
 
@@ -241,6 +282,24 @@ fn attention_rejects_bad_input() {
         (kernel.as_str(), argument.as_str()),
         ("attention_fwd_bf16_d64", "o")
     );
+
+    // K/V heads that do not divide the query heads.
+    let (_, argument) = argument_of(dense.attention(
+        s,
+        &q,
+        &k,
+        &v,
+        &mut o,
+        shape(1, 3, 10, 12, 64).with_kv_heads(2),
+        false,
+    ));
+    assert_eq!(argument, "shape.kv_heads");
+    // A logsumexp buffer of the wrong length.
+    let mut lse = gpu.to_device(&vec![0f32; good.lse_len() + 1]).unwrap();
+    let (_, argument) =
+        argument_of(dense.attention_with_lse(s, &q, &k, &v, &mut o, Some(&mut lse), good, false));
+    assert_eq!(argument, "lse");
+    assert!(lse.to_vec().unwrap().iter().all(|&x| x == 0.0));
 
     let no_keys = shape(1, 2, 10, 0, 64);
     let empty = buf(0);

@@ -75,13 +75,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
         for causal in [false, true] {
             let case = format!("d{d}_b{b}_h{h}{}", if causal { "_causal" } else { "" });
             for &s in seqs {
-                let shape = AttentionShape {
-                    batch: b,
-                    heads: h,
-                    seq_q: s,
-                    seq_k: s,
-                    head_dim: d,
-                };
+                let shape = AttentionShape::new(b, h, s, s, d);
                 let q = gpu.to_device(&random_bf16(shape.q_len(), 1))?;
                 let k = gpu.to_device(&random_bf16(shape.kv_len(), 2))?;
                 let v = gpu.to_device(&random_bf16(shape.kv_len(), 3))?;

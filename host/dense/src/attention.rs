@@ -13,17 +13,42 @@ use crate::Dense;
 use ::dense_kernels::attention::{self as kernel, AttentionParams};
 
 /// The sizes of one attention call. Q and O are `[batch, heads, seq_q, head_dim]`, K and V
-/// `[batch, heads, seq_k, head_dim]`, all contiguous (row-major, `head_dim` fastest).
+/// `[batch, kv_heads, seq_k, head_dim]`, all contiguous (row-major, `head_dim` fastest).
+/// `kv_heads` divides `heads`: query head `h` attends with K/V head `h / (heads / kv_heads)`
+/// (grouped-query attention; `kv_heads == heads` is multi-head, `kv_heads == 1` multi-query).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AttentionShape {
     pub batch: usize,
     pub heads: usize,
+    pub kv_heads: usize,
     pub seq_q: usize,
     pub seq_k: usize,
     pub head_dim: usize,
 }
 
 impl AttentionShape {
+    /// Multi-head attention (`kv_heads == heads`).
+    pub fn new(batch: usize, heads: usize, seq_q: usize, seq_k: usize, head_dim: usize) -> Self {
+        AttentionShape {
+            batch,
+            heads,
+            kv_heads: heads,
+            seq_q,
+            seq_k,
+            head_dim,
+        }
+    }
+
+    /// The same shape with `kv_heads` K/V heads (grouped-query attention).
+    pub fn with_kv_heads(self, kv_heads: usize) -> Self {
+        AttentionShape { kv_heads, ..self }
+    }
+
+    /// Values of the logsumexp output: one per query row, `[batch, heads, seq_q]`.
+    pub fn lse_len(&self) -> usize {
+        self.batch * self.heads * self.seq_q
+    }
+
     /// Elements of Q (and of O).
     pub fn q_len(&self) -> usize {
         self.batch * self.heads * self.seq_q * self.head_dim
@@ -31,7 +56,7 @@ impl AttentionShape {
 
     /// Elements of K (and of V).
     pub fn kv_len(&self) -> usize {
-        self.batch * self.heads * self.seq_k * self.head_dim
+        self.batch * self.kv_heads * self.seq_k * self.head_dim
     }
 
     /// Floating-point operations of the two matrix products, the usual figure for attention
@@ -68,12 +93,31 @@ impl Dense {
         shape: AttentionShape,
         causal: bool,
     ) -> Result<()> {
+        self.attention_with_lse(stream, q, k, v, o, None, shape, causal)
+    }
+
+    /// [`Dense::attention`] that also writes, when `lse` is given, each query row's logsumexp
+    /// `ln Σ_j exp(q·k_j / sqrt(head_dim))` over the keys it sees (f32, `[batch, heads,
+    /// seq_q]`, [`AttentionShape::lse_len`] values): the softmax's normalizer, which a backward
+    /// pass uses to recompute the probabilities.
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention_with_lse(
+        &self,
+        stream: &Stream,
+        q: &DeviceBuffer<bf16>,
+        k: &DeviceBuffer<bf16>,
+        v: &DeviceBuffer<bf16>,
+        o: &mut DeviceBuffer<bf16>,
+        lse: Option<&mut DeviceBuffer<f32>>,
+        shape: AttentionShape,
+        causal: bool,
+    ) -> Result<()> {
         let name = match shape.head_dim {
             64 => "attention_fwd_bf16_d64",
             128 => "attention_fwd_bf16_d128",
             _ => "attention_fwd_bf16",
         };
-        self.attention_kernel(name, stream, q, k, v, o, shape, causal)
+        self.launch_attention(name, stream, q, k, v, o, lse, shape, causal)
     }
 
     /// [`Dense::attention`] through one named kernel of `dense_kernels::attention::TILINGS`
@@ -90,6 +134,22 @@ impl Dense {
         k: &DeviceBuffer<bf16>,
         v: &DeviceBuffer<bf16>,
         o: &mut DeviceBuffer<bf16>,
+        shape: AttentionShape,
+        causal: bool,
+    ) -> Result<()> {
+        self.launch_attention(name, stream, q, k, v, o, None, shape, causal)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn launch_attention(
+        &self,
+        name: &str,
+        stream: &Stream,
+        q: &DeviceBuffer<bf16>,
+        k: &DeviceBuffer<bf16>,
+        v: &DeviceBuffer<bf16>,
+        o: &mut DeviceBuffer<bf16>,
+        lse: Option<&mut DeviceBuffer<f32>>,
         shape: AttentionShape,
         causal: bool,
     ) -> Result<()> {
@@ -118,11 +178,21 @@ impl Dense {
                     ),
                 )
             })?;
+        if shape.kv_heads == 0 || !shape.heads.is_multiple_of(shape.kv_heads) {
+            return Err(bad(
+                "shape.kv_heads",
+                format!(
+                    "{} K/V heads for {} query heads: it must divide them (grouped-query \
+                     attention)",
+                    shape.kv_heads, shape.heads
+                ),
+            ));
+        }
         // Every product below must fit; a shape whose tensors overflow usize is nonsense.
         let checked = |dims: &[usize]| dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
         let q_len = checked(&[shape.batch, shape.heads, shape.seq_q, shape.head_dim])
             .ok_or_else(|| bad("shape", format!("{shape:?}: Q's element count overflows")))?;
-        let kv_len = checked(&[shape.batch, shape.heads, shape.seq_k, shape.head_dim])
+        let kv_len = checked(&[shape.batch, shape.kv_heads, shape.seq_k, shape.head_dim])
             .ok_or_else(|| bad("shape", format!("{shape:?}: K's element count overflows")))?;
         for (argument, len, want) in [
             ("q", q.len(), q_len),
@@ -139,6 +209,18 @@ impl Dense {
                     ),
                 ));
             }
+        }
+        if let Some(l) = &lse
+            && l.len() != shape.lse_len()
+        {
+            return Err(bad(
+                "lse",
+                format!(
+                    "has {} elements; shape {shape:?} needs {} ([batch, heads, seq_q])",
+                    l.len(),
+                    shape.lse_len()
+                ),
+            ));
         }
         if q_len == 0 {
             return Ok(());
@@ -173,28 +255,37 @@ impl Dense {
             // softmax(x·scale) = 2^(x·scale·log2 e − max) / Σ: prescaling lets ex2.approx do it.
             scale_log2: (1.0 / (shape.head_dim as f64).sqrt() * std::f64::consts::LOG2_E) as f32,
             causal: causal as u32,
+            heads: shape.heads as u32,
+            group: (shape.heads / shape.kv_heads) as u32,
         };
         let blocks_m = shape.seq_q.div_ceil(tiling.block_m()) as u32;
         let cfg = LaunchConfig::new((blocks_m, bh as u32, 1), (tiling.threads(), 1, 1))
             .with_shared_mem(tiling.shared_bytes(shape.head_dim) as u32);
+        // No logsumexp wanted: an empty buffer (nothing allocated), which the kernel skips.
+        let mut none = stream.alloc_zeroed::<f32>(0)?;
+        let lse = lse.unwrap_or(&mut none);
         let m = &self.dense;
         match name {
-            "attention_fwd_bf16_d64" => m.attention_fwd_bf16_d64(stream, cfg, q, k, v, o, params),
-            "attention_fwd_bf16_d128" => m.attention_fwd_bf16_d128(stream, cfg, q, k, v, o, params),
+            "attention_fwd_bf16_d64" => {
+                m.attention_fwd_bf16_d64(stream, cfg, q, k, v, o, lse, params)
+            }
+            "attention_fwd_bf16_d128" => {
+                m.attention_fwd_bf16_d128(stream, cfg, q, k, v, o, lse, params)
+            }
             "attention_fwd_bf16_d64_w4m1" => {
-                m.attention_fwd_bf16_d64_w4m1(stream, cfg, q, k, v, o, params)
+                m.attention_fwd_bf16_d64_w4m1(stream, cfg, q, k, v, o, lse, params)
             }
             "attention_fwd_bf16_d128_w4m1" => {
-                m.attention_fwd_bf16_d128_w4m1(stream, cfg, q, k, v, o, params)
+                m.attention_fwd_bf16_d128_w4m1(stream, cfg, q, k, v, o, lse, params)
             }
             "attention_fwd_bf16_d64_w8m1" => {
-                m.attention_fwd_bf16_d64_w8m1(stream, cfg, q, k, v, o, params)
+                m.attention_fwd_bf16_d64_w8m1(stream, cfg, q, k, v, o, lse, params)
             }
             "attention_fwd_bf16_d128_w8m1" => {
-                m.attention_fwd_bf16_d128_w8m1(stream, cfg, q, k, v, o, params)
+                m.attention_fwd_bf16_d128_w8m1(stream, cfg, q, k, v, o, lse, params)
             }
             "attention_fwd_bf16_d64_w4m2" => {
-                m.attention_fwd_bf16_d64_w4m2(stream, cfg, q, k, v, o, params)
+                m.attention_fwd_bf16_d64_w4m2(stream, cfg, q, k, v, o, lse, params)
             }
             _ => Err(bad("name", format!("no launcher for `{name}`"))),
         }

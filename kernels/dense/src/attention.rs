@@ -16,7 +16,10 @@
 //!   two adjacent score tiles is exactly the m16k16 A-operand layout, so packing pairs to bf16
 //!   gives the A fragments of `P·V` with no shared-memory round trip; V's B fragments come from
 //!   `ldmatrix.trans`;
-//! - at the end O / l is rounded to bf16 and stored.
+//! - at the end O / l is rounded to bf16 and stored, and, when asked for, each row's logsumexp
+//!   `ln Σ_j e^(s_j·scale)` (what a backward pass needs to recompute P);
+//! - grouped-query attention: query head `h` reads K/V head `h / group` (`group` = query heads
+//!   per K/V head; 1 is multi-head attention, `heads` multi-query).
 //!
 //! Shared tiles are rows of `head_dim` bf16 in 16-byte chunks, chunk `c` of row `r` stored at
 //! chunk `c ^ (r & 7)`: the 8 rows an `ldmatrix` phase reads then hit 8 different 16-byte bank
@@ -98,6 +101,11 @@ pub struct AttentionParams {
     pub scale_log2: f32,
     /// 1: key `j` is masked for query `i` when `j > i`.
     pub causal: u32,
+    /// Query heads per batch entry (the grid's y dimension is `batch · heads`).
+    pub heads: u32,
+    /// Query heads per K/V head (grouped-query attention; 1: multi-head, `heads`: multi-query).
+    /// Query head `h` reads K/V head `h / group`.
+    pub group: u32,
 }
 
 /// Runs `body` with `i = 0, 1, …, n-1` (`n` a constant ≤ 16), fully unrolled: the fragment
@@ -194,6 +202,7 @@ fn attention_fwd<
     k: &[bf16],
     v: &[bf16],
     o: DisjointSlice<bf16>,
+    lse: DisjointSlice<f32>,
     p: AttentionParams,
 ) {
     const {
@@ -215,9 +224,12 @@ fn attention_fwd<
     let q0 = mb * block_m;
     // The host launches ceil(seq_q / block_m) blocks and checked every length.
     let q_rows = seq_q.min(q0 + block_m);
+    // K/V head of this query head: `group` query heads share one (GQA).
+    let (heads, group) = (p.heads as usize, p.group as usize);
+    let kv_bh = (bh / heads) * (heads / group) + (bh % heads) / group;
     let q_ptr = q[bh * seq_q * D..].as_ptr();
-    let k_ptr = k[bh * seq_k * D..].as_ptr();
-    let v_ptr = v[bh * seq_k * D..].as_ptr();
+    let k_ptr = k[kv_bh * seq_k * D..].as_ptr();
+    let v_ptr = v[kv_bh * seq_k * D..].as_ptr();
 
     let total_tiles = seq_k.div_ceil(BLOCK_N);
     let n_tiles = if causal {
@@ -405,6 +417,13 @@ fn attention_fwd<
             sum += warp::shuffle_xor(sum, 2);
             let inv = 1.0 / sum;
             let row = warp_row0 + 16 * mt + lane / 4 + 8 * r;
+            if row < seq_q && !lse.is_empty() && lane % 4 == 0 {
+                // logsumexp of the scaled scores, natural log: m is in log2 units of them.
+                let value = (m[mt][r] + math::log2_approx(sum)) * core::f32::consts::LN_2;
+                // SAFETY: one lane per (batch·head, row); the host checked `lse` holds
+                // `batch · heads · seq_q` values when it is not empty.
+                unsafe { lse.write_unchecked_race(bh * seq_q + row, value) };
+            }
             if row < seq_q {
                 let base = (bh * seq_q + row) * D;
                 unroll!(ND, |dt| {
@@ -434,10 +453,11 @@ macro_rules! attention_kernel {
             k: &[bf16],
             v: &[bf16],
             o: DisjointSlice<bf16>,
+            lse: DisjointSlice<f32>,
             p: AttentionParams,
         ) {
             attention_fwd::<$d, $kd, $nd, { $t.warps }, { $t.m_tiles }, $bm, $threads>(
-                q, k, v, o, p,
+                q, k, v, o, lse, p,
             );
         }
     };
