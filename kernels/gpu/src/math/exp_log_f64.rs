@@ -32,7 +32,7 @@ const EXP: [f64; 11] = [
     0.5,
 ];
 /// (2^t − 1)/t on |t| ≤ 1/2.
-const EXP2: [f64; 13] = [
+pub(super) const EXP2: [f64; 13] = [
     1.371_696_239_273_758_7e-12,
     2.573_356_830_875_689_2e-11,
     4.445_530_309_105_106_7e-10,
@@ -73,7 +73,7 @@ fn rint_j(k: f64) -> (f64, i32) {
 
 /// `p·2^j` for `j` in -1077..=1025, rounded once: two exact steps.
 #[inline(always)]
-fn scale(p: f64, j: i32) -> f64 {
+pub(super) fn scale(p: f64, j: i32) -> f64 {
     let j1 = j >> 1;
     mul64(mul64(p, pow2i64(j1)), pow2i64(j - j1))
 }

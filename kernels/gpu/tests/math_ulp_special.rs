@@ -1,0 +1,157 @@
+//! Accuracy of the last of issue 17's functions (`pow_f64`, `erf_f64`, `erfc_f64`,
+//! `exp10_f64`, `log10_f64`, ...), measured on the CPU in the style of `math_ulp_f64.rs` and
+//! `math_ulp_more.rs`: random bit patterns, uniform samples of the useful ranges and the edge
+//! cases, against a reference computed in higher precision (`astro-float` at 256 bits for f64,
+//! the f64 functions of `std`/`libm` for f32). Each function's documented bound is asserted.
+
+use astro_float::{BigFloat, Consts};
+use gpu::math;
+
+mod math_support;
+use math_support::Rng;
+use math_support::f64_ref::{self, P, RM, big};
+
+/// Worst error seen and where.
+#[derive(Default)]
+struct Worst {
+    count: u64,
+    max: f64,
+    at: (f64, f64),
+}
+
+impl Worst {
+    fn record(&mut self, e: f64, at: (f64, f64)) {
+        self.count += 1;
+        if e > self.max {
+            (self.max, self.at) = (e, at);
+        }
+    }
+    fn assert(&self, name: &str, bound: f64) {
+        println!(
+            "{name:<10} max {:.3} ulp at ({:e}, {:e}), {} inputs",
+            self.max, self.at.0, self.at.1, self.count
+        );
+        assert!(
+            self.max <= bound,
+            "{name}: {:.3} ulp at ({:e}, {:e}) exceeds the documented {bound} ulp",
+            self.max,
+            self.at.0,
+            self.at.1
+        );
+    }
+}
+
+/// Uniform in [lo, hi) with 53 random bits.
+fn uniform(rng: &mut Rng, lo: f64, hi: f64) -> f64 {
+    rng.uniform_f64(lo, hi)
+}
+
+/// The edge inputs of `f64_ref::specials` thinned out for two-argument functions (whose
+/// reference is slow): the first 16 (zeros, infinities, NaN, extremes, ±1, 1/2, 2, ε) and
+/// every fifth of the rest.
+fn specials_thin() -> Vec<f64> {
+    let sp = f64_ref::specials();
+    let mut v = sp[..16].to_vec();
+    v.extend(sp[16..].iter().step_by(5));
+    v
+}
+
+/// Measures a one-argument f64 function against `reference` over the specials, `n` random bit
+/// patterns and `n` uniform samples of each range.
+fn measure64(
+    name: &str,
+    f: impl Fn(f64) -> f64,
+    reference: impl Fn(f64, &mut Consts) -> BigFloat,
+    ranges: &[(f64, f64)],
+    n: usize,
+    bound: f64,
+) -> Worst {
+    let mut cc = Consts::new().expect("astro-float constants");
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut w = Worst::default();
+    let mut inputs = f64_ref::specials();
+    inputs.extend((0..n).map(|_| rng.bits64()));
+    for &(lo, hi) in ranges {
+        inputs.extend((0..n).map(|_| uniform(&mut rng, lo, hi)));
+    }
+    for x in inputs {
+        w.record(f64_ref::ulp_error(f(x), &reference(x, &mut cc)), (x, 0.0));
+    }
+    w.assert(name, bound);
+    w
+}
+
+/// x^y at 256 bits; the special cases (zeros, infinities, NaN, x = 1, negative x with a
+/// non-integer y) from `std`'s `powf`, which follows C99's `pow` there, and results far
+/// beyond f64's range as ±inf or ±0.
+fn pow_reference(x: f64, y: f64, cc: &mut Consts) -> BigFloat {
+    let odd = y.trunc() == y && (y * 0.5).trunc() != y * 0.5;
+    if !x.is_finite() || !y.is_finite() || x == 0.0 || y == 0.0 || x == 1.0 {
+        return big(x.powf(y));
+    }
+    if x < 0.0 && y.trunc() != y {
+        return big(f64::NAN);
+    }
+    let sign = if x < 0.0 && odd { -1.0 } else { 1.0 };
+    let z = y * x.abs().log2();
+    if z > 1100.0 {
+        return big(sign * f64::INFINITY);
+    }
+    if z < -1100.0 {
+        return big(sign * 0.0);
+    }
+    let r = big(y)
+        .mul(&big(x.abs()).ln(P, RM, cc), P, RM)
+        .exp(P, RM, cc);
+    if sign < 0.0 { r.neg() } else { r }
+}
+
+#[test]
+fn pow_f64() {
+    let mut cc = Consts::new().expect("astro-float constants");
+    let mut rng = Rng(53);
+    let sp = specials_thin();
+    let mut pairs: Vec<(f64, f64)> = sp
+        .iter()
+        .flat_map(|&x| sp.iter().map(move |&y| (x, y)))
+        .collect();
+    for _ in 0..700 {
+        pairs.push((rng.bits64(), rng.bits64()));
+        pairs.push((uniform(&mut rng, 0.0, 4.0), uniform(&mut rng, -40.0, 40.0)));
+        // Near 1 with large exponents: the product y·log2 x needs its low part.
+        let x = 1.0 + uniform(&mut rng, -1e-3, 1e-3);
+        pairs.push((x, uniform(&mut rng, -7e5, 7e5)));
+        // Any positive x with y chosen for results over the whole range, subnormals included.
+        let x = f64::from_bits(rng.next() >> 2);
+        let l = x.log2();
+        if l.abs() > 1e-3 {
+            pairs.push((x, uniform(&mut rng, -1076.0, 1025.0) / l));
+        }
+        // Negative x with integer y.
+        let y = (rng.next() % 601) as f64 - 300.0;
+        pairs.push((uniform(&mut rng, -4.0, -0.25), y));
+    }
+    let mut w = Worst::default();
+    for (x, y) in pairs {
+        let r = pow_reference(x, y, &mut cc);
+        w.record(f64_ref::ulp_error(math::pow_f64(x, y), &r), (x, y));
+    }
+    w.assert("pow_f64", 1.0);
+    // Exact powers are exact.
+    for k in 0..=22 {
+        assert_eq!(math::pow_f64(10.0, k as f64), 10f64.powi(k), "10^{k}");
+    }
+    for k in -1074..=1023 {
+        let p = if k >= -1022 {
+            f64::from_bits(((k + 1023) as u64) << 52)
+        } else {
+            f64::from_bits(1 << (k + 1074))
+        };
+        assert_eq!(math::pow_f64(2.0, k as f64), p, "2^{k}");
+    }
+    assert_eq!(math::pow_f64(-2.0, 3.0), -8.0);
+    assert_eq!(math::pow_f64(-0.0, -3.0), f64::NEG_INFINITY);
+    assert_eq!(math::pow_f64(f64::NAN, 0.0), 1.0);
+    assert_eq!(math::pow_f64(1.0, f64::NAN), 1.0);
+    assert!(math::pow_f64(-2.0, 0.5).is_nan());
+}
