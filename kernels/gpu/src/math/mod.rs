@@ -26,6 +26,7 @@
 //! The `_approx` functions are single PTX `.approx` instructions (the special-function unit):
 //! much faster, a few ulp of error over documented ranges, see each function.
 
+mod erf_f64;
 mod erfc;
 mod exp_log;
 mod exp_log_f64;
@@ -46,6 +47,7 @@ mod special_f64;
 mod trig;
 mod trig_f64;
 
+pub use erf_f64::{erf_f64, erfc_f64};
 pub use erfc::erfc;
 pub use exp_log::{exp, exp2, exp10, log, log2, log10};
 pub use exp_log_f64::{exp_f64, exp2_f64, log_f64, log2_f64};
