@@ -257,3 +257,53 @@ fn erfc_f64() {
     assert_eq!(math::erfc_f64(f64::INFINITY), 0.0);
     assert_eq!(math::erfc_f64(0.0), 1.0);
 }
+
+#[test]
+fn exp10_log10_f64() {
+    measure64(
+        "exp10_f64",
+        math::exp10_f64,
+        |x, cc| {
+            if x.is_nan() {
+                big(f64::NAN)
+            } else if x > 310.0 {
+                big(f64::INFINITY)
+            } else if x < -330.0 {
+                big(0.0)
+            } else {
+                BigFloat::from_f64(10.0, P).pow(&big(x), P, RM, cc)
+            }
+        },
+        &[(-324.0, 309.0), (-1.0, 1.0), (-1e-3, 1e-3)],
+        700,
+        1.0,
+    );
+    measure64(
+        "log10_f64",
+        math::log10_f64,
+        |x, cc| {
+            if x.is_nan() || x < 0.0 {
+                big(f64::NAN)
+            } else if x == 0.0 {
+                big(f64::NEG_INFINITY)
+            } else if x == f64::INFINITY {
+                big(x)
+            } else {
+                big(x).log10(P, RM, cc)
+            }
+        },
+        &[(0.0, 4.0), (0.5, 2.0), (0.0, 1e300)],
+        700,
+        1.0,
+    );
+    for k in -307..=308 {
+        let p: f64 = format!("1e{k}").parse().unwrap();
+        assert_eq!(math::log10_f64(p), k as f64, "log10_f64(1e{k})");
+    }
+    for k in 0..=22 {
+        let p: f64 = format!("1e{k}").parse().unwrap();
+        assert_eq!(math::exp10_f64(k as f64), p, "exp10_f64({k})");
+    }
+    assert_eq!(math::exp10_f64(f64::NEG_INFINITY), 0.0);
+    assert_eq!(math::log10_f64(1.0).to_bits(), 0.0f64.to_bits());
+}

@@ -28,6 +28,7 @@
 
 mod erf_f64;
 mod erfc;
+mod exp10_log10_f64;
 mod exp_log;
 mod exp_log_f64;
 mod expm1_log1p;
@@ -51,6 +52,7 @@ pub use erf_f64::{erf_f64, erfc_f64};
 pub use erfc::erfc;
 pub use exp_log::{exp, exp2, exp10, log, log2, log10};
 pub use exp_log_f64::{exp_f64, exp2_f64, log_f64, log2_f64};
+pub use exp10_log10_f64::{exp10_f64, log10_f64};
 pub use expm1_log1p::{expm1, log1p};
 pub use expm1_log1p_f64::{expm1_f64, log1p_f64};
 pub use fast::*;
