@@ -20,7 +20,7 @@ const ATANH: [f32; 4] = [1.0 / 11.0, 1.0 / 9.0, 1.0 / 7.0, 1.0 / 5.0];
 /// x = 2^i·m with m in [√2/2, √2), log2 m = 2·log2(e)·atanh(u) with u = (m − 1)/(m + 1), whose
 /// first two terms (u + u³/3) are carried in hi + lo arithmetic.
 #[inline(always)]
-fn log2_ext(x: f32) -> (f32, f32) {
+pub(super) fn log2_ext(x: f32) -> (f32, f32) {
     let sub = x < f32::MIN_POSITIVE;
     let (x, bias) = if sub {
         (mul(x, 8_388_608.0), -23.0)
