@@ -388,3 +388,83 @@ fn erfinv_f32() {
     assert_eq!(math::erfinv(-1.0), f32::NEG_INFINITY);
     assert!(math::erfinv(1.5).is_nan());
 }
+
+#[test]
+fn lgamma_f32() {
+    use math_support::f32_ref::{specials, ulp_error};
+    // CUDA's interval where lgammaf's ulp error is unbounded (zeros of lgamma at negative x).
+    let inside = |x: f32| x > -10.001 && x < -2.264;
+    let reference = |x: f32| {
+        let x = x as f64;
+        if x <= 0.0 && x.trunc() == x {
+            f64::INFINITY
+        } else {
+            libm::lgamma(x)
+        }
+    };
+    let (mut w, mut w_in) = (Worst::default(), Worst::default());
+    let mut abs_in = 0.0f64;
+    let mut check = |x: f32| {
+        let (y, r) = (math::lgamma(x), reference(x));
+        if inside(x) {
+            w_in.record(ulp_error(y, r), (x as f64, 0.0));
+            abs_in = abs_in.max((y as f64 - r).abs());
+        } else {
+            w.record(ulp_error(y, r), (x as f64, 0.0));
+        }
+    };
+    specials().into_iter().for_each(&mut check);
+    let mut rng = Rng(59);
+    for _ in 0..N32 {
+        check(rng.bits32());
+    }
+    for (lo, hi) in [
+        (0.0, 3.0),
+        (0.9, 1.1),
+        (1.9, 2.1),
+        (2.5, 100.0),
+        (-2.264, 0.0),
+        (-60.0, -10.001),
+        (-10.001, -2.264),
+    ] {
+        for _ in 0..N32 {
+            check(rng.uniform(lo, hi));
+        }
+    }
+    w.assert("lgamma", 4.0);
+    println!(
+        "lgamma inside (-10.001, -2.264): max {:.3} ulp at {:e}, max absolute error {:.3e}, {} inputs",
+        w_in.max, w_in.at.0, abs_in, w_in.count
+    );
+    assert!(
+        abs_in < 2f64.powi(-20),
+        "lgamma's absolute error {abs_in:e} inside (-10.001, -2.264)"
+    );
+    assert_eq!(math::lgamma(1.0), 0.0);
+    assert_eq!(math::lgamma(2.0), 0.0);
+    assert_eq!(math::lgamma(0.0), f32::INFINITY);
+    assert_eq!(math::lgamma(-3.0), f32::INFINITY);
+    assert_eq!(math::lgamma(f32::NEG_INFINITY), f32::INFINITY);
+}
+
+#[test]
+fn tgamma_f32() {
+    measure32(
+        "tgamma",
+        math::tgamma,
+        |x| {
+            if x <= 0.0 && x.trunc() == x && x != 0.0 {
+                f64::NAN
+            } else {
+                libm::tgamma(x)
+            }
+        },
+        &[(0.0, 3.0), (-3.0, 0.0), (-45.0, 36.0), (-0.3, 0.3)],
+        3.0,
+    );
+    assert_eq!(math::tgamma(5.0), 24.0);
+    assert_eq!(math::tgamma(-0.0), f32::NEG_INFINITY);
+    assert!(math::tgamma(-2.0).is_nan());
+    assert!(math::tgamma(f32::NEG_INFINITY).is_nan());
+    assert_eq!(math::tgamma(f32::INFINITY), f32::INFINITY);
+}

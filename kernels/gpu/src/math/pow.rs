@@ -63,7 +63,7 @@ pub(super) fn log2_ext(x: f32) -> (f32, f32) {
 
 /// 2^(p + p_lo), |p_lo| ≤ ulp(p): overflow to +inf above 2^128, +0 below 2^-150.
 #[inline(always)]
-fn exp2_ext(p: f32, p_lo: f32) -> f32 {
+pub(super) fn exp2_ext(p: f32, p_lo: f32) -> f32 {
     // Clamped with selects (min/max), not branches; a clamped p drops p_lo (an infinite p
     // has a NaN p_lo).
     let pc = p.clamp(-152.0, 130.0);
