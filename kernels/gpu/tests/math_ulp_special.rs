@@ -468,3 +468,114 @@ fn tgamma_f32() {
     assert!(math::tgamma(f32::NEG_INFINITY).is_nan());
     assert_eq!(math::tgamma(f32::INFINITY), f32::INFINITY);
 }
+
+/// Random f64 pairs for the exact two-argument functions: bit patterns, and x with y of
+/// nearby or far exponents, subnormals included.
+fn exact_pairs64(seed: u64, n: usize) -> Vec<(f64, f64)> {
+    let sp = f64_ref::specials();
+    let mut v: Vec<(f64, f64)> = sp
+        .iter()
+        .flat_map(|&x| sp.iter().map(move |&y| (x, y)))
+        .collect();
+    let mut rng = Rng(seed);
+    for i in 0..n {
+        let x = rng.bits64();
+        let y = match i % 3 {
+            0 => rng.bits64(),
+            1 => uniform(&mut rng, -10.0, 10.0),
+            _ => x * uniform(&mut rng, -1e-3, 1e-3),
+        };
+        v.push((x, y));
+    }
+    v
+}
+
+#[test]
+fn fmod_remainder_f64() {
+    for (x, y) in exact_pairs64(61, 200_000) {
+        let (f, r) = (math::fmod_f64(x, y), libm::fmod(x, y));
+        assert!(
+            f.to_bits() == r.to_bits() || (f.is_nan() && r.is_nan()),
+            "fmod_f64({x:e}, {y:e}) = {f:e}, expected {r:e}"
+        );
+        let (f, r) = (math::remainder_f64(x, y), libm::remainder(x, y));
+        assert!(
+            f.to_bits() == r.to_bits() || (f.is_nan() && r.is_nan()),
+            "remainder_f64({x:e}, {y:e}) = {f:e}, expected {r:e}"
+        );
+    }
+    assert_eq!(math::fmod_f64(5.5, 2.0), 1.5);
+    assert_eq!(math::fmod_f64(-0.0, 1.0).to_bits(), (-0.0f64).to_bits());
+    assert_eq!(math::remainder_f64(7.0, 2.0), -1.0);
+    assert_eq!(
+        math::remainder_f64(-4.0, 2.0).to_bits(),
+        (-0.0f64).to_bits()
+    );
+}
+
+#[test]
+fn rounding_bits_f64() {
+    let mut rng = Rng(67);
+    let mut xs = f64_ref::specials();
+    xs.extend((0..200_000).map(|_| rng.bits64()));
+    xs.extend((0..200_000).map(|_| uniform(&mut rng, -1e6, 1e6)));
+    xs.extend((-40..40).map(|k| k as f64 * 0.5));
+    for &x in &xs {
+        let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        assert!(same(math::round_f64(x), x.round()), "round_f64({x:e})");
+        let y = rng.bits64();
+        assert!(
+            same(math::copysign_f64(x, y), x.copysign(y)),
+            "copysign_f64({x:e})"
+        );
+        let (m, e) = math::frexp_f64(x);
+        let (rm, re) = libm::frexp(x);
+        assert!(
+            same(m, rm) && (e == re || !x.is_finite()),
+            "frexp_f64({x:e})"
+        );
+        for n in [
+            (rng.next() % 4200) as i32 - 2100,
+            (rng.next() % 120) as i32 - 60,
+            i32::MAX,
+            i32::MIN,
+        ] {
+            assert!(
+                same(math::ldexp_f64(x, n), libm::scalbn(x, n)),
+                "ldexp_f64({x:e}, {n})"
+            );
+        }
+    }
+    assert_eq!(math::round_f64(-2.5), -3.0);
+    assert_eq!(math::round_f64(0.49999999999999994), 0.0);
+    assert_eq!(math::ldexp_f64(1.0, -1074), f64::from_bits(1));
+}
+
+#[test]
+fn powi_f64() {
+    let mut cc = Consts::new().expect("astro-float constants");
+    let mut rng = Rng(71);
+    let mut w = Worst::default();
+    let sp = specials_thin();
+    let mut pairs: Vec<(f64, i32)> = sp
+        .iter()
+        .flat_map(|&x| [-3, -2, -1, 0, 1, 2, 3, i32::MIN, i32::MAX].map(|n| (x, n)))
+        .collect();
+    for _ in 0..1_500 {
+        pairs.push((
+            uniform(&mut rng, -4.0, 4.0),
+            (rng.next() % 201) as i32 - 100,
+        ));
+        // Huge exponents, with x close enough to 1 for finite results.
+        let n = (rng.next() >> 33) as i32 * if rng.next() & 1 == 0 { 1 } else { -1 };
+        pairs.push((1.0 + uniform(&mut rng, -1e-10, 1e-10), n));
+    }
+    for (x, n) in pairs {
+        let r = pow_reference(x, n as f64, &mut cc);
+        w.record(f64_ref::ulp_error(math::powi_f64(x, n), &r), (x, n as f64));
+    }
+    w.assert("powi_f64", 1.0);
+    assert_eq!(math::powi_f64(-2.0, 3), -8.0);
+    assert_eq!(math::powi_f64(f64::NAN, 0), 1.0);
+    assert_eq!(math::powi_f64(-0.0, -3), f64::NEG_INFINITY);
+}

@@ -132,3 +132,10 @@ fn special(x: f64, y: f64, y_odd: bool) -> f64 {
         mag
     }
 }
+
+/// x^n for an integer n (f64): [`pow_f64`] with an exact exponent (every i32 is an f64), so
+/// max error 1 ulp and `pow`'s special cases (x^0 = 1, signs by the parity of n).
+#[inline(always)]
+pub fn powi_f64(x: f64, n: i32) -> f64 {
+    pow_f64(x, n as f64)
+}
