@@ -91,7 +91,7 @@ fn lgamma_small(x: f32) -> (f32, bool) {
     };
     // lgamma(1 + t) for x < 0.5 and 0.75 ≤ x < 1.5; lgamma(2 + t) otherwise (0.5 ≤ x < 0.75:
     // lgamma(1 + x); 1.5 ≤ x < 2.5: lgamma(x)).
-    let first = x < 0.5 || (x >= 0.75 && x < 1.5);
+    let first = x < 0.5 || (0.75..1.5).contains(&x);
     let p = if first {
         horner(t, LGAMMA1)
     } else {
@@ -183,7 +183,7 @@ pub fn lgamma(x: f32) -> f32 {
         x
     } else if a == f32::INFINITY || (x <= 0.0 && trunc(x) == x) {
         f32::INFINITY
-    } else if x >= -0.25 && x < 2.5 {
+    } else if (-0.25..2.5).contains(&x) {
         small
     } else if a >= 1.0e18 {
         huge
