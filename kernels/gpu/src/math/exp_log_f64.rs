@@ -9,8 +9,8 @@ use super::{fma_f64 as fma, horner64, mul64, pow2i64};
 
 const LOG2E: f64 = core::f64::consts::LOG2_E;
 /// ln 2 as hi + lo, full-width (for exp's Cody–Waite step).
-const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fefa_39ef);
-const LN2_LO: f64 = f64::from_bits(0x3c7a_bc9e_3b39_803f);
+pub(super) const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fefa_39ef);
+pub(super) const LN2_LO: f64 = f64::from_bits(0x3c7a_bc9e_3b39_803f);
 /// fdlibm's ln 2 and 1/ln 2 splits: the hi parts have trailing zero bits, so k·hi is exact.
 pub(super) const LN2_HI_K: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
 pub(super) const LN2_LO_K: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
@@ -18,7 +18,7 @@ const IVLN2_HI: f64 = f64::from_bits(0x3ff7_1547_6520_0000);
 const IVLN2_LO: f64 = f64::from_bits(0x3de7_05fc_2eef_a200);
 
 /// (e^t − 1 − t)/t² on |t| ≤ ln 2 / 2.
-const EXP: [f64; 11] = [
+pub(super) const EXP: [f64; 11] = [
     2.091_467_937_658_393_5e-9,
     2.510_520_637_395_701e-8,
     2.755_727_366_134_863_7e-7,
@@ -32,7 +32,7 @@ const EXP: [f64; 11] = [
     0.5,
 ];
 /// (2^t − 1)/t on |t| ≤ 1/2.
-const EXP2: [f64; 13] = [
+pub(super) const EXP2: [f64; 13] = [
     1.371_696_239_273_758_7e-12,
     2.573_356_830_875_689_2e-11,
     4.445_530_309_105_106_7e-10,
@@ -59,7 +59,7 @@ const LOG_R: [f64; 7] = [
 ];
 
 /// 1.5·2^52: `k = v + MAGIC` rounds v (|v| < 2^51) to an integer, held in k's low bits.
-const MAGIC: f64 = 6_755_399_441_055_744.0;
+pub(super) const MAGIC: f64 = 6_755_399_441_055_744.0;
 
 /// `(k − MAGIC, the same as an integer)` for `k = v + MAGIC`: the integer from k's bits, without
 /// a saturating float-to-int conversion.
@@ -73,7 +73,7 @@ fn rint_j(k: f64) -> (f64, i32) {
 
 /// `p·2^j` for `j` in -1077..=1025, rounded once: two exact steps.
 #[inline(always)]
-fn scale(p: f64, j: i32) -> f64 {
+pub(super) fn scale(p: f64, j: i32) -> f64 {
     let j1 = j >> 1;
     mul64(mul64(p, pow2i64(j1)), pow2i64(j - j1))
 }

@@ -26,12 +26,16 @@
 //! The `_approx` functions are single PTX `.approx` instructions (the special-function unit):
 //! much faster, a few ulp of error over documented ranges, see each function.
 
+mod erf_f64;
 mod erfc;
+mod erfinv;
+mod exp10_log10_f64;
 mod exp_log;
 mod exp_log_f64;
 mod expm1_log1p;
 mod expm1_log1p_f64;
 mod fast;
+mod gamma;
 mod hyperbolic;
 mod hyperbolic_f64;
 mod inverse_trig;
@@ -39,18 +43,24 @@ mod inverse_trig_f64;
 mod misc;
 mod misc_f64;
 mod pow;
+mod pow_f64;
 mod rounding;
+mod rounding_f64;
 mod special;
 mod special_f64;
 mod trig;
 mod trig_f64;
 
+pub use erf_f64::{erf_f64, erfc_f64};
 pub use erfc::erfc;
+pub use erfinv::erfinv;
 pub use exp_log::{exp, exp2, exp10, log, log2, log10};
 pub use exp_log_f64::{exp_f64, exp2_f64, log_f64, log2_f64};
+pub use exp10_log10_f64::{exp10_f64, log10_f64};
 pub use expm1_log1p::{expm1, log1p};
 pub use expm1_log1p_f64::{expm1_f64, log1p_f64};
 pub use fast::*;
+pub use gamma::{lgamma, tgamma};
 pub use hyperbolic::{acosh, asinh, atanh, cosh, sinh};
 pub use hyperbolic_f64::{acosh_f64, asinh_f64, atanh_f64, cosh_f64, sinh_f64};
 pub use inverse_trig::{acos, asin, atan, atan2};
@@ -58,7 +68,9 @@ pub use inverse_trig_f64::{acos_f64, asin_f64, atan_f64, atan2_f64};
 pub use misc::{cbrt, hypot, powi, remainder, tan};
 pub use misc_f64::{cbrt_f64, hypot_f64, tan_f64};
 pub use pow::pow;
+pub use pow_f64::{pow_f64, powi_f64};
 pub use rounding::{copysign, fmod, frexp, ldexp, round};
+pub use rounding_f64::{copysign_f64, fmod_f64, frexp_f64, ldexp_f64, remainder_f64, round_f64};
 pub use special::{erf, tanh};
 pub use special_f64::tanh_f64;
 pub use trig::{cos, cospi, sin, sincos, sinpi};

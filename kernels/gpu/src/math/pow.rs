@@ -20,7 +20,7 @@ const ATANH: [f32; 4] = [1.0 / 11.0, 1.0 / 9.0, 1.0 / 7.0, 1.0 / 5.0];
 /// x = 2^i·m with m in [√2/2, √2), log2 m = 2·log2(e)·atanh(u) with u = (m − 1)/(m + 1), whose
 /// first two terms (u + u³/3) are carried in hi + lo arithmetic.
 #[inline(always)]
-fn log2_ext(x: f32) -> (f32, f32) {
+pub(super) fn log2_ext(x: f32) -> (f32, f32) {
     let sub = x < f32::MIN_POSITIVE;
     let (x, bias) = if sub {
         (mul(x, 8_388_608.0), -23.0)
@@ -63,7 +63,7 @@ fn log2_ext(x: f32) -> (f32, f32) {
 
 /// 2^(p + p_lo), |p_lo| ≤ ulp(p): overflow to +inf above 2^128, +0 below 2^-150.
 #[inline(always)]
-fn exp2_ext(p: f32, p_lo: f32) -> f32 {
+pub(super) fn exp2_ext(p: f32, p_lo: f32) -> f32 {
     // Clamped with selects (min/max), not branches; a clamped p drops p_lo (an infinite p
     // has a NaN p_lo).
     let pc = p.clamp(-152.0, 130.0);
