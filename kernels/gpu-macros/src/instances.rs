@@ -260,3 +260,94 @@ fn type_suffix(ty: &Type) -> syn::Result<String> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    fn expand(attr: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> String {
+        match crate::kernel::expand(attr, item) {
+            Ok(tokens) => tokens.to_string(),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    #[test]
+    fn each_instance_is_an_entry_named_after_its_type() {
+        let out = expand(
+            quote!(instances(f32, half::bf16, [u8; 4])),
+            quote!(
+                pub fn axpy<T: Copy>(a: T, x: &[T], mut out: DisjointSlice<T>) {}
+            ),
+        );
+        for entry in ["axpy_f32", "axpy_bf16", "axpy_u8x4"] {
+            assert!(
+                out.contains(&format!("fn {entry} (")),
+                "{entry} missing: {out}"
+            );
+        }
+        assert!(out.contains("pub struct axpy < T >"), "{out}");
+        assert!(
+            out.contains("KernelType for axpy < half :: bf16 >"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn the_type_parameter_is_replaced_as_a_type_not_as_a_field_or_path_segment() {
+        let out = expand(
+            quote!(instances(f32)),
+            quote!(
+                pub fn k<T: Copy>(x: &[T], mut out: DisjointSlice<T>) {
+                    const N: usize = core::mem::size_of::<T>();
+                    let m = T::MAX;
+                    let f = p.T;
+                    let g = other::T;
+                }
+            ),
+        );
+        assert!(out.contains("size_of :: < f32 >"), "{out}");
+        assert!(out.contains("f32 :: MAX"), "{out}");
+        assert!(out.contains("p . T"), "{out}");
+        assert!(out.contains("other :: T"), "{out}");
+    }
+
+    #[test]
+    fn bad_generic_kernels_are_refused() {
+        let out = expand(
+            quote!(),
+            quote!(
+                pub fn k<T>(x: &[T]) {}
+            ),
+        );
+        assert!(out.contains("a generic kernel needs the types"), "{out}");
+        let out = expand(
+            quote!(instances(f32)),
+            quote!(
+                pub fn k(x: &[f32]) {}
+            ),
+        );
+        assert!(out.contains("no type parameter"), "{out}");
+        let out = expand(
+            quote!(instances(f32, u32)),
+            quote!(
+                pub fn k<A, B>(x: &[A], y: &[B]) {}
+            ),
+        );
+        assert!(out.contains("write each instance as a tuple of 2"), "{out}");
+        let out = expand(
+            quote!(instances(f32, f32)),
+            quote!(
+                pub fn k<T>(x: &[T]) {}
+            ),
+        );
+        assert!(out.contains("both named `k_f32`"), "{out}");
+        let out = expand(
+            quote!(instances(f32)),
+            quote!(
+                pub fn k<const N: usize>(x: &[f32]) {}
+            ),
+        );
+        assert!(out.contains("type parameters only"), "{out}");
+    }
+}

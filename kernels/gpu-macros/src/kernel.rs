@@ -61,13 +61,10 @@ pub fn expand_one(
         ..
     } = *attr;
     let sig = &func.sig;
-    if !sig.generics.params.is_empty() {
-        return Err(Error::new_spanned(
-            &sig.generics,
-            "a kernel cannot be generic: a PTX entry point has one concrete signature. \
-             Write a generic helper and one #[kernel] per element type",
-        ));
-    }
+    debug_assert!(
+        sig.generics.params.is_empty(),
+        "instances arrive substituted"
+    );
     if let ReturnType::Type(_, ty) = &sig.output {
         return Err(Error::new_spanned(
             ty,
@@ -447,6 +444,8 @@ pub fn classify_elem(ty: &Type) -> syn::Result<Type> {
 
 fn classify(ty: &Type) -> syn::Result<Param> {
     match ty {
+        // An invisible group: a generic kernel's instance type (see `instances::substitute`).
+        Type::Group(g) => classify(&g.elem),
         Type::Reference(r) => match &*r.elem {
             Type::Slice(s) if r.mutability.is_none() => Ok(Param::Slice {
                 elem: (*s.elem).clone(),
