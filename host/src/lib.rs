@@ -45,6 +45,7 @@ mod module;
 pub mod profile;
 pub mod ptx;
 mod stream;
+pub mod typed;
 
 pub use buffer::{BufferUse, DeviceBuffer, SIM_ALIGN};
 pub use code::{CodeUnit, KernelCode, Sass};
@@ -58,6 +59,7 @@ pub use launch::{
 pub use module::{Kernel, KernelAttributes, Module, SimEntry};
 pub use profile::{Cost, KernelStats, Profile};
 pub use stream::{Event, Stream};
+pub use typed::{Args, Holds, KernelType};
 
 /// The marker trait (and its derive) for types that may be copied to the device and passed to
 /// kernels by value. The derive expands to paths under `::gpu`, so a crate deriving it needs

@@ -1,12 +1,15 @@
 //! Device-wide even-bin histograms.
 
+use algorithm_kernels::histogram::histogram_even;
 use gpu_host::gpu::device::{HISTOGRAM_BLOCK, histogram_even_items};
-use gpu_host::{DeviceBuffer, DeviceCopy, Error, LaunchConfig, Result, Stream};
+use gpu_host::typed::{Output, Safe, Slice, Value};
+use gpu_host::{DeviceBuffer, DeviceCopy, Error, Holds, KernelType, LaunchConfig, Result, Stream};
 
 use crate::Algorithms;
-use crate::algorithm_kernels::{Module, index};
+use crate::algorithm_kernels::Module;
 
-/// Sample types with a built-in histogram kernel.
+/// Sample types with a built-in histogram kernel: the instances of the generic kernel
+/// `algorithm_kernels::histogram::histogram_even` (`f32 f64 i32 u32 u8 u16`).
 pub trait HistogramBuiltin: DeviceCopy + Send + PartialOrd {
     /// The kernel's name.
     const KERNEL: &'static str;
@@ -18,7 +21,7 @@ pub trait HistogramBuiltin: DeviceCopy + Send + PartialOrd {
     const INDEX: usize;
 }
 
-/// A typed launcher of a `gpu::histogram_even_kernel!` kernel: `(samples, lower, upper, counts)`.
+/// The typed launcher of `histogram_even`'s instance for `T`: `(samples, lower, upper, counts)`.
 #[doc(hidden)]
 pub type HistogramLaunch<T> = fn(
     &Module,
@@ -30,24 +33,19 @@ pub type HistogramLaunch<T> = fn(
     &mut DeviceBuffer<u32>,
 ) -> Result<()>;
 
-// One identifier per kernel names it and picks its launcher (a missing kernel does not compile).
-macro_rules! builtins {
-    ($($t:ident: $name:ident;)*) => { $(
-        impl HistogramBuiltin for $t {
-            const KERNEL: &'static str = stringify!($name);
-            const LAUNCH: HistogramLaunch<$t> = Module::$name;
-            const INDEX: usize = index::$name;
-        }
-    )* };
-}
-
-builtins! {
-    f32: histogram_even_f32;
-    f64: histogram_even_f64;
-    i32: histogram_even_i32;
-    u32: histogram_even_u32;
-    u8: histogram_even_u8;
-    u16: histogram_even_u16;
+// The kernel's instances are the sample types: each gets its name, its launch (the generic
+// launcher, `Module::launch::<histogram_even<T>>` underneath) and its position from the kernel
+// type `histogram_even<T>`, which exists for exactly the types `#[kernel(instances(...))]` lists.
+impl<T> HistogramBuiltin for T
+where
+    T: DeviceCopy + Send + PartialOrd,
+    histogram_even<T>:
+        KernelType<Params = (Slice<T>, Value<T>, Value<T>, Output<u32>), Safety = Safe>,
+    Module: Holds<histogram_even<T>>,
+{
+    const KERNEL: &'static str = <histogram_even<T> as KernelType>::NAME;
+    const LAUNCH: HistogramLaunch<T> = Module::histogram_even::<T>;
+    const INDEX: usize = <Module as Holds<histogram_even<T>>>::INDEX;
 }
 
 impl Algorithms {

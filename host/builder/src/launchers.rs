@@ -18,6 +18,9 @@ use crate::manifest::{KernelInfo, Manifest, ParamInfo, ParamKind};
 /// Names the generated methods use for their own parameters.
 const RESERVED: &[&str] = &["stream", "config", "kernel", "launch", "self"];
 
+/// The generated module's own methods: no kernel may be named like them.
+pub(crate) const METHODS: &[&str] = &["load", "raw", "launch", "launch_unsafe"];
+
 /// Rust source of `pub mod <crate_name> { ... }` with the code units embedded (PTX and cubins,
 /// see [`crate::sass`]) and one launcher per kernel.
 pub fn generate(manifest: &Manifest, units: &[BuiltUnit]) -> Result<String> {
@@ -164,8 +167,17 @@ pub fn generate(manifest: &Manifest, units: &[BuiltUnit]) -> Result<String> {
         w,
         "        pub fn raw(&self) -> &::gpu_host::Module {\n            &self.inner\n        }",
     );
+    typed_launch_methods(w);
+    let mut holds = Vec::new();
     for kernel in &manifest.kernels {
         if let Some(module) = &kernel.rust_module {
+            if METHODS.contains(&kernel.name.as_str()) {
+                return Err(Error::msg(format!(
+                    "kernel `{}` is named like a method of the generated module ({}): rename it",
+                    kernel.name,
+                    METHODS.join(", ")
+                )));
+            }
             let index = positions
                 .iter()
                 .position(|&k| k == kernel.name)
@@ -175,23 +187,96 @@ pub fn generate(manifest: &Manifest, units: &[BuiltUnit]) -> Result<String> {
                         kernel.name
                     ))
                 })?;
-            launcher(w, kernel, module, index)?;
+            launcher(w, kernel, module)?;
+            // A generic kernel's instances share one impl (below).
+            if kernel.generic.is_none() {
+                holds.push((kernel_type(kernel, module), kernel.name.clone(), index));
+            }
         }
     }
+    crate::generic_launchers::generate(w, manifest)?;
     wl(w, "    }");
+    for (ty, name, index) in holds {
+        wl(w, "");
+        wl(
+            w,
+            format!(
+                "    // SAFETY: `{name}` is at position {index} of the module (its units' order, as\n    // `load_units` indexes them), and `#[kernel]` made its kernel type from its signature."
+            ),
+        );
+        wl(
+            w,
+            format!("    unsafe impl ::gpu_host::Holds<{ty}> for Module {{"),
+        );
+        wl(w, format!("        const INDEX: usize = {index};"));
+        wl(
+            w,
+            "        fn module(&self) -> &::gpu_host::Module {\n            &self.inner\n        }",
+        );
+        wl(w, "    }");
+    }
+    crate::generic_launchers::holds(w, manifest, &positions);
     wl(w, "}");
     Ok(out)
 }
 
-fn launcher(w: &mut String, kernel: &KernelInfo, module: &str, index: usize) -> Result<()> {
-    let name = &kernel.name;
-    let arg_name = |p: &ParamInfo| {
-        if RESERVED.contains(&p.name.as_str()) {
-            format!("arg_{}", p.name)
-        } else {
-            p.name.clone()
+/// The module's `launch::<K>` and `launch_unsafe::<K>`, for kernels named by type.
+fn typed_launch_methods(w: &mut String) {
+    wl(
+        w,
+        r#"
+        /// Launches the kernel `K` on `stream`: `K` is the kernel's type, which `#[kernel]`
+        /// emits next to the function under the same name (`launch::<saxpy>`, or
+        /// `launch::<axpy<f32>>` for a generic kernel's instance), and `args` the kernel's
+        /// arguments as a tuple, checked at compile time against its parameters.
+        ///
+        /// Checks and errors are the per-kernel methods' (which call this): the configuration
+        /// against the device's and the kernel's limits, the buffers against the launch's
+        /// device; on error nothing is launched.
+        pub fn launch<'a, K: ::gpu_host::KernelType<Safety = ::gpu_host::typed::Safe>>(
+            &'a self,
+            stream: &'a ::gpu_host::Stream,
+            config: ::gpu_host::LaunchConfig,
+            args: ::gpu_host::Args<'a, K>,
+        ) -> ::gpu_host::Result<()>
+        where
+            K::Params: ::gpu_host::typed::HostParams,
+            Self: ::gpu_host::Holds<K>,
+        {
+            ::gpu_host::typed::launch::<K, Self>(self, stream, config, args)
         }
-    };
+
+        /// [`Module::launch`] for any kernel, `unsafe fn` kernels included.
+        ///
+        /// # Safety
+        /// The caller upholds the kernel's safety contract (its documentation's `# Safety`).
+        pub unsafe fn launch_unsafe<'a, K: ::gpu_host::KernelType>(
+            &'a self,
+            stream: &'a ::gpu_host::Stream,
+            config: ::gpu_host::LaunchConfig,
+            args: ::gpu_host::Args<'a, K>,
+        ) -> ::gpu_host::Result<()>
+        where
+            K::Params: ::gpu_host::typed::HostParams,
+            Self: ::gpu_host::Holds<K>,
+        {
+            // SAFETY: forwarded from the caller.
+            unsafe { ::gpu_host::typed::launch_unsafe::<K, Self>(self, stream, config, args) }
+        }"#,
+    );
+}
+
+/// The path of a kernel's type (`#[kernel]` emits it in the kernel's module; a generic
+/// kernel's instance is named through its types module's `__Kernel` alias).
+fn kernel_type(kernel: &KernelInfo, module: &str) -> String {
+    match &kernel.generic {
+        None => format!("::{module}::{}", kernel.name),
+        Some(_) => format!("::{module}::__gpu_kernel_types_{}::__Kernel", kernel.name),
+    }
+}
+
+fn launcher(w: &mut String, kernel: &KernelInfo, module: &str) -> Result<()> {
+    let name = &kernel.name;
     let rust_sig: Vec<String> = kernel
         .params
         .iter()
@@ -268,51 +353,44 @@ fn launcher(w: &mut String, kernel: &KernelInfo, module: &str, index: usize) -> 
         }
         ptx_index += p.kind.ptx_param_count();
     }
-    // By position, resolved here at build time: a launch compares no names.
-    wl(
-        w,
-        format!("            let kernel = self.inner.kernel_at({index})?; // `{name}`"),
-    );
-    wl(
-        w,
-        "            let mut launch = kernel.prepare(stream, config)?;",
-    );
-    for p in &kernel.params {
-        let method = match p.kind {
-            ParamKind::Slice => "input",
-            ParamKind::Output => "output",
-            ParamKind::Scalar | ParamKind::Value => "value",
-        };
-        let arg = match p.kind {
-            ParamKind::Scalar | ParamKind::Value => format!("&{}", arg_name(p)),
-            _ => arg_name(p),
-        };
-        wl(
-            w,
-            format!("            launch.{method}({:?}, {arg});", p.name),
-        );
-    }
-    wl(
-        w,
-        "            // SAFETY: generated from the kernel's manifest: the arguments are pushed in the",
-    );
-    wl(
-        w,
-        "            // order, count and types of the PTX entry, which the builder checked.",
-    );
+    // Through the kernel's type: its position in the module (resolved here at build time, a
+    // launch compares no names) is its `Holds` impl's.
+    let args: Vec<String> = kernel.params.iter().map(arg_name).collect();
+    let tuple = match args.len() {
+        1 => format!("({},)", args[0]),
+        _ => format!("({})", args.join(", ")),
+    };
+    let ty = kernel_type(kernel, module);
     if kernel.is_unsafe {
         wl(
             w,
-            "            // The kernel's own contract is this function's caller's (it is `unsafe`).",
+            "            // SAFETY: the kernel's contract is this function's caller's (it is `unsafe`).",
+        );
+        wl(
+            w,
+            format!("            unsafe {{ self.launch_unsafe::<{ty}>(stream, config, {tuple}) }}"),
+        );
+    } else {
+        wl(
+            w,
+            format!("            self.launch::<{ty}>(stream, config, {tuple})"),
         );
     }
-    wl(w, "            unsafe { launch.launch() }");
     wl(w, "        }");
     Ok(())
 }
 
+/// The launcher's name for a parameter (`arg_<name>` where the name is one of its own).
+pub(crate) fn arg_name(p: &ParamInfo) -> String {
+    if RESERVED.contains(&p.name.as_str()) {
+        format!("arg_{}", p.name)
+    } else {
+        p.name.clone()
+    }
+}
+
 /// How the parameter is written in the kernel.
-fn kernel_side_type(p: &ParamInfo) -> String {
+pub(crate) fn kernel_side_type(p: &ParamInfo) -> String {
     match p.kind {
         ParamKind::Slice => format!("&[{}]", p.ty),
         ParamKind::Output => format!("DisjointSlice<{}>", p.ty),
@@ -321,7 +399,7 @@ fn kernel_side_type(p: &ParamInfo) -> String {
 }
 
 /// The host type for a parameter's element (slices) or value.
-fn host_type(kernel: &KernelInfo, module: &str, p: &ParamInfo) -> String {
+pub(crate) fn host_type(kernel: &KernelInfo, module: &str, p: &ParamInfo) -> String {
     if gpu_abi::is_scalar(&p.ty) {
         p.ty.clone()
     } else {
@@ -336,7 +414,7 @@ fn path_literal(path: &Path) -> Result<String> {
     Ok(format!("{:?}", path.display().to_string()))
 }
 
-fn wl(w: &mut String, line: impl AsRef<str>) {
+pub(crate) fn wl(w: &mut String, line: impl AsRef<str>) {
     writeln!(w, "{}", line.as_ref()).expect("writing to a String cannot fail");
 }
 
@@ -362,26 +440,35 @@ mod tests {
                     name: "scale".into(),
                     rust_module: Some("demo::ops".into()),
                     is_unsafe: false,
+                    generic: None,
                     params: vec![
                         ParamInfo {
                             name: "x".into(),
                             kind: ParamKind::Slice,
                             ty: "f32".into(),
+                            generic_ty: None,
+                            uses: vec![],
                         },
                         ParamInfo {
                             name: "p".into(),
                             kind: ParamKind::Value,
                             ty: "Params".into(),
+                            generic_ty: None,
+                            uses: vec![],
                         },
                         ParamInfo {
                             name: "stream".into(),
                             kind: ParamKind::Scalar,
                             ty: "u32".into(),
+                            generic_ty: None,
+                            uses: vec![],
                         },
                         ParamInfo {
                             name: "out".into(),
                             kind: ParamKind::Output,
                             ty: "f32".into(),
+                            generic_ty: None,
+                            uses: vec![],
                         },
                     ],
                     ptx_params: vec![
@@ -399,6 +486,7 @@ mod tests {
                     name: "handwritten".into(),
                     rust_module: None,
                     is_unsafe: false,
+                    generic: None,
                     params: vec![],
                     ptx_params: vec![],
                     static_shared_bytes: 0,
@@ -450,12 +538,22 @@ mod tests {
             "{code}"
         );
         assert!(
-            code.contains("launch.value(\"stream\", &arg_stream);"),
+            code.contains(
+                "            self.launch::<::demo::ops::scale>(stream, config, (x, p, arg_stream, out))\n"
+            ),
             "{code}"
         );
         assert!(
-            code.contains("let kernel = self.inner.kernel_at(0)?; // `scale`"),
+            code.contains(
+                "    unsafe impl ::gpu_host::Holds<::demo::ops::scale> for Module {
+        const INDEX: usize = 0;
+"
+            ),
             "{code}"
+        );
+        assert!(
+            !code.contains("Holds<::demo::ops::handwritten>"),
+            "entries without #[kernel] have no kernel type"
         );
         assert!(code.contains("pub const scale: usize = 0;"), "{code}");
         assert!(
@@ -511,7 +609,7 @@ mod tests {
         let mut m = manifest();
         let safe = generate(&m, &units).unwrap();
         assert!(safe.contains("pub fn scale(\n            &self"), "{safe}");
-        assert!(!safe.contains("unsafe fn"), "{safe}");
+        assert!(!safe.contains("unsafe fn scale"), "{safe}");
         m.kernels[0].is_unsafe = true;
         let code = generate(&m, &units).unwrap();
         assert!(
@@ -519,5 +617,25 @@ mod tests {
             "{code}"
         );
         assert!(code.contains("/// # Safety"), "{code}");
+        assert!(
+            code.contains("unsafe { self.launch_unsafe::<::demo::ops::scale>(stream, config, (x, p, arg_stream, out)) }"),
+            "{code}"
+        );
+    }
+
+    #[test]
+    fn a_kernel_named_like_a_module_method_is_refused() {
+        let mut m = manifest();
+        m.kernels[0].name = "launch".into();
+        let units = [BuiltUnit {
+            kernels: vec!["launch".into()],
+            ptx_path: std::env::temp_dir(),
+            sass: vec![],
+        }];
+        let err = generate(&m, &units).unwrap_err().to_string();
+        assert!(
+            err.contains("kernel `launch` is named like a method"),
+            "{err}"
+        );
     }
 }

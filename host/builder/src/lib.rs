@@ -13,6 +13,7 @@ pub mod core_source;
 pub mod dep_cache;
 pub mod diff;
 pub mod error;
+pub mod generic_launchers;
 pub mod launchers;
 pub mod manifest;
 pub mod nvcc;

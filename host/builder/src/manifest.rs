@@ -38,6 +38,9 @@ pub struct KernelInfo {
     /// caller upholds the kernel's safety contract.
     #[serde(default, rename = "unsafe", skip_serializing_if = "std::ops::Not::not")]
     pub is_unsafe: bool,
+    /// For an instance of a generic kernel (`#[kernel(instances(...))]`): the generic kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generic: Option<GenericInfo>,
     /// The parameters of the PTX entry, in order, as the driver sees them.
     pub ptx_params: Vec<PtxParam>,
     /// Bytes of static shared memory the kernel references (through any function it calls).
@@ -78,6 +81,21 @@ pub struct ParamInfo {
     pub kind: ParamKind,
     /// Element type for slices and outputs, the type itself otherwise, as written in the kernel.
     pub ty: String,
+    /// In a generic kernel's instance: `ty` as the generic kernel writes it (`T` for `f32`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generic_ty: Option<String>,
+    /// In a generic kernel's instance: the type parameters `generic_ty` mentions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub uses: Vec<String>,
+}
+
+/// The generic kernel an entry is an instance of.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GenericInfo {
+    /// The generic kernel's name (`axpy` for the entry `axpy_f32`).
+    pub name: String,
+    /// Its type parameters, in order.
+    pub type_params: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

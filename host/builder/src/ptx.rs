@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
-use crate::manifest::{KernelInfo, Manifest, ParamInfo, PtxParam, SharedVar};
+use crate::manifest::{GenericInfo, KernelInfo, Manifest, ParamInfo, PtxParam, SharedVar};
 
 /// Prefix of the statics `#[kernel]` emits to record a kernel's Rust signature.
 pub const SIGNATURE_PREFIX: &str = "__gpu_kernel_signature_";
@@ -44,6 +44,9 @@ struct Signature {
     /// The kernel is an `unsafe fn`.
     #[serde(default, rename = "unsafe")]
     is_unsafe: bool,
+    /// The generic kernel this entry is an instance of.
+    #[serde(default)]
+    generic: Option<GenericInfo>,
 }
 
 /// The module text with `#[kernel]` signature records removed (they are build metadata, not
@@ -220,7 +223,7 @@ impl PtxModule {
                     }
                 }
             }
-            let (rust_module, params, is_unsafe) = match self.signatures.get(name) {
+            let (rust_module, params, is_unsafe, generic) = match self.signatures.get(name) {
                 Some(sig) => {
                     let expected: usize = sig.params.iter().map(|p| p.kind.ptx_param_count()).sum();
                     if expected != function.params.len() {
@@ -229,15 +232,21 @@ impl PtxModule {
                             function.params.len()
                         )));
                     }
-                    (Some(sig.module.clone()), sig.params.clone(), sig.is_unsafe)
+                    (
+                        Some(sig.module.clone()),
+                        sig.params.clone(),
+                        sig.is_unsafe,
+                        sig.generic.clone(),
+                    )
                 }
-                None => (None, Vec::new(), false),
+                None => (None, Vec::new(), false, None),
             };
             kernels.push(KernelInfo {
                 name: name.clone(),
                 rust_module,
                 params,
                 is_unsafe,
+                generic,
                 ptx_params: function.params.clone(),
                 static_shared_bytes,
                 uses_dynamic_shared,

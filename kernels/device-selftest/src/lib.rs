@@ -20,6 +20,7 @@
 //! | `selftest_math`           | `math::*`                                                  |
 //! | `selftest_time`           | `time::*`, `asm::sm_id`                                    |
 //! | `selftest_printf`         | `printf!`                                                  |
+//! | `selftest_axpy`, `selftest_widen` | generic kernels: `#[kernel(instances(...))]`, one entry per type |
 //! | `grid_reduce_sum`         | `grid::sync` in a cooperative launch (a single-launch reduction) |
 //! | `selftest_warp_collectives`, `selftest_block_collectives`, `selftest_compose_scan`, `block_sums` | `warp::`/`block::` algorithms, a user-instantiated device scan |
 #![no_std]
@@ -28,6 +29,7 @@ pub mod atomics;
 pub mod barriers;
 pub mod collectives;
 pub mod cooperative;
+pub mod generic;
 pub mod indices;
 pub mod math;
 pub mod printf;

@@ -21,19 +21,50 @@ enum Param {
 }
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    let attr = parse_attr(attr)?;
+    let func: ItemFn = syn::parse2(item)?;
+    if func.sig.generics.params.is_empty() {
+        if let Some(list) = &attr.instances {
+            return Err(Error::new_spanned(
+                list,
+                "`instances(...)` is for generic kernels: this kernel has no type parameter",
+            ));
+        }
+        let ty = &func.sig.ident;
+        return expand_one(&func, &attr, &quote!(#ty), None);
+    }
+    crate::instances::expand(&func, &attr)
+}
+
+/// A generic kernel's instance: what its record and kernel type say about the generic kernel.
+pub struct Instance<'a> {
+    /// The generic kernel's name (`axpy` for the instance `axpy_f32`).
+    pub generic: &'a Ident,
+    /// The type parameters' names, in order.
+    pub type_params: &'a [Ident],
+    /// Each Rust parameter's type in the generic signature (element type for slices).
+    pub generic_types: Vec<Type>,
+}
+
+/// One PTX entry: `func` is non-generic (a generic kernel's instances arrive here with their
+/// type arguments substituted). `kernel_type` is the host type that names it (`saxpy`, or
+/// `axpy<f32>` for an instance, whose generic struct the caller emits).
+pub fn expand_one(
+    func: &ItemFn,
+    attr: &KernelAttr,
+    kernel_type: &TokenStream,
+    instance: Option<&Instance>,
+) -> syn::Result<TokenStream> {
     let KernelAttr {
         launch_bounds,
         block,
-    } = parse_attr(attr)?;
-    let func: ItemFn = syn::parse2(item)?;
+        ..
+    } = *attr;
     let sig = &func.sig;
-    if !sig.generics.params.is_empty() {
-        return Err(Error::new_spanned(
-            &sig.generics,
-            "a kernel cannot be generic: a PTX entry point has one concrete signature. \
-             Write a generic helper and one #[kernel] per element type",
-        ));
-    }
+    debug_assert!(
+        sig.generics.params.is_empty(),
+        "instances arrive substituted"
+    );
     if let ReturnType::Type(_, ty) = &sig.output {
         return Err(Error::new_spanned(
             ty,
@@ -51,9 +82,11 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     let mut manifest_params = Vec::new();
     let mut value_checks = Vec::new();
     let mut aliases = Vec::new();
+    // The kernel type's parameter list: one `gpu::kernel_type` marker per parameter.
+    let mut markers = Vec::new();
     // The simulator entry reads each PTX-level parameter from the launch's parameter array.
     let mut sim_reads = Vec::new();
-    for input in &sig.inputs {
+    for (index, input) in sig.inputs.iter().enumerate() {
         let FnArg::Typed(arg) = input else {
             return Err(Error::new_spanned(input, "a kernel cannot take `self`"));
         };
@@ -101,10 +134,34 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             Param::Slice { elem } | Param::Output { elem } => elem.clone(),
             Param::Scalar | Param::Value => ty.clone(),
         };
+        markers.push(match &param {
+            Param::Slice { elem } => quote!(::gpu::kernel_type::Slice<#elem>),
+            Param::Output { elem } => quote!(::gpu::kernel_type::Output<#elem>),
+            Param::Scalar | Param::Value => quote!(::gpu::kernel_type::Value<#ty>),
+        });
         aliases.push((param_name.clone(), host_type));
         call_args.push(quote!(#param_name));
+        // A generic kernel's instance also records the parameter's generic type and the type
+        // parameters it mentions: the builder writes the generic launcher from them.
+        let generic = match instance {
+            Some(inst) => {
+                let generic_ty = &inst.generic_types[index];
+                let uses: Vec<String> = inst
+                    .type_params
+                    .iter()
+                    .filter(|p| crate::instances::mentions(&quote!(#generic_ty), p))
+                    .map(|p| format!("\"{p}\""))
+                    .collect();
+                format!(
+                    ",\"generic_ty\":\"{}\",\"uses\":[{}]",
+                    json_escape(&type_string(generic_ty)),
+                    uses.join(",")
+                )
+            }
+            None => String::new(),
+        };
         manifest_params.push(format!(
-            "{{\"name\":\"{}\",\"kind\":\"{}\",\"ty\":\"{}\"}}",
+            "{{\"name\":\"{}\",\"kind\":\"{}\",\"ty\":\"{}\"{generic}}}",
             json_escape(&param_name.to_string()),
             kind.name(),
             json_escape(&elem_str)
@@ -133,6 +190,18 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     if sig.unsafety.is_some() {
         bounds.push_str(",\"unsafe\":true");
     }
+    if let Some(inst) = instance {
+        let params: Vec<String> = inst
+            .type_params
+            .iter()
+            .map(|p| format!("\"{p}\""))
+            .collect();
+        bounds.push_str(&format!(
+            ",\"generic\":{{\"name\":\"{}\",\"type_params\":[{}]}}",
+            inst.generic,
+            params.join(",")
+        ));
+    }
     let sig_tail = format!("\",\"params\":[{}]{bounds}}}", manifest_params.join(","));
     let sig_static = format_ident!("__gpu_kernel_signature_{}", name);
     let types_mod = format_ident!("__gpu_kernel_types_{}", name);
@@ -147,8 +216,48 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     let inputs = &sig.inputs;
     let inner = Ident::new("__gpu_kernel_body", Span::call_site());
     let sim_entry = format_ident!("__gpu_sim_entry_{}", name);
+    let name_str = name.to_string();
+    let param_names = aliases.iter().map(|(param, _)| param.to_string());
+    // A generic kernel's struct is emitted once by the caller, for all its instances.
+    let kernel_struct = match instance {
+        Some(_) => quote!(),
+        None => {
+            let doc = format!(
+                " The kernel [`{name}()`] as a type: `module.launch::<{name}>(stream, config, \
+                 args)` launches it with `args` checked against its parameters at compile time \
+                 (see `gpu::kernel_type`)."
+            );
+            // Hidden from rustdoc: a doc link `[`name`]` would otherwise be ambiguous between the
+            // function and the type.
+            quote! {
+                #[doc = #doc]
+                #[doc(hidden)]
+                #[cfg(not(target_arch = "nvptx64"))]
+                #[allow(non_camel_case_types, dead_code)]
+                pub struct #name {
+                    _private: (),
+                }
+            }
+        }
+    };
+    let safety = match sig.unsafety {
+        Some(_) => quote!(::gpu::kernel_type::Unsafe),
+        None => quote!(::gpu::kernel_type::Safe),
+    };
 
     Ok(quote! {
+        #kernel_struct
+
+        // SAFETY: `Params` is built from this very signature, parameter by parameter, as the PTX
+        // entry below is.
+        #[cfg(not(target_arch = "nvptx64"))]
+        unsafe impl ::gpu::kernel_type::KernelType for #kernel_type {
+            const NAME: &'static str = #name_str;
+            const PARAM_NAMES: &'static [&'static str] = &[#(#param_names),*];
+            type Params = (#(#markers,)*);
+            type Safety = #safety;
+        }
+
         #[cfg(not(target_arch = "nvptx64"))]
         #(#attrs)*
         #[allow(dead_code)]
@@ -210,6 +319,9 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         pub mod #types_mod {
             use super::*;
             #(#alias_items)*
+            /// The kernel's type (for a generic kernel's instance, the generic type with its
+            /// arguments).
+            pub type __Kernel = #kernel_type;
         }
     })
 }
@@ -228,27 +340,31 @@ fn sim_read(name: &Ident, ty: &TokenStream) -> TokenStream {
 
 /// What `#[kernel(...)]` declares about the launch shape.
 #[derive(Default)]
-struct KernelAttr {
+pub struct KernelAttr {
     /// `launch_bounds(THREADS, MIN_BLOCKS)`: at most `THREADS` threads per block, and registers
     /// limited so that `MIN_BLOCKS` such blocks fit on one SM (PTX `.maxntid` and
     /// `.minnctapersm`, CUDA's `__launch_bounds__`).
-    launch_bounds: Option<(u32, u32)>,
+    pub launch_bounds: Option<(u32, u32)>,
     /// `block(X, Y, Z)` (`Y`, `Z` default to 1): the only block shape the kernel runs with (PTX
     /// `.reqntid`; the driver and the host refuse any other). The kernel's code may then rely on
     /// it: `thread_idx_x() < X`, `block_dim_x() == X`, ... are known to the optimizer, which
     /// drops index checks they imply and folds the index arithmetic.
-    block: Option<[u32; 3]>,
+    pub block: Option<[u32; 3]>,
+    /// `instances(A, B, ...)`: the types a generic kernel is compiled for, one PTX entry each
+    /// (`(A, B)` tuples for several type parameters).
+    pub instances: Option<TokenStream>,
 }
 
 /// Parses `#[kernel]`, `#[kernel(launch_bounds(THREADS, MIN_BLOCKS))]` or
-/// `#[kernel(block(X, Y, Z))]` (integer literals).
+/// `#[kernel(block(X, Y, Z))]` (integer literals), each optionally with `instances(...)`.
 fn parse_attr(attr: TokenStream) -> syn::Result<KernelAttr> {
     let mut out = KernelAttr::default();
     if attr.is_empty() {
         return Ok(out);
     }
     let usage = "expected #[kernel], #[kernel(launch_bounds(THREADS, MIN_BLOCKS))] or \
-                 #[kernel(block(X, Y, Z))] with integer literals";
+                 #[kernel(block(X, Y, Z))] with integer literals, and/or \
+                 #[kernel(instances(TYPE, ...))] for a generic kernel";
     let items = syn::punctuated::Punctuated::<syn::ExprCall, syn::Token![,]>::parse_terminated
         .parse2(attr.clone())
         .map_err(|_| Error::new_spanned(&attr, usage))?;
@@ -257,6 +373,17 @@ fn parse_attr(attr: TokenStream) -> syn::Result<KernelAttr> {
             syn::Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
             _ => None,
         };
+        if name.as_deref() == Some("instances") {
+            if call.args.is_empty() {
+                return Err(Error::new_spanned(
+                    call,
+                    "list at least one type: instances(f32, ...)",
+                ));
+            }
+            let args = &call.args;
+            out.instances = Some(quote!(#args));
+            continue;
+        }
         let mut values = Vec::new();
         for arg in &call.args {
             let syn::Expr::Lit(syn::ExprLit {
@@ -306,8 +433,19 @@ fn parse_attr(attr: TokenStream) -> syn::Result<KernelAttr> {
     Ok(out)
 }
 
+/// The type a parameter's host argument is built from: the element type of a slice or output,
+/// the type itself otherwise.
+pub fn classify_elem(ty: &Type) -> syn::Result<Type> {
+    Ok(match classify(ty)? {
+        Param::Slice { elem } | Param::Output { elem } => elem,
+        Param::Scalar | Param::Value => ty.clone(),
+    })
+}
+
 fn classify(ty: &Type) -> syn::Result<Param> {
     match ty {
+        // An invisible group: a generic kernel's instance type (see `instances::substitute`).
+        Type::Group(g) => classify(&g.elem),
         Type::Reference(r) => match &*r.elem {
             Type::Slice(s) if r.mutability.is_none() => Ok(Param::Slice {
                 elem: (*s.elem).clone(),

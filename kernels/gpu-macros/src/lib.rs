@@ -4,6 +4,7 @@
 use proc_macro::TokenStream;
 
 mod device_copy;
+mod instances;
 mod kernel;
 mod shared;
 
@@ -13,7 +14,15 @@ mod shared;
 /// `#[derive(DeviceCopy)]` structs passed by value. On the GPU target the function becomes an
 /// `extern "ptx-kernel"` entry whose slice parameters arrive as pointer + length; the macro also
 /// records the signature for the module manifest that typed host launchers are generated from.
-/// On the host the function stays an ordinary Rust function.
+/// On the host the function stays an ordinary Rust function, and a type of the same name (a
+/// struct, in the type namespace) names the kernel for `module.launch::<name>(...)` (see
+/// `gpu::kernel_type`).
+///
+/// `#[kernel(instances(f32, f64))]` on a generic function makes one PTX entry per listed type,
+/// `<name>_<type>`, each the function with its type parameters replaced by the type (so the body
+/// may use them where generic Rust cannot, e.g. in a const generic argument); the host gets a
+/// generic launcher `module.name::<f32>(...)` and a type outside the list does not compile.
+/// Several type parameters take tuples: `instances((u32, f32), (u8, f64))`.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     kernel::expand(attr.into(), item.into())

@@ -104,6 +104,8 @@ pub mod sim;
 mod panic;
 
 pub use copy::DeviceCopy;
+/// Kernels as types (`#[kernel]` implements [`kernel_type::KernelType`] for each kernel).
+pub use gpu_abi::kernel_type;
 pub use gpu_macros::{DeviceCopy, kernel, shared_array};
 pub use slice::{DisjointSlice, ThreadIndex, ThreadIndex2D};
 
