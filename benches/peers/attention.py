@@ -1,7 +1,8 @@
 """Peer timings for `attention-bench`: torch.nn.functional.scaled_dot_product_attention on bf16
 [batch, heads, seq, head_dim] tensors (its default backend on an H100 is flash attention), timed
 with CUDA events exactly like the Rust side. Prints JSON {case: {peer: {seq: microseconds}}} with
-the same case names as the bench (e.g. "d64_b4_h16", "d128_b4_h8_causal")."""
+the same case names as the bench (e.g. "d64_b4_h16", "d128_b4_h8_causal"); peer
+"torch.sdpa.backward" times the gradients of q, k, v (torch.autograd.grad) from one forward."""
 import json
 import sys
 
@@ -26,7 +27,7 @@ def main():
     gen = torch.Generator(device="cuda").manual_seed(1)
     for d, b, h in CONFIGS:
         for causal in (False, True):
-            times = {}
+            times, backward = {}, {}
             for s in SEQS:
                 q, k, v = (
                     (torch.rand(b, h, s, d, device="cuda", generator=gen, dtype=torch.float32) * 2 - 1)
@@ -36,9 +37,20 @@ def main():
                 times[str(s)] = time_us(
                     lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                 )
-                del q, k, v
+                # The backward alone: gradients of q, k, v from one forward's graph.
+                for t in (q, k, v):
+                    t.requires_grad_(True)
+                o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                g = torch.rand_like(o)
+                backward[str(s)] = time_us(
+                    lambda: torch.autograd.grad(o, (q, k, v), g, retain_graph=True)
+                )
+                del q, k, v, o, g
                 torch.cuda.empty_cache()
-            out[case_name(d, b, h, causal)] = {"torch.sdpa": times}
+            out[case_name(d, b, h, causal)] = {
+                "torch.sdpa": times,
+                "torch.sdpa.backward": backward,
+            }
     json.dump(out, sys.stdout, indent=1)
 
 

@@ -8,7 +8,9 @@
 //! d64_b4_h16           4096     1234.5      222.8     1000.0      275.0   0.81x
 //! ```
 //! TFLOP/s count the two matrix products, `4 · batch · heads · seq² · head_dim` (half of it
-//! when causal); `ratio` = peer time / our time (> 1: we are faster).
+//! when causal); `ratio` = peer time / our time (> 1: we are faster). Rows `bwd` time the
+//! backward pass (`Dense::attention_backward`, gradients of q, k, v) against SDPA's backward
+//! (`torch.autograd.grad` from one forward), counting 2.5 times the forward's operations.
 
 use gpu_test_kit::XorShift64;
 use std::process::ExitCode;
@@ -85,6 +87,8 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                 } else {
                     vec![""]
                 };
+                // The backward pass (default tiling rows only): gradients of q, k, v.
+                let backward_row = !variants;
                 for name in names {
                     let ours = time_us(stream, &mut |st| {
                         if name.is_empty() {
@@ -112,6 +116,59 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                         ),
                         None => println!(
                             "{case:<20}{label:<7}{s:>6}{ours:>11.1}{:>11.1}{:>11}{:>11}{:>8}",
+                            tflops(ours),
+                            "-",
+                            "-",
+                            "-"
+                        ),
+                    }
+                }
+                if backward_row {
+                    let mut lse = gpu.alloc_zeroed::<f32>(shape.lse_len())?;
+                    dense.attention_with_lse(
+                        stream,
+                        &q,
+                        &k,
+                        &v,
+                        &mut o,
+                        Some(&mut lse),
+                        shape,
+                        causal,
+                    )?;
+                    let d_o = gpu.to_device(&random_bf16(shape.q_len(), 4))?;
+                    let mut dq = gpu.alloc_zeroed::<bf16>(shape.q_len())?;
+                    let mut dk = gpu.alloc_zeroed::<bf16>(shape.kv_len())?;
+                    let mut dv = gpu.alloc_zeroed::<bf16>(shape.kv_len())?;
+                    let ours = time_us(stream, &mut |st| {
+                        dense.attention_backward(
+                            st,
+                            (&q, &k, &v),
+                            &o,
+                            &lse,
+                            &d_o,
+                            (&mut dq, &mut dk, &mut dv),
+                            shape,
+                            causal,
+                        )
+                    })?;
+                    // Five matrix products against the forward's two.
+                    let tflops = |us: f64| 2.5 * shape.flops(causal) / us * 1e-6;
+                    let peer = peers
+                        .get(&case)
+                        .and_then(|p| p.get("torch.sdpa.backward"))
+                        .and_then(|t| t.get(&s.to_string()))
+                        .copied();
+                    match peer {
+                        Some(p) => println!(
+                            "{case:<20}{:<7}{s:>6}{ours:>11.1}{:>11.1}{p:>11.1}{:>11.1}{:>7.2}x",
+                            "bwd",
+                            tflops(ours),
+                            tflops(p),
+                            p / ours
+                        ),
+                        None => println!(
+                            "{case:<20}{:<7}{s:>6}{ours:>11.1}{:>11.1}{:>11}{:>11}{:>8}",
+                            "bwd",
                             tflops(ours),
                             "-",
                             "-",

@@ -9,7 +9,7 @@
 use gpu_host::{DeviceBuffer, Error, LaunchConfig, Result, Stream};
 use half::bf16;
 
-use crate::Dense;
+use crate::{Dense, dense_kernels};
 use ::dense_kernels::attention::{self as kernel, AttentionParams};
 
 /// The sizes of one attention call. Q and O are `[batch, heads, seq_q, head_dim]`, K and V
@@ -289,6 +289,162 @@ impl Dense {
             }
             _ => Err(bad("name", format!("no launcher for `{name}`"))),
         }
+    }
+}
+
+impl Dense {
+    /// Flash-attention backward (FlashAttention-2's algorithm): from the forward's inputs
+    /// `q, k, v`, its output `o` and logsumexp `lse` ([`Dense::attention_with_lse`]) and the
+    /// output gradient `d_o`, writes the gradients `dq`, `dk`, `dv` (bf16, the shapes of `q`,
+    /// `k`, `v`). Asynchronous on `stream`; allocates two f32 temporaries on it (the rows' Δ and
+    /// dQ's accumulator, which blocks of different keys add to atomically, so dQ's rounding can
+    /// differ between runs in the last bits).
+    ///
+    /// `causal` and `shape` must be the forward's. Errors (nothing launched): `head_dim` other
+    /// than 64 or 128, grouped-query shapes (`kv_heads != heads`: not supported by the backward
+    /// yet), a buffer whose length does not match the shape, `seq_k == 0` with queries.
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention_backward(
+        &self,
+        stream: &Stream,
+        (q, k, v): (
+            &DeviceBuffer<bf16>,
+            &DeviceBuffer<bf16>,
+            &DeviceBuffer<bf16>,
+        ),
+        o: &DeviceBuffer<bf16>,
+        lse: &DeviceBuffer<f32>,
+        d_o: &DeviceBuffer<bf16>,
+        (dq, dk, dv): (
+            &mut DeviceBuffer<bf16>,
+            &mut DeviceBuffer<bf16>,
+            &mut DeviceBuffer<bf16>,
+        ),
+        shape: AttentionShape,
+        causal: bool,
+    ) -> Result<()> {
+        let name = match shape.head_dim {
+            64 => "attention_bwd_bf16_d64",
+            128 => "attention_bwd_bf16_d128",
+            _ => "attention_bwd_bf16",
+        };
+        let bad = |argument: &str, message: String| Error::Argument {
+            kernel: name.to_string(),
+            argument: argument.to_string(),
+            message,
+        };
+        if shape.head_dim != 64 && shape.head_dim != 128 {
+            return Err(bad(
+                "shape.head_dim",
+                format!("head_dim {} is not supported: 64 or 128", shape.head_dim),
+            ));
+        }
+        if shape.kv_heads != shape.heads {
+            return Err(bad(
+                "shape.kv_heads",
+                format!(
+                    "{} K/V heads for {} query heads: the backward pass supports multi-head \
+                     attention only (kv_heads == heads) for now",
+                    shape.kv_heads, shape.heads
+                ),
+            ));
+        }
+        let checked = |dims: &[usize]| dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+        let q_len = checked(&[shape.batch, shape.heads, shape.seq_q, shape.head_dim])
+            .ok_or_else(|| bad("shape", format!("{shape:?}: Q's element count overflows")))?;
+        let kv_len = checked(&[shape.batch, shape.heads, shape.seq_k, shape.head_dim])
+            .ok_or_else(|| bad("shape", format!("{shape:?}: K's element count overflows")))?;
+        let rows = shape.batch * shape.heads * shape.seq_q;
+        for (argument, len, want) in [
+            ("q", q.len(), q_len),
+            ("k", k.len(), kv_len),
+            ("v", v.len(), kv_len),
+            ("o", o.len(), q_len),
+            ("lse", lse.len(), rows),
+            ("d_o", d_o.len(), q_len),
+            ("dq", dq.len(), q_len),
+            ("dk", dk.len(), kv_len),
+            ("dv", dv.len(), kv_len),
+        ] {
+            if len != want {
+                return Err(bad(
+                    argument,
+                    format!("has {len} elements; shape {shape:?} needs {want}"),
+                ));
+            }
+        }
+        if q_len == 0 && kv_len == 0 {
+            return Ok(());
+        }
+        if shape.seq_k == 0 || shape.seq_q == 0 {
+            return Err(bad(
+                "shape",
+                format!("{shape:?}: the backward pass needs queries and keys"),
+            ));
+        }
+        let bh = shape.batch * shape.heads;
+        if bh > 65_535 || shape.seq_q.max(shape.seq_k) > (u32::MAX / 256) as usize {
+            return Err(bad(
+                "shape",
+                format!("{shape:?}: batch · heads over 65535 or a sequence too long"),
+            ));
+        }
+        let scale = 1.0 / (shape.head_dim as f64).sqrt();
+        let params = AttentionParams {
+            seq_q: shape.seq_q as u32,
+            seq_k: shape.seq_k as u32,
+            scale_log2: (scale * std::f64::consts::LOG2_E) as f32,
+            causal: causal as u32,
+            heads: shape.heads as u32,
+            group: 1,
+        };
+        let m = &self.dense;
+        // Δ = rowsum(dO ∘ O): a warp per row.
+        let mut delta = stream.alloc_zeroed::<f32>(rows)?;
+        let warps = (kernel::BWD_ROW_THREADS / 32) as usize;
+        let cfg = LaunchConfig::new(rows.div_ceil(warps) as u32, kernel::BWD_ROW_THREADS);
+        m.attention_bwd_delta_bf16(
+            stream,
+            cfg,
+            o,
+            d_o,
+            &mut delta,
+            rows as u32,
+            shape.head_dim as u32,
+        )?;
+        let mut dq_acc = stream.alloc_zeroed::<f32>(q_len)?;
+        let cfg = LaunchConfig::new(
+            (shape.seq_k.div_ceil(kernel::BLOCK_N) as u32, bh as u32, 1),
+            (kernel::BWD_THREADS, 1, 1),
+        )
+        .with_shared_mem(kernel::bwd_shared_bytes(shape.head_dim) as u32);
+        let launch = if shape.head_dim == 64 {
+            dense_kernels::Module::attention_bwd_bf16_d64
+        } else {
+            dense_kernels::Module::attention_bwd_bf16_d128
+        };
+        launch(
+            m,
+            stream,
+            cfg,
+            q,
+            k,
+            v,
+            d_o,
+            lse,
+            &delta,
+            &mut dq_acc,
+            dk,
+            dv,
+            params,
+        )?;
+        m.attention_bwd_dq_bf16(
+            stream,
+            LaunchConfig::for_elements(q_len, kernel::BWD_ROW_THREADS),
+            &dq_acc,
+            dq,
+            scale as f32,
+        )
     }
 }
 
