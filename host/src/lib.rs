@@ -32,6 +32,10 @@
 //! the pushed arguments match the kernel's PTX signature. Generated launchers keep that promise
 //! for `#[kernel]` functions, and a launch also checks the pushed parameter sizes against the
 //! PTX entry's declaration when it can read it.
+//!
+//! Generated modules also launch a kernel named by its type, `module.launch::<K>(stream,
+//! config, args)`, for library code that picks kernels by type (e.g. a generic kernel's
+//! instance `axpy<T>`): see [`typed`].
 
 mod buffer;
 pub mod code;

@@ -18,6 +18,10 @@ use crate::manifest::{KernelInfo, Manifest, ParamInfo, ParamKind};
 /// Names the generated methods use for their own parameters.
 const RESERVED: &[&str] = &["stream", "config", "kernel", "launch", "self"];
 
+/// The most parameters a kernel launched by type may have (`gpu_host::typed::HostParams` is
+/// implemented for tuples up to this length).
+const MAX_PARAMS: usize = 16;
+
 /// The generated module's own methods: no kernel may be named like them.
 pub(crate) const METHODS: &[&str] = &["load", "raw", "launch", "launch_unsafe"];
 
@@ -176,6 +180,14 @@ pub fn generate(manifest: &Manifest, units: &[BuiltUnit]) -> Result<String> {
                     "kernel `{}` is named like a method of the generated module ({}): rename it",
                     kernel.name,
                     METHODS.join(", ")
+                )));
+            }
+            if kernel.params.len() > MAX_PARAMS {
+                return Err(Error::msg(format!(
+                    "kernel `{}` has {} parameters; typed launches take at most {MAX_PARAMS}: \
+                     pass some together in a #[derive(DeviceCopy)] struct",
+                    kernel.name,
+                    kernel.params.len()
                 )));
             }
             let index = positions
@@ -637,5 +649,19 @@ mod tests {
             err.contains("kernel `launch` is named like a method"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_kernel_with_too_many_parameters_is_refused() {
+        let mut m = manifest();
+        let p = m.kernels[0].params[2].clone();
+        m.kernels[0].params = vec![p; MAX_PARAMS + 1];
+        let units = [BuiltUnit {
+            kernels: vec!["scale".into()],
+            ptx_path: std::env::temp_dir(),
+            sass: vec![],
+        }];
+        let err = generate(&m, &units).unwrap_err().to_string();
+        assert!(err.contains("kernel `scale` has 17 parameters"), "{err}");
     }
 }

@@ -117,9 +117,9 @@ pub fn expand(func: &ItemFn, attr: &KernelAttr) -> syn::Result<TokenStream> {
         };
         out.extend(expand_one(&concrete, attr, &kernel_type, Some(&info))?);
         // The declared bounds hold for the instance (the substituted body alone would accept a
-        // type the signature excludes).
+        // type the signature excludes). On both targets, so that the bounds' imports are used;
+        // the function is never instantiated, so no code is generated.
         out.extend(quote! {
-            #[cfg(not(target_arch = "nvptx64"))]
             const _: () = {
                 #[allow(dead_code)]
                 fn __gpu_bounds #impl_generics () #where_clause {}

@@ -266,6 +266,9 @@ pub fn expand_one(
         #[cfg(target_arch = "nvptx64")]
         #(#attrs)*
         #[unsafe(no_mangle)]
+        // An array by value (`[f32; 2]`) is a `.b8` parameter of its size and alignment, as a
+        // `#[repr(C)]` struct is: sound for the PTX ABI, though not a C type.
+        #[allow(improper_ctypes_definitions)]
         pub unsafe extern "ptx-kernel" fn #name(#(#entry_params),*) {
             #[inline(always)]
             #unsafety fn #inner(#inputs) #body
