@@ -90,6 +90,30 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let checks = time_loop(&default, |s| seed.saxpy(s, empty, 2.0, &x, &y, &mut out))?;
     let stream = gpu.new_stream()?;
     let best = time_loop(&stream, |s| seed.saxpy(s, cfg, 2.0, &x, &y, &mut out))?;
+    // 4. on that second stream with buffers that carry no events (what a launcher that orders
+    //    buffers only when they change streams would cost): the C++ probe's setting.
+    let untracked = match gpu.cuda_context() {
+        Some(ctx) => {
+            // SAFETY: buffers allocated while tracking is off carry no events; these three are
+            // used on `stream` alone (after their allocation and fill completed), and tracking
+            // is turned back on before anything else is allocated.
+            unsafe { ctx.disable_event_tracking() };
+            let bufs = (|| {
+                let x = gpu.to_device(&vec![1.0f32; n])?;
+                let y = gpu.to_device(&vec![2.0f32; n])?;
+                let out = gpu.alloc_zeroed::<f32>(n)?;
+                gpu.synchronize()?;
+                Ok::<_, gpu_host::Error>((x, y, out))
+            })();
+            // SAFETY: as above; buffers from here on are tracked again.
+            unsafe { ctx.enable_event_tracking() };
+            let (x, y, mut out) = bufs?;
+            Some(time_loop(&stream, |s| {
+                seed.saxpy(s, cfg, 2.0, &x, &y, &mut out)
+            })?)
+        }
+        None => None,
+    };
     let check = out.to_vec()?;
     if check.iter().any(|&v| v != 4.0) {
         return Err(format!("saxpy computed {}, expected 4", check[0]).into());
@@ -97,6 +121,9 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     println!("generated launcher, only stream (no event tracking): {single:.3} us per launch");
     println!("  of which checks and argument pushes (empty grid, no driver call): {checks:.3} us");
     println!("generated launcher, second stream (per-buffer events): {best:.3} us per launch");
+    if let Some(u) = untracked {
+        println!("generated launcher, second stream, buffers without events: {u:.3} us per launch");
+    }
     if let Some((exe, ptx)) = probe {
         let output = Command::new(&exe).arg(&ptx).output()?;
         if !output.status.success() {
@@ -116,6 +143,12 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
             single / cpp,
             best / cpp
         );
+        if let Some(u) = untracked {
+            println!(
+                "ratio on a second stream without buffer events: {:.3}",
+                u / cpp
+            );
+        }
     }
     Ok(())
 }
