@@ -333,8 +333,10 @@ fn reference_backward(
         vec![0.0; s.kv_len()],
     );
     let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+    let group = s.heads / s.kv_heads;
     for bh in 0..s.batch * s.heads {
-        let (qo, ko) = (bh * s.seq_q * d, bh * s.seq_k * d);
+        let kv = (bh / s.heads) * s.kv_heads + (bh % s.heads) / group;
+        let (qo, ko) = (bh * s.seq_q * d, kv * s.seq_k * d);
         for i in 0..s.seq_q {
             let keys = if causal {
                 (i + 1).min(s.seq_k)
@@ -383,23 +385,26 @@ fn attention_backward_matches_reference() {
         return;
     };
     let dense = Dense::load(&gpu).unwrap();
-    // (batch, heads, seq_q, seq_k): tails on both sides, one key block, several query tiles.
-    let shapes: &[(usize, usize, usize, usize)] = if gpu.is_simulator() {
-        &[(1, 2, 70, 90), (1, 1, 20, 64)]
+    // (batch, heads, kv_heads, seq_q, seq_k): tails on both sides, one key block, several query
+    // tiles, grouped- and multi-query heads.
+    let shapes: &[(usize, usize, usize, usize, usize)] = if gpu.is_simulator() {
+        &[(1, 2, 2, 70, 90), (1, 1, 1, 20, 64), (1, 4, 2, 40, 70)]
     } else {
         &[
-            (2, 3, 200, 300),
-            (1, 2, 513, 513),
-            (1, 1, 1, 77),
-            (2, 2, 128, 64),
+            (2, 3, 3, 200, 300),
+            (1, 2, 2, 513, 513),
+            (1, 1, 1, 1, 77),
+            (2, 2, 2, 128, 64),
+            (2, 8, 2, 150, 260),
+            (1, 4, 1, 100, 100),
         ]
     };
     let mut seed = 900;
     for d in [64, 128] {
-        for &(b, h, sq, sk) in shapes {
+        for &(b, h, kvh, sq, sk) in shapes {
             for causal in [false, true] {
                 seed += 1;
-                let shape = shape(b, h, sq, sk, d);
+                let shape = shape(b, h, sq, sk, d).with_kv_heads(kvh);
                 let mut rng = XorShift64Star::new(seed);
                 let q = bf16s(&mut rng, shape.q_len(), 2.0);
                 let k = bf16s(&mut rng, shape.kv_len(), 2.0);

@@ -300,9 +300,10 @@ impl Dense {
     /// dQ's accumulator, which blocks of different keys add to atomically, so dQ's rounding can
     /// differ between runs in the last bits).
     ///
-    /// `causal` and `shape` must be the forward's. Errors (nothing launched): `head_dim` other
-    /// than 64 or 128, grouped-query shapes (`kv_heads != heads`: not supported by the backward
-    /// yet), a buffer whose length does not match the shape, `seq_k == 0` with queries.
+    /// `causal` and `shape` must be the forward's; grouped-query shapes sum each K/V head's
+    /// gradients over its query heads. Errors (nothing launched): `head_dim` other than 64 or
+    /// 128, `kv_heads` not dividing `heads`, a buffer whose length does not match the shape,
+    /// `seq_k == 0` with queries.
     #[allow(clippy::too_many_arguments)]
     pub fn attention_backward(
         &self,
@@ -339,12 +340,12 @@ impl Dense {
                 format!("head_dim {} is not supported: 64 or 128", shape.head_dim),
             ));
         }
-        if shape.kv_heads != shape.heads {
+        if shape.kv_heads == 0 || !shape.heads.is_multiple_of(shape.kv_heads) {
             return Err(bad(
                 "shape.kv_heads",
                 format!(
-                    "{} K/V heads for {} query heads: the backward pass supports multi-head \
-                     attention only (kv_heads == heads) for now",
+                    "{} K/V heads for {} query heads: it must divide them (grouped-query \
+                     attention)",
                     shape.kv_heads, shape.heads
                 ),
             ));
@@ -352,7 +353,7 @@ impl Dense {
         let checked = |dims: &[usize]| dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
         let q_len = checked(&[shape.batch, shape.heads, shape.seq_q, shape.head_dim])
             .ok_or_else(|| bad("shape", format!("{shape:?}: Q's element count overflows")))?;
-        let kv_len = checked(&[shape.batch, shape.heads, shape.seq_k, shape.head_dim])
+        let kv_len = checked(&[shape.batch, shape.kv_heads, shape.seq_k, shape.head_dim])
             .ok_or_else(|| bad("shape", format!("{shape:?}: K's element count overflows")))?;
         let rows = shape.batch * shape.heads * shape.seq_q;
         for (argument, len, want) in [
@@ -396,7 +397,7 @@ impl Dense {
             scale_log2: (scale * std::f64::consts::LOG2_E) as f32,
             causal: causal as u32,
             heads: shape.heads as u32,
-            group: 1,
+            group: (shape.heads / shape.kv_heads) as u32,
         };
         let m = &self.dense;
         // Δ = rowsum(dO ∘ O): a warp per row.
@@ -413,8 +414,13 @@ impl Dense {
             shape.head_dim as u32,
         )?;
         let mut dq_acc = stream.alloc_zeroed::<f32>(q_len)?;
+        let kv_bh = shape.batch * shape.kv_heads;
         let cfg = LaunchConfig::new(
-            (shape.seq_k.div_ceil(kernel::BLOCK_N) as u32, bh as u32, 1),
+            (
+                shape.seq_k.div_ceil(kernel::BLOCK_N) as u32,
+                kv_bh as u32,
+                1,
+            ),
             (kernel::BWD_THREADS, 1, 1),
         )
         .with_shared_mem(kernel::bwd_shared_bytes(shape.head_dim) as u32);

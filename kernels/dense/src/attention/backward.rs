@@ -17,8 +17,9 @@
 //! - [`attention_bwd_dq_bf16`]: `dQ = scale · accumulator`, rounded to bf16.
 //!
 //! `dK = scale · Σ dSᵀ·Q` is scaled once at the end. With `causal`, query tiles entirely before
-//! the block's first key are skipped. Grouped-query attention is not supported here (the host
-//! refuses it): the K/V gradients would be sums over the group's query heads.
+//! the block's first key are skipped. Grouped-query attention: a block owns keys of one K/V
+//! head and walks the query tiles of every query head of its group, so dK and dV sum over the
+//! group in registers.
 
 use gpu::atomic::Scope;
 use gpu::mma;
@@ -79,7 +80,7 @@ pub fn attention_bwd_dq_bf16(acc: &[f32], mut dq: DisjointSlice<bf16>, scale: f3
 }
 
 /// The backward kernel body for head dimension `D` (`KD = D / 16`, `ND = D / 8`: array lengths
-/// stable Rust cannot derive). Grid: `(ceil(seq_k / 64), batch · heads)` blocks of
+/// stable Rust cannot derive). Grid: `(ceil(seq_k / 64), batch · kv_heads)` blocks of
 /// [`BWD_THREADS`], [`bwd_shared_bytes`] of dynamic shared memory; `dq` zeroed before.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -98,19 +99,21 @@ fn attention_bwd<const D: usize, const KD: usize, const ND: usize>(
     const T: usize = BWD_THREADS as usize;
     const BM: usize = BWD_BLOCK_M;
     const { assert!(KD * 16 == D && ND * 8 == D && (D == 64 || D == 128)) };
-    assert!(thread::block_dim_x() as usize == T && p.group == 1);
+    assert!(thread::block_dim_x() as usize == T && p.group >= 1);
     let tid = thread::thread_idx_x() as usize;
     let (lane, warp) = (tid % 32, tid / 32);
     let (g, t4) = (lane / 4, lane % 4);
     let (seq_q, seq_k) = (p.seq_q as usize, p.seq_k as usize);
     let causal = p.causal != 0;
-    let bh = thread::block_idx_y() as usize;
+    // The block's K/V head; its `group` query heads all add to its dK and dV (grouped-query
+    // attention: summed here, in registers, instead of by atomics).
+    let kv_bh = thread::block_idx_y() as usize;
+    let (heads, group) = (p.heads as usize, p.group as usize);
+    let kv_heads = heads / group;
+    let first_q_bh = (kv_bh / kv_heads) * heads + (kv_bh % kv_heads) * group;
     let k0 = thread::block_idx_x() as usize * BLOCK_N;
-    let q_ptr = q[bh * seq_q * D..].as_ptr();
-    let do_ptr = d_o[bh * seq_q * D..].as_ptr();
-    let k_ptr = k[bh * seq_k * D..].as_ptr();
-    let v_ptr = v[bh * seq_k * D..].as_ptr();
-    let (lse, delta) = (&lse[bh * seq_q..], &delta[bh * seq_q..]);
+    let k_ptr = k[kv_bh * seq_k * D..].as_ptr();
+    let v_ptr = v[kv_bh * seq_k * D..].as_ptr();
 
     let tile = |rows: usize| (rows * D * 2) as u32;
     let base = shared::dynamic::<u8>().addr();
@@ -145,8 +148,14 @@ fn attention_bwd<const D: usize, const KD: usize, const ND: usize>(
     let mut dk_acc = [[0f32; 4]; ND];
     let mut dv_acc = [[0f32; 4]; ND];
     let first = if causal { k0 / BM } else { 0 };
-    for i in first..seq_q.div_ceil(BM) {
-        let q0 = i * BM;
+    // Query tiles per query head that can see this block's keys.
+    let span = seq_q.div_ceil(BM).saturating_sub(first);
+    for step in 0..group * span {
+        let bh = first_q_bh + step / span;
+        let q0 = (first + step % span) * BM;
+        let q_ptr = q[bh * seq_q * D..].as_ptr();
+        let do_ptr = d_o[bh * seq_q * D..].as_ptr();
+        let (lse, delta) = (&lse[bh * seq_q..], &delta[bh * seq_q..]);
         // Every thread is done with the previous tile's Q, dO, dS, L and Δ.
         sync::sync_threads();
         // SAFETY: as for K and V above; the barrier ended every read of these tiles.
@@ -327,7 +336,7 @@ fn attention_bwd<const D: usize, const KD: usize, const ND: usize>(
     unroll2!(2, |h| {
         let key = key_row0 + g + 8 * h;
         if key < seq_k {
-            let row = (bh * seq_k + key) * D;
+            let row = (kv_bh * seq_k + key) * D;
             unroll!(ND, |dt| {
                 let col = dt * 8 + 2 * t4;
                 let kp = Bf16x2::from_f32(dk_acc[dt][2 * h] * scale, dk_acc[dt][2 * h + 1] * scale);
@@ -343,7 +352,7 @@ fn attention_bwd<const D: usize, const KD: usize, const ND: usize>(
     });
 }
 
-/// Flash-attention backward, head dimension 64: grid `(ceil(seq_k / 64), batch · heads)` of
+/// Flash-attention backward, head dimension 64: grid `(ceil(seq_k / 64), batch · kv_heads)` of
 /// [`BWD_THREADS`], `bwd_shared_bytes(64)` of dynamic shared memory, `dq` zeroed.
 #[allow(clippy::too_many_arguments)]
 #[kernel(launch_bounds(128, 1))]
