@@ -467,3 +467,128 @@ fn attention_backward_matches_reference() {
         }
     }
 }
+
+/// A variable-length batch packed without padding (`Dense::attention_varlen`, `[total, heads,
+/// dim]` with cumulative sequence starts) against the reference of each sequence alone: ragged
+/// lengths (one query, no queries, more keys than queries and fewer), grouped-query heads,
+/// causal and not, the logsumexp (`[heads, total_q]`), and the sequence-start errors.
+#[test]
+fn attention_varlen_matches_each_sequence() {
+    let Some(gpu) = gpu_or_skip("attention_varlen_matches_each_sequence") else {
+        return;
+    };
+    let dense = Dense::load(&gpu).unwrap();
+    // Per sequence (queries, keys).
+    let seqs: &[(usize, usize)] = if gpu.is_simulator() {
+        &[(37, 50), (1, 64), (0, 5), (70, 20)]
+    } else {
+        &[(37, 50), (1, 64), (0, 5), (300, 129), (513, 700), (64, 64)]
+    };
+    let cu = |f: fn(&(usize, usize)) -> usize| -> Vec<u32> {
+        std::iter::once(0)
+            .chain(seqs.iter().scan(0, |acc, s| {
+                *acc += f(s);
+                Some(*acc as u32)
+            }))
+            .collect()
+    };
+    let (cu_q, cu_k) = (cu(|s| s.0), cu(|s| s.1));
+    let (total_q, total_k) = (cu_q[seqs.len()] as usize, cu_k[seqs.len()] as usize);
+    let mut seed = 700;
+    for (d, heads, kv_heads) in [(64, 4, 2), (128, 2, 2)] {
+        for causal in [false, true] {
+            seed += 1;
+            let mut rng = XorShift64Star::new(seed);
+            // Token-major: [total, heads, d].
+            let q = bf16s(&mut rng, total_q * heads * d, 2.0);
+            let k = bf16s(&mut rng, total_k * kv_heads * d, 2.0);
+            let v = bf16s(&mut rng, total_k * kv_heads * d, 1.0);
+            let dev = |x: &[bf16]| gpu.to_device(x).unwrap();
+            let mut o = gpu.to_device(&vec![bf16::NAN; q.len()]).unwrap();
+            let mut lse = gpu.to_device(&vec![f32::NAN; total_q * heads]).unwrap();
+            dense
+                .attention_varlen(
+                    gpu.default_stream(),
+                    (&dev(&q), &dev(&k), &dev(&v)),
+                    &mut o,
+                    Some(&mut lse),
+                    (&cu_q, &cu_k),
+                    (heads, kv_heads, d),
+                    causal,
+                )
+                .unwrap_or_else(|e| panic!("varlen d{d} causal={causal}: {e}"));
+            let (o, lse) = (o.to_vec().unwrap(), lse.to_vec().unwrap());
+            for (b, &(sq, sk)) in seqs.iter().enumerate() {
+                if sq == 0 {
+                    continue;
+                }
+                let (q0, k0) = (cu_q[b] as usize, cu_k[b] as usize);
+                // Sequence b alone, head-major: [1, heads, seq, d].
+                let gather = |x: &[bf16], start: usize, n: usize, hs: usize| -> Vec<bf16> {
+                    (0..hs)
+                        .flat_map(|h| {
+                            (0..n).flat_map(move |t| {
+                                let row = ((start + t) * hs + h) * d;
+                                x[row..row + d].iter().copied()
+                            })
+                        })
+                        .collect()
+                };
+                let shape = shape(1, heads, sq, sk, d).with_kv_heads(kv_heads);
+                let (want, want_lse) = reference(
+                    &gather(&q, q0, sq, heads),
+                    &gather(&k, k0, sk, kv_heads),
+                    &gather(&v, k0, sk, kv_heads),
+                    shape,
+                    causal,
+                );
+                let got = gather(&o, q0, sq, heads);
+                let mut rel = RelNormError::new();
+                for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                    let g = g.to_f64();
+                    assert!(g.is_finite(), "varlen d{d} seq {b}: element {i} is {g}");
+                    rel.add(g, *w);
+                }
+                let rel = rel.value();
+                assert!(
+                    rel < 2e-2,
+                    "varlen d{d} causal={causal} seq {b}: error {rel:.3e}"
+                );
+                for h in 0..heads {
+                    for t in 0..sq {
+                        let (g, w) = (lse[h * total_q + q0 + t] as f64, want_lse[h * sq + t]);
+                        assert!(
+                            (g - w).abs() < 2e-2 * w.abs().max(1.0),
+                            "varlen seq {b} head {h} row {t}: logsumexp {g}, want {w}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // Bad sequence starts are refused before anything runs.
+    let s = gpu.default_stream();
+    let buf = |n: usize| gpu.to_device(&vec![bf16::ONE; n]).unwrap();
+    let (q, k) = (buf(10 * 64), buf(10 * 64));
+    let mut o = buf(10 * 64);
+    let argument_of = |r: gpu_host::Result<()>| match r {
+        Err(Error::Argument { argument, .. }) => argument,
+        other => panic!("expected an argument error, got {other:?}"),
+    };
+    let mut run = |cq: &[u32], ck: &[u32]| {
+        argument_of(dense.attention_varlen(
+            s,
+            (&q, &k, &k),
+            &mut o,
+            None,
+            (cq, ck),
+            (1, 1, 64),
+            false,
+        ))
+    };
+    assert_eq!(run(&[1, 10], &[0, 10]), "cu_seqlens_q");
+    assert_eq!(run(&[0, 6, 4, 10], &[0, 3, 6, 10]), "cu_seqlens_q");
+    assert_eq!(run(&[0, 10], &[0, 3, 10]), "cu_seqlens");
+    assert_eq!(run(&[0, 5, 10], &[0, 0, 10]), "cu_seqlens_k");
+    assert_eq!(run(&[0, 10], &[0, 9]), "k");
+}

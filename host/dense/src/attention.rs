@@ -120,6 +120,101 @@ impl Dense {
         self.launch_attention(name, stream, q, k, v, o, lse, shape, causal)
     }
 
+    /// Flash-attention forward on a batch of sequences of different lengths, packed without
+    /// padding (flash-attention's "varlen" layout): `q` and `o` are `[total_q, heads,
+    /// head_dim]` and `k`, `v` are `[total_k, kv_heads, head_dim]`, contiguous; sequence `b`'s
+    /// queries are rows `cu_seqlens_q[b] .. cu_seqlens_q[b + 1]`, its keys rows
+    /// `cu_seqlens_k[b] .. cu_seqlens_k[b + 1]`. Each sequence attends only to its own keys;
+    /// `causal` masks key `j` for query `i` when `j > i` within the sequence (top-left
+    /// aligned, as [`Dense::attention`]). `lse`, when given, gets each query row's logsumexp as
+    /// `[heads, total_q]`.
+    ///
+    /// Errors (nothing launched): sequence starts that do not begin at 0, decrease, or differ in
+    /// count between queries and keys; a sequence with queries but no keys; tensors whose
+    /// lengths do not match the totals; what [`Dense::attention`] refuses.
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention_varlen(
+        &self,
+        stream: &Stream,
+        (q, k, v): (
+            &DeviceBuffer<bf16>,
+            &DeviceBuffer<bf16>,
+            &DeviceBuffer<bf16>,
+        ),
+        o: &mut DeviceBuffer<bf16>,
+        lse: Option<&mut DeviceBuffer<f32>>,
+        (cu_seqlens_q, cu_seqlens_k): (&[u32], &[u32]),
+        (heads, kv_heads, head_dim): (usize, usize, usize),
+        causal: bool,
+    ) -> Result<()> {
+        let name = match head_dim {
+            64 => "attention_fwd_bf16_d64",
+            128 => "attention_fwd_bf16_d128",
+            _ => "attention_fwd_bf16",
+        };
+        let bad = |argument: &str, message: String| Error::Argument {
+            kernel: name.to_string(),
+            argument: argument.to_string(),
+            message,
+        };
+        if cu_seqlens_q.len() < 2 || cu_seqlens_q.len() != cu_seqlens_k.len() {
+            return Err(bad(
+                "cu_seqlens",
+                format!(
+                    "{} query and {} key sequence starts: both need batch + 1 >= 2 entries",
+                    cu_seqlens_q.len(),
+                    cu_seqlens_k.len()
+                ),
+            ));
+        }
+        let lengths = |cu: &[u32], which: &str| -> Result<Vec<usize>> {
+            if cu[0] != 0 {
+                return Err(bad(which, format!("starts at {}, not 0", cu[0])));
+            }
+            cu.windows(2)
+                .enumerate()
+                .map(|(b, w)| {
+                    w[1].checked_sub(w[0]).map(|n| n as usize).ok_or_else(|| {
+                        bad(
+                            which,
+                            format!("decreases at sequence {b}: {} then {}", w[0], w[1]),
+                        )
+                    })
+                })
+                .collect()
+        };
+        let (lq, lk) = (
+            lengths(cu_seqlens_q, "cu_seqlens_q")?,
+            lengths(cu_seqlens_k, "cu_seqlens_k")?,
+        );
+        if let Some(b) = (0..lq.len()).find(|&b| lq[b] > 0 && lk[b] == 0) {
+            return Err(bad(
+                "cu_seqlens_k",
+                format!("sequence {b} has {} queries and no keys", lq[b]),
+            ));
+        }
+        let shape = AttentionShape {
+            batch: lq.len(),
+            heads,
+            kv_heads,
+            seq_q: lq.iter().copied().max().unwrap_or(0),
+            seq_k: lk.iter().copied().max().unwrap_or(0).max(1),
+            head_dim,
+        };
+        self.launch_attention_in(
+            name,
+            stream,
+            q,
+            k,
+            v,
+            o,
+            lse,
+            shape,
+            causal,
+            Some((cu_seqlens_q, cu_seqlens_k)),
+        )
+    }
+
     /// [`Dense::attention`] through one named kernel of `dense_kernels::attention::TILINGS`
     /// (the default kernels and the tuning variants, e.g. `attention_fwd_bf16_d64_w8m1`), for
     /// the benchmark's comparison of tilings. An unknown name, or one for another head
@@ -152,6 +247,26 @@ impl Dense {
         lse: Option<&mut DeviceBuffer<f32>>,
         shape: AttentionShape,
         causal: bool,
+    ) -> Result<()> {
+        self.launch_attention_in(name, stream, q, k, v, o, lse, shape, causal, None)
+    }
+
+    /// The forward launch, for fixed lengths (`varlen` `None`: `shape` gives the tensors) or
+    /// for a variable-length batch (`varlen`: the cumulative sequence starts, already checked,
+    /// with `shape.seq_q`/`seq_k` the longest sequences and the tensors `[total, heads, dim]`).
+    #[allow(clippy::too_many_arguments)]
+    fn launch_attention_in(
+        &self,
+        name: &str,
+        stream: &Stream,
+        q: &DeviceBuffer<bf16>,
+        k: &DeviceBuffer<bf16>,
+        v: &DeviceBuffer<bf16>,
+        o: &mut DeviceBuffer<bf16>,
+        lse: Option<&mut DeviceBuffer<f32>>,
+        shape: AttentionShape,
+        causal: bool,
+        varlen: Option<(&[u32], &[u32])>,
     ) -> Result<()> {
         let bad = |argument: &str, message: String| Error::Argument {
             kernel: name.to_string(),
@@ -190,10 +305,15 @@ impl Dense {
         }
         // Every product below must fit; a shape whose tensors overflow usize is nonsense.
         let checked = |dims: &[usize]| dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-        let q_len = checked(&[shape.batch, shape.heads, shape.seq_q, shape.head_dim])
+        let (q_rows, k_rows) = match varlen {
+            None => (shape.batch * shape.seq_q, shape.batch * shape.seq_k),
+            Some((cq, ck)) => (cq[cq.len() - 1] as usize, ck[ck.len() - 1] as usize),
+        };
+        let q_len = checked(&[q_rows, shape.heads, shape.head_dim])
             .ok_or_else(|| bad("shape", format!("{shape:?}: Q's element count overflows")))?;
-        let kv_len = checked(&[shape.batch, shape.kv_heads, shape.seq_k, shape.head_dim])
+        let kv_len = checked(&[k_rows, shape.kv_heads, shape.head_dim])
             .ok_or_else(|| bad("shape", format!("{shape:?}: K's element count overflows")))?;
+        let lse_len = q_rows * shape.heads;
         for (argument, len, want) in [
             ("q", q.len(), q_len),
             ("k", k.len(), kv_len),
@@ -211,14 +331,14 @@ impl Dense {
             }
         }
         if let Some(l) = &lse
-            && l.len() != shape.lse_len()
+            && l.len() != lse_len
         {
             return Err(bad(
                 "lse",
                 format!(
-                    "has {} elements; shape {shape:?} needs {} ([batch, heads, seq_q])",
+                    "has {} elements; shape {shape:?} needs {lse_len} (one per query row and \
+                     head)",
                     l.len(),
-                    shape.lse_len()
                 ),
             ));
         }
@@ -261,31 +381,39 @@ impl Dense {
         let blocks_m = shape.seq_q.div_ceil(tiling.block_m()) as u32;
         let cfg = LaunchConfig::new((blocks_m, bh as u32, 1), (tiling.threads(), 1, 1))
             .with_shared_mem(tiling.shared_bytes(shape.head_dim) as u32);
-        // No logsumexp wanted: an empty buffer (nothing allocated), which the kernel skips.
+        // No logsumexp wanted: an empty buffer (nothing allocated), which the kernel skips;
+        // likewise no sequence starts for fixed lengths.
         let mut none = stream.alloc_zeroed::<f32>(0)?;
         let lse = lse.unwrap_or(&mut none);
+        let (cu_q, cu_k) = match varlen {
+            Some((cq, ck)) => (stream.to_device(cq)?, stream.to_device(ck)?),
+            None => (
+                stream.alloc_zeroed::<u32>(0)?,
+                stream.alloc_zeroed::<u32>(0)?,
+            ),
+        };
         let m = &self.dense;
         match name {
             "attention_fwd_bf16_d64" => {
-                m.attention_fwd_bf16_d64(stream, cfg, q, k, v, o, lse, params)
+                m.attention_fwd_bf16_d64(stream, cfg, q, k, v, o, lse, &cu_q, &cu_k, params)
             }
             "attention_fwd_bf16_d128" => {
-                m.attention_fwd_bf16_d128(stream, cfg, q, k, v, o, lse, params)
+                m.attention_fwd_bf16_d128(stream, cfg, q, k, v, o, lse, &cu_q, &cu_k, params)
             }
             "attention_fwd_bf16_d64_w4m1" => {
-                m.attention_fwd_bf16_d64_w4m1(stream, cfg, q, k, v, o, lse, params)
+                m.attention_fwd_bf16_d64_w4m1(stream, cfg, q, k, v, o, lse, &cu_q, &cu_k, params)
             }
             "attention_fwd_bf16_d128_w4m1" => {
-                m.attention_fwd_bf16_d128_w4m1(stream, cfg, q, k, v, o, lse, params)
+                m.attention_fwd_bf16_d128_w4m1(stream, cfg, q, k, v, o, lse, &cu_q, &cu_k, params)
             }
             "attention_fwd_bf16_d64_w8m1" => {
-                m.attention_fwd_bf16_d64_w8m1(stream, cfg, q, k, v, o, lse, params)
+                m.attention_fwd_bf16_d64_w8m1(stream, cfg, q, k, v, o, lse, &cu_q, &cu_k, params)
             }
             "attention_fwd_bf16_d128_w8m1" => {
-                m.attention_fwd_bf16_d128_w8m1(stream, cfg, q, k, v, o, lse, params)
+                m.attention_fwd_bf16_d128_w8m1(stream, cfg, q, k, v, o, lse, &cu_q, &cu_k, params)
             }
             "attention_fwd_bf16_d64_w4m2" => {
-                m.attention_fwd_bf16_d64_w4m2(stream, cfg, q, k, v, o, lse, params)
+                m.attention_fwd_bf16_d64_w4m2(stream, cfg, q, k, v, o, lse, &cu_q, &cu_k, params)
             }
             _ => Err(bad("name", format!("no launcher for `{name}`"))),
         }

@@ -165,12 +165,14 @@ fn swizzle<const D: usize>(row: usize, chunk: usize) -> u32 {
 /// swizzled tile at `tile`; rows at or past `rows` are zero-filled (read nothing).
 ///
 /// # Safety
-/// `src` must address `rows * D` readable elements, `rows >= 1`, and `tile` 64 rows of shared
-/// memory that no thread reads until the copy's group has been waited for and the block synced.
+/// `src` must address `rows` readable rows of `D` elements, `stride` elements apart (`D` for a
+/// contiguous matrix), `rows >= 1`, and `tile` 64 rows of shared memory that no thread reads
+/// until the copy's group has been waited for and the block synced.
 #[inline(always)]
 unsafe fn load_tile<const D: usize, const ROWS: usize, const T: usize>(
     tile: u32,
     src: *const bf16,
+    stride: usize,
     row0: usize,
     rows: usize,
 ) {
@@ -183,7 +185,7 @@ unsafe fn load_tile<const D: usize, const ROWS: usize, const T: usize>(
         let dst = tile + swizzle::<D>(r, c);
         if row0 + r < rows {
             // SAFETY: row `row0 + r` < `rows` exists (caller), 16 bytes at an 8-element offset.
-            unsafe { mma::cp_async_cg16(dst, src.add((row0 + r) * D + c * 8).cast()) };
+            unsafe { mma::cp_async_cg16(dst, src.add((row0 + r) * stride + c * 8).cast()) };
         } else {
             // SAFETY: zero-fill form: nothing is read from `src` (the start of the matrix).
             unsafe { mma::cp_async_cg16_zfill(dst, src.cast(), 0) };
@@ -209,6 +211,8 @@ fn attention_fwd<
     v: &[bf16],
     o: DisjointSlice<bf16>,
     lse: DisjointSlice<f32>,
+    cu_q: &[u32],
+    cu_k: &[u32],
     p: AttentionParams,
 ) {
     const {
@@ -220,7 +224,7 @@ fn attention_fwd<
     assert!(thread::block_dim_x() as usize == WARPS * 32);
     let tid = thread::thread_idx_x() as usize;
     let (lane, warp) = (tid % 32, tid / 32);
-    let (seq_q, seq_k) = (p.seq_q as usize, p.seq_k as usize);
+
     let causal = p.causal != 0;
     let bh = thread::block_idx_y() as usize;
     let blocks_m = thread::grid_dim_x() as usize;
@@ -228,14 +232,38 @@ fn attention_fwd<
     // Causal blocks further down do more work: start them first.
     let mb = if causal { blocks_m - 1 - bx } else { bx };
     let q0 = mb * block_m;
-    // The host launches ceil(seq_q / block_m) blocks and checked every length.
-    let q_rows = seq_q.min(q0 + block_m);
-    // K/V head of this query head: `group` query heads share one (GQA).
+    // Where this (batch, head)'s rows are. Fixed lengths: `[batch, heads, seq, D]`, rows `D`
+    // apart. Variable lengths (`cu_q`/`cu_k`: cumulative sequence starts, flash-attention's
+    // "varlen"): `[total, heads, D]`, a token's heads side by side, rows `heads · D` apart.
     let (heads, group) = (p.heads as usize, p.group as usize);
-    let kv_bh = (bh / heads) * (heads / group) + (bh % heads) / group;
-    let q_ptr = q[bh * seq_q * D..].as_ptr();
-    let k_ptr = k[kv_bh * seq_k * D..].as_ptr();
-    let v_ptr = v[kv_bh * seq_k * D..].as_ptr();
+    let kv_heads = heads / group;
+    let (b, h) = (bh / heads, bh % heads);
+    let kv_bh = b * kv_heads + h / group;
+    let (seq_q, seq_k, q_base, kv_base, q_stride, kv_stride, lse_base) = if cu_q.is_empty() {
+        let (sq, sk) = (p.seq_q as usize, p.seq_k as usize);
+        (sq, sk, bh * sq * D, kv_bh * sk * D, D, D, bh * sq)
+    } else {
+        let (qs, ks) = (cu_q[b] as usize, cu_k[b] as usize);
+        let total_q = cu_q[cu_q.len() - 1] as usize;
+        (
+            cu_q[b + 1] as usize - qs,
+            cu_k[b + 1] as usize - ks,
+            (qs * heads + h) * D,
+            (ks * kv_heads + h / group) * D,
+            heads * D,
+            kv_heads * D,
+            h * total_q + qs,
+        )
+    };
+    if q0 >= seq_q {
+        // A shorter sequence of a variable-length batch: nothing for this block (the whole
+        // block leaves before any barrier).
+        return;
+    }
+    let q_rows = seq_q.min(q0 + block_m);
+    let q_ptr = q[q_base..].as_ptr();
+    let k_ptr = k[kv_base..].as_ptr();
+    let v_ptr = v[kv_base..].as_ptr();
 
     let total_tiles = seq_k.div_ceil(BLOCK_N);
     let n_tiles = if causal {
@@ -254,11 +282,11 @@ fn attention_fwd<
 
     // SAFETY (the three loads): q/k/v_ptr address this head's `seq * D` elements (host-checked
     // lengths; `seq >= 1`), and the tiles are read only after wait + barrier.
-    unsafe { load_tile::<D, BM, T>(sq, q_ptr, q0, seq_q) };
+    unsafe { load_tile::<D, BM, T>(sq, q_ptr, q_stride, q0, seq_q) };
     mma::commit_group();
-    unsafe { load_tile::<D, BLOCK_N, T>(sk(0), k_ptr, 0, seq_k) };
+    unsafe { load_tile::<D, BLOCK_N, T>(sk(0), k_ptr, kv_stride, 0, seq_k) };
     mma::commit_group();
-    unsafe { load_tile::<D, BLOCK_N, T>(sv(0), v_ptr, 0, seq_k) };
+    unsafe { load_tile::<D, BLOCK_N, T>(sv(0), v_ptr, kv_stride, 0, seq_k) };
     mma::commit_group();
 
     // Q fragments (A operand, 16 rows × 16 columns per k-step) for this warp's rows: ldmatrix
@@ -300,7 +328,9 @@ fn attention_fwd<
         if j + 1 < n_tiles {
             // SAFETY: as above; buffer buf ^ 1 was last read in iteration j - 1, before the
             // barrier every thread just passed.
-            unsafe { load_tile::<D, BLOCK_N, T>(sk(buf ^ 1), k_ptr, (j + 1) * BLOCK_N, seq_k) };
+            unsafe {
+                load_tile::<D, BLOCK_N, T>(sk(buf ^ 1), k_ptr, kv_stride, (j + 1) * BLOCK_N, seq_k)
+            };
         }
         mma::commit_group();
 
@@ -388,7 +418,9 @@ fn attention_fwd<
         sync::sync_threads();
         if j + 1 < n_tiles {
             // SAFETY: as above; buffer buf ^ 1 was last read in iteration j - 1.
-            unsafe { load_tile::<D, BLOCK_N, T>(sv(buf ^ 1), v_ptr, (j + 1) * BLOCK_N, seq_k) };
+            unsafe {
+                load_tile::<D, BLOCK_N, T>(sv(buf ^ 1), v_ptr, kv_stride, (j + 1) * BLOCK_N, seq_k)
+            };
         }
         mma::commit_group();
 
@@ -428,10 +460,10 @@ fn attention_fwd<
                 let value = (m[mt][r] + math::log2_approx(sum)) * core::f32::consts::LN_2;
                 // SAFETY: one lane per (batch·head, row); the host checked `lse` holds
                 // `batch · heads · seq_q` values when it is not empty.
-                unsafe { lse.write_unchecked_race(bh * seq_q + row, value) };
+                unsafe { lse.write_unchecked_race(lse_base + row, value) };
             }
             if row < seq_q {
-                let base = (bh * seq_q + row) * D;
+                let base = q_base + row * q_stride;
                 unroll!(ND, |dt| {
                     let col = dt * 8 + 2 * (lane % 4);
                     let pair =
@@ -460,10 +492,12 @@ macro_rules! attention_kernel {
             v: &[bf16],
             o: DisjointSlice<bf16>,
             lse: DisjointSlice<f32>,
+            cu_q: &[u32],
+            cu_k: &[u32],
             p: AttentionParams,
         ) {
             attention_fwd::<$d, $kd, $nd, { $t.warps }, { $t.m_tiles }, $bm, $threads>(
-                q, k, v, o, lse, p,
+                q, k, v, o, lse, cu_q, cu_k, p,
             );
         }
     };

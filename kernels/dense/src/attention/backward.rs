@@ -129,9 +129,9 @@ fn attention_bwd<const D: usize, const KD: usize, const ND: usize>(
 
     // SAFETY (all tile loads): the pointers address this head's `seq · D` elements
     // (host-checked lengths, seq >= 1); the tiles are read only after wait + barrier.
-    unsafe { load_tile::<D, BLOCK_N, T>(sk, k_ptr, k0, seq_k) };
+    unsafe { load_tile::<D, BLOCK_N, T>(sk, k_ptr, D, k0, seq_k) };
     // SAFETY: as for K.
-    unsafe { load_tile::<D, BLOCK_N, T>(sv, v_ptr, k0, seq_k) };
+    unsafe { load_tile::<D, BLOCK_N, T>(sv, v_ptr, D, k0, seq_k) };
     mma::commit_group();
 
     // Fragment addressing (see the forward): A from row-major rows, B non-transposed from
@@ -159,9 +159,9 @@ fn attention_bwd<const D: usize, const KD: usize, const ND: usize>(
         // Every thread is done with the previous tile's Q, dO, dS, L and Δ.
         sync::sync_threads();
         // SAFETY: as for K and V above; the barrier ended every read of these tiles.
-        unsafe { load_tile::<D, BM, T>(sq, q_ptr, q0, seq_q) };
+        unsafe { load_tile::<D, BM, T>(sq, q_ptr, D, q0, seq_q) };
         // SAFETY: as for Q.
-        unsafe { load_tile::<D, BM, T>(sdo, do_ptr, q0, seq_q) };
+        unsafe { load_tile::<D, BM, T>(sdo, do_ptr, D, q0, seq_q) };
         mma::commit_group();
         if tid < BM {
             let r = q0 + tid;
