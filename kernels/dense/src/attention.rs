@@ -197,6 +197,7 @@ unsafe fn load_tile<const D: usize, const ROWS: usize, const T: usize>(
 /// `KD = D / 16` (k-steps of `Q·Kᵀ`) and `ND = D / 8` (n-tiles of O) are separate parameters
 /// because array lengths cannot be computed from other const parameters on stable Rust.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn attention_fwd<
     const D: usize,
     const KD: usize,
@@ -485,6 +486,7 @@ fn attention_fwd<
 macro_rules! attention_kernel {
     ($(#[$doc:meta])* $name:ident, $d:tt, $kd:tt, $nd:tt, $t:expr, $bm:tt, $threads:tt, $min_blocks:tt) => {
         $(#[$doc])*
+        #[allow(clippy::too_many_arguments)]
         #[kernel(launch_bounds($threads, $min_blocks))]
         pub fn $name(
             q: &[bf16],
