@@ -436,6 +436,56 @@ impl Dense {
     pub fn attention_backward(
         &self,
         stream: &Stream,
+        qkv: (
+            &DeviceBuffer<bf16>,
+            &DeviceBuffer<bf16>,
+            &DeviceBuffer<bf16>,
+        ),
+        o: &DeviceBuffer<bf16>,
+        lse: &DeviceBuffer<f32>,
+        d_o: &DeviceBuffer<bf16>,
+        grads: (
+            &mut DeviceBuffer<bf16>,
+            &mut DeviceBuffer<bf16>,
+            &mut DeviceBuffer<bf16>,
+        ),
+        shape: AttentionShape,
+        causal: bool,
+    ) -> Result<()> {
+        self.backward(stream, qkv, o, lse, d_o, grads, shape, causal, false)
+    }
+
+    /// [`Dense::attention_backward`] with a deterministic dQ: instead of blocks of different
+    /// keys adding to dQ with atomics, a second kernel gives each query row's dQ to one thread,
+    /// summed in a fixed order (it recomputes the scores and dP for that), so repeated runs give
+    /// the same bits. dK and dV are deterministic in both.
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention_backward_deterministic(
+        &self,
+        stream: &Stream,
+        qkv: (
+            &DeviceBuffer<bf16>,
+            &DeviceBuffer<bf16>,
+            &DeviceBuffer<bf16>,
+        ),
+        o: &DeviceBuffer<bf16>,
+        lse: &DeviceBuffer<f32>,
+        d_o: &DeviceBuffer<bf16>,
+        grads: (
+            &mut DeviceBuffer<bf16>,
+            &mut DeviceBuffer<bf16>,
+            &mut DeviceBuffer<bf16>,
+        ),
+        shape: AttentionShape,
+        causal: bool,
+    ) -> Result<()> {
+        self.backward(stream, qkv, o, lse, d_o, grads, shape, causal, true)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn backward(
+        &self,
+        stream: &Stream,
         (q, k, v): (
             &DeviceBuffer<bf16>,
             &DeviceBuffer<bf16>,
@@ -451,6 +501,7 @@ impl Dense {
         ),
         shape: AttentionShape,
         causal: bool,
+        deterministic: bool,
     ) -> Result<()> {
         let name = match shape.head_dim {
             64 => "attention_bwd_bf16_d64",
@@ -541,7 +592,8 @@ impl Dense {
             rows as u32,
             shape.head_dim as u32,
         )?;
-        let mut dq_acc = stream.alloc_zeroed::<f32>(q_len)?;
+        // The atomics' f32 accumulator, or nothing (the deterministic kernel writes dQ itself).
+        let mut dq_acc = stream.alloc_zeroed::<f32>(if deterministic { 0 } else { q_len })?;
         let kv_bh = shape.batch * shape.kv_heads;
         let cfg = LaunchConfig::new(
             (
@@ -572,6 +624,23 @@ impl Dense {
             dv,
             params,
         )?;
+        if deterministic {
+            let cfg = LaunchConfig::new(
+                (
+                    shape.seq_q.div_ceil(kernel::BWD_BLOCK_M) as u32,
+                    bh as u32,
+                    1,
+                ),
+                (kernel::BWD_THREADS, 1, 1),
+            )
+            .with_shared_mem(kernel::bwd_dq_shared_bytes(shape.head_dim) as u32);
+            let launch = if shape.head_dim == 64 {
+                dense_kernels::Module::attention_bwd_dq_bf16_d64
+            } else {
+                dense_kernels::Module::attention_bwd_dq_bf16_d128
+            };
+            return launch(m, stream, cfg, q, k, v, d_o, lse, &delta, dq, params);
+        }
         m.attention_bwd_dq_bf16(
             stream,
             LaunchConfig::for_elements(q_len, kernel::BWD_ROW_THREADS),

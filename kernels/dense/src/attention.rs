@@ -152,7 +152,8 @@ macro_rules! unroll2 {
 pub mod backward;
 pub use backward::{
     BWD_BLOCK_M, BWD_ROW_THREADS, BWD_THREADS, attention_bwd_bf16_d64, attention_bwd_bf16_d128,
-    attention_bwd_delta_bf16, attention_bwd_dq_bf16, bwd_shared_bytes,
+    attention_bwd_delta_bf16, attention_bwd_dq_bf16, attention_bwd_dq_bf16_d64,
+    attention_bwd_dq_bf16_d128, bwd_dq_shared_bytes, bwd_shared_bytes,
 };
 
 /// Byte offset of 16-byte chunk `chunk` of row `row` in a swizzled tile with `D`-element rows.

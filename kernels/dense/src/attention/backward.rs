@@ -277,56 +277,66 @@ fn attention_bwd<const D: usize, const KD: usize, const ND: usize>(
                     mma::mma_bf16_m16n8k16(pf[kk], [b[2], b[3]], dk_acc[2 * dp + 1]);
             });
         });
-        unroll4!(BM / 16, |kk| {
-            unroll2!(2, |h| {
-                unroll2!(2, |half| {
-                    // n-tile 2kk + half holds queries (2kk + half)·8 .. +8: chunk 2kk + half.
-                    let row = warp * 16 + g + 8 * h;
-                    let addr = sds + swizzle::<BM>(row, 2 * kk + half) + 4 * t4 as u32;
-                    // SAFETY: a 4-byte aligned slot of the dS tile; one lane per slot.
-                    unsafe {
-                        words.write_unchecked(((addr - base) / 4) as usize, pf[kk][2 * half + h])
-                    };
+        // dQ here (atomics into the f32 accumulator), unless the deterministic dQ kernel does
+        // it (an empty `dq`: the same for the whole launch).
+        if !dq.is_empty() {
+            unroll4!(BM / 16, |kk| {
+                unroll2!(2, |h| {
+                    unroll2!(2, |half| {
+                        // n-tile 2kk + half holds queries (2kk + half)·8 .. +8: chunk 2kk + half.
+                        let row = warp * 16 + g + 8 * h;
+                        let addr = sds + swizzle::<BM>(row, 2 * kk + half) + 4 * t4 as u32;
+                        // SAFETY: a 4-byte aligned slot of the dS tile; one lane per slot.
+                        unsafe {
+                            words
+                                .write_unchecked(((addr - base) / 4) as usize, pf[kk][2 * half + h])
+                        };
+                    });
                 });
             });
-        });
-        sync::sync_threads();
+            sync::sync_threads();
 
-        // dQ for this warp's 16 queries: dS (16 × 64 keys, from the transposed dSᵀ tile) · K.
-        let mut dq_acc = [[0f32; 4]; ND];
-        let (q_off, k_off) = (8 * ((lane / 8) % 2), 8 * (lane / 16));
-        unroll4!(BLOCK_N / 16, |kk| {
-            // SAFETY: an in-tile, 16-byte aligned row; all lanes call together.
-            let a = unsafe {
-                mma::ldmatrix_x4_trans(
-                    sds + swizzle::<BM>(kk * 16 + k_off + lane % 8, (warp * 16 + q_off) / 8),
-                )
-            };
-            unroll8!(ND / 2, |dp| {
+            // dQ for this warp's 16 queries: dS (16 × 64 keys, from the transposed dSᵀ tile) · K.
+            let mut dq_acc = [[0f32; 4]; ND];
+            let (q_off, k_off) = (8 * ((lane / 8) % 2), 8 * (lane / 16));
+            unroll4!(BLOCK_N / 16, |kk| {
                 // SAFETY: an in-tile, 16-byte aligned row; all lanes call together.
-                let b = unsafe {
-                    mma::ldmatrix_x4_trans(sk + swizzle::<D>(kk * 16 + t_row, 2 * dp + t_chunk))
+                let a = unsafe {
+                    mma::ldmatrix_x4_trans(
+                        sds + swizzle::<BM>(kk * 16 + k_off + lane % 8, (warp * 16 + q_off) / 8),
+                    )
                 };
-                dq_acc[2 * dp] = mma::mma_bf16_m16n8k16(a, [b[0], b[1]], dq_acc[2 * dp]);
-                dq_acc[2 * dp + 1] = mma::mma_bf16_m16n8k16(a, [b[2], b[3]], dq_acc[2 * dp + 1]);
-            });
-        });
-        unroll2!(2, |h| {
-            let query = q0 + warp * 16 + g + 8 * h;
-            if query < seq_q {
-                let row = (bh * seq_q + query) * D;
-                unroll!(ND, |dt| {
-                    let col = dt * 8 + 2 * t4;
-                    // SAFETY: inside this head's dQ rows (host-checked length); other blocks add
-                    // to the same elements only atomically.
-                    unsafe {
-                        let at = dq.as_mut_ptr().add(row + col);
-                        gpu::atomic::global::add(at, dq_acc[dt][2 * h], Scope::Device);
-                        gpu::atomic::global::add(at.add(1), dq_acc[dt][2 * h + 1], Scope::Device);
-                    }
+                unroll8!(ND / 2, |dp| {
+                    // SAFETY: an in-tile, 16-byte aligned row; all lanes call together.
+                    let b = unsafe {
+                        mma::ldmatrix_x4_trans(sk + swizzle::<D>(kk * 16 + t_row, 2 * dp + t_chunk))
+                    };
+                    dq_acc[2 * dp] = mma::mma_bf16_m16n8k16(a, [b[0], b[1]], dq_acc[2 * dp]);
+                    dq_acc[2 * dp + 1] =
+                        mma::mma_bf16_m16n8k16(a, [b[2], b[3]], dq_acc[2 * dp + 1]);
                 });
-            }
-        });
+            });
+            unroll2!(2, |h| {
+                let query = q0 + warp * 16 + g + 8 * h;
+                if query < seq_q {
+                    let row = (bh * seq_q + query) * D;
+                    unroll!(ND, |dt| {
+                        let col = dt * 8 + 2 * t4;
+                        // SAFETY: inside this head's dQ rows (host-checked length); other blocks add
+                        // to the same elements only atomically.
+                        unsafe {
+                            let at = dq.as_mut_ptr().add(row + col);
+                            gpu::atomic::global::add(at, dq_acc[dt][2 * h], Scope::Device);
+                            gpu::atomic::global::add(
+                                at.add(1),
+                                dq_acc[dt][2 * h + 1],
+                                Scope::Device,
+                            );
+                        }
+                    });
+                }
+            });
+        }
     }
     mma::wait_all();
 
@@ -350,6 +360,209 @@ fn attention_bwd<const D: usize, const KD: usize, const ND: usize>(
             });
         }
     });
+}
+
+/// The deterministic dQ kernel body: a block owns 64 query rows (a warp 16) and walks the key
+/// tiles, recomputing `S = Q·Kᵀ`, `P = exp(S·scale − L)`, `dP = dO·Vᵀ` and `dS = P ∘ (dP − Δ)`
+/// to add `dS·K` to its rows in registers: every dQ element is one thread's sum in a fixed order,
+/// so repeated runs give the same bits (the main kernel then skips dQ). The forward's structure
+/// with dO in the place of Q's second use: Q and dO fragments stay in registers, P and dS become
+/// A operands straight from the accumulators, K is read transposed for `dS·K`. Grid:
+/// `(ceil(seq_q / 64), batch · heads)` of [`BWD_THREADS`], [`bwd_dq_shared_bytes`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn attention_bwd_dq<const D: usize, const KD: usize, const ND: usize>(
+    q: &[bf16],
+    k: &[bf16],
+    v: &[bf16],
+    d_o: &[bf16],
+    lse: &[f32],
+    delta: &[f32],
+    dq: DisjointSlice<bf16>,
+    p: AttentionParams,
+) {
+    const T: usize = BWD_THREADS as usize;
+    const BM: usize = BWD_BLOCK_M;
+    const { assert!(KD * 16 == D && ND * 8 == D && (D == 64 || D == 128)) };
+    assert!(thread::block_dim_x() as usize == T && p.group >= 1);
+    let tid = thread::thread_idx_x() as usize;
+    let (lane, warp) = (tid % 32, tid / 32);
+    let (g, t4) = (lane / 4, lane % 4);
+    let (seq_q, seq_k) = (p.seq_q as usize, p.seq_k as usize);
+    let causal = p.causal != 0;
+    let bh = thread::block_idx_y() as usize;
+    let (heads, group) = (p.heads as usize, p.group as usize);
+    let kv_bh = (bh / heads) * (heads / group) + (bh % heads) / group;
+    let q0 = thread::block_idx_x() as usize * BM;
+    let q_ptr = q[bh * seq_q * D..].as_ptr();
+    let do_ptr = d_o[bh * seq_q * D..].as_ptr();
+    let k_ptr = k[kv_bh * seq_k * D..].as_ptr();
+    let v_ptr = v[kv_bh * seq_k * D..].as_ptr();
+
+    let tile = |rows: usize| (rows * D * 2) as u32;
+    let sq = shared::dynamic::<u8>().addr();
+    let sdo = sq + tile(BM);
+    let sk = sdo + tile(BM);
+    let sv = sk + tile(BLOCK_N);
+    // SAFETY (all tile loads): the pointers address this head's `seq · D` elements
+    // (host-checked lengths, seq >= 1); the tiles are read only after wait + barrier.
+    unsafe { load_tile::<D, BM, T>(sq, q_ptr, D, q0, seq_q) };
+    // SAFETY: as for Q.
+    unsafe { load_tile::<D, BM, T>(sdo, do_ptr, D, q0, seq_q) };
+    mma::commit_group();
+    mma::wait_group::<0>();
+    sync::sync_threads();
+
+    // This warp's rows: Q and dO as A fragments for the whole kernel, and their L (log2 units)
+    // and Δ.
+    let a_row = warp * 16 + (lane % 8) + 8 * ((lane / 8) % 2);
+    let mut qf = [[0u32; 4]; KD];
+    let mut df = [[0u32; 4]; KD];
+    unroll8!(KD, |kk| {
+        // SAFETY: in-tile, 16-byte aligned rows; all lanes call together.
+        unsafe {
+            qf[kk] = mma::ldmatrix_x4(sq + swizzle::<D>(a_row, 2 * kk + lane / 16));
+            df[kk] = mma::ldmatrix_x4(sdo + swizzle::<D>(a_row, 2 * kk + lane / 16));
+        }
+    });
+    let row_of = |h: usize| q0 + warp * 16 + g + 8 * h;
+    let mut l2 = [0f32; 2];
+    let mut dl = [0f32; 2];
+    unroll2!(2, |h| {
+        let r = row_of(h);
+        if r < seq_q {
+            l2[h] = lse[bh * seq_q + r] * core::f32::consts::LOG2_E;
+            dl[h] = delta[bh * seq_q + r];
+        }
+    });
+
+    let b_row = (lane % 8) + 8 * (lane / 16);
+    let b_chunk = (lane / 8) % 2;
+    let t_row = (lane % 8) + 8 * ((lane / 8) % 2);
+    let t_chunk = lane / 16;
+    let scale_log2 = p.scale_log2;
+    let q_last = seq_q.min(q0 + BM) - 1;
+    let tiles = if causal {
+        seq_k.div_ceil(BLOCK_N).min(q_last / BLOCK_N + 1)
+    } else {
+        seq_k.div_ceil(BLOCK_N)
+    };
+    let mut acc = [[0f32; 4]; ND];
+    for j in 0..tiles {
+        let k0 = j * BLOCK_N;
+        // Every thread is done with the previous K and V tiles.
+        sync::sync_threads();
+        // SAFETY: as above.
+        unsafe { load_tile::<D, BLOCK_N, T>(sk, k_ptr, D, k0, seq_k) };
+        // SAFETY: as above.
+        unsafe { load_tile::<D, BLOCK_N, T>(sv, v_ptr, D, k0, seq_k) };
+        mma::commit_group();
+        mma::wait_group::<0>();
+        sync::sync_threads();
+        // S = Q·K_jᵀ and dP = dO·V_jᵀ: 16 rows × 64 keys each.
+        let mut s = [[0f32; 4]; BLOCK_N / 8];
+        let mut dp = [[0f32; 4]; BLOCK_N / 8];
+        unroll8!(KD, |kk| {
+            unroll4!(BLOCK_N / 16, |np| {
+                // SAFETY: in-tile, 16-byte aligned rows; all lanes call together.
+                let (bk, bv) = unsafe {
+                    (
+                        mma::ldmatrix_x4(sk + swizzle::<D>(np * 16 + b_row, 2 * kk + b_chunk)),
+                        mma::ldmatrix_x4(sv + swizzle::<D>(np * 16 + b_row, 2 * kk + b_chunk)),
+                    )
+                };
+                s[2 * np] = mma::mma_bf16_m16n8k16(qf[kk], [bk[0], bk[1]], s[2 * np]);
+                s[2 * np + 1] = mma::mma_bf16_m16n8k16(qf[kk], [bk[2], bk[3]], s[2 * np + 1]);
+                dp[2 * np] = mma::mma_bf16_m16n8k16(df[kk], [bv[0], bv[1]], dp[2 * np]);
+                dp[2 * np + 1] = mma::mma_bf16_m16n8k16(df[kk], [bv[2], bv[3]], dp[2 * np + 1]);
+            });
+        });
+        // dS = P ∘ (dP − Δ), 0 where masked.
+        unroll8!(BLOCK_N / 8, |nt| {
+            unroll4!(4, |e| {
+                let h = e >> 1;
+                let key = k0 + nt * 8 + 2 * t4 + (e & 1);
+                let row = row_of(h);
+                let valid = key < seq_k && row < seq_q && !(causal && key > row);
+                s[nt][e] = if valid {
+                    math::exp2_approx(math::fma(s[nt][e], scale_log2, -l2[h])) * (dp[nt][e] - dl[h])
+                } else {
+                    0.0
+                };
+            });
+        });
+        // dQ += dS · K_j (dS as A fragments; K transposed as B).
+        unroll4!(BLOCK_N / 16, |kk| {
+            let (lo, hi) = (s[2 * kk], s[2 * kk + 1]);
+            let a = [
+                Bf16x2::from_f32(lo[0], lo[1]).0,
+                Bf16x2::from_f32(lo[2], lo[3]).0,
+                Bf16x2::from_f32(hi[0], hi[1]).0,
+                Bf16x2::from_f32(hi[2], hi[3]).0,
+            ];
+            unroll8!(ND / 2, |dt| {
+                // SAFETY: an in-tile, 16-byte aligned row; all lanes call together.
+                let b = unsafe {
+                    mma::ldmatrix_x4_trans(sk + swizzle::<D>(kk * 16 + t_row, 2 * dt + t_chunk))
+                };
+                acc[2 * dt] = mma::mma_bf16_m16n8k16(a, [b[0], b[1]], acc[2 * dt]);
+                acc[2 * dt + 1] = mma::mma_bf16_m16n8k16(a, [b[2], b[3]], acc[2 * dt + 1]);
+            });
+        });
+    }
+    mma::wait_all();
+    let scale = scale_log2 / core::f32::consts::LOG2_E;
+    let out = dq.as_mut_ptr().cast::<u32>();
+    unroll2!(2, |h| {
+        let row = row_of(h);
+        if row < seq_q {
+            let base = (bh * seq_q + row) * D;
+            unroll!(ND, |dt| {
+                let col = dt * 8 + 2 * t4;
+                let pair = Bf16x2::from_f32(acc[dt][2 * h] * scale, acc[dt][2 * h + 1] * scale);
+                // SAFETY: (row, col) inside this head's dQ (host-checked length), even offset so
+                // the u32 store is aligned; one thread per (row, column pair) in the grid.
+                unsafe { out.add((base + col) / 2).write(pair.0) };
+            });
+        }
+    });
+}
+
+/// Dynamic shared memory of the deterministic dQ kernel: the Q, dO, K and V tiles.
+pub const fn bwd_dq_shared_bytes(head_dim: usize) -> usize {
+    (2 * BWD_BLOCK_M + 2 * BLOCK_N) * head_dim * 2
+}
+
+/// Deterministic dQ, head dimension 64 (see `attention_bwd_dq`).
+#[allow(clippy::too_many_arguments)]
+#[kernel(launch_bounds(128, 1))]
+pub fn attention_bwd_dq_bf16_d64(
+    q: &[bf16],
+    k: &[bf16],
+    v: &[bf16],
+    d_o: &[bf16],
+    lse: &[f32],
+    delta: &[f32],
+    dq: DisjointSlice<bf16>,
+    p: AttentionParams,
+) {
+    attention_bwd_dq::<64, 4, 8>(q, k, v, d_o, lse, delta, dq, p);
+}
+
+/// Deterministic dQ, head dimension 128.
+#[allow(clippy::too_many_arguments)]
+#[kernel(launch_bounds(128, 1))]
+pub fn attention_bwd_dq_bf16_d128(
+    q: &[bf16],
+    k: &[bf16],
+    v: &[bf16],
+    d_o: &[bf16],
+    lse: &[f32],
+    delta: &[f32],
+    dq: DisjointSlice<bf16>,
+    p: AttentionParams,
+) {
+    attention_bwd_dq::<128, 8, 16>(q, k, v, d_o, lse, delta, dq, p);
 }
 
 /// Flash-attention backward, head dimension 64: grid `(ceil(seq_k / 64), batch · kv_heads)` of
