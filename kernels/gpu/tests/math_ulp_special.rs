@@ -579,3 +579,51 @@ fn powi_f64() {
     assert_eq!(math::powi_f64(f64::NAN, 0), 1.0);
     assert_eq!(math::powi_f64(-0.0, -3), f64::NEG_INFINITY);
 }
+
+#[test]
+fn sinpi_cospi_f64() {
+    // sin(πx) and cos(πx) at 256 bits after the exact reduction x mod 2.
+    let trig = |x: f64, cc: &mut Consts, sin: bool| {
+        if !x.is_finite() {
+            return big(f64::NAN);
+        }
+        let m = libm::fmod(x, 2.0);
+        if (2.0 * m).fract() == 0.0 {
+            // Multiples of 1/2: exact 0 or ±1 (π at 256 bits would leave a tiny residue).
+            let k = (2.0 * m).rem_euclid(4.0) as usize;
+            return big(if sin {
+                [0.0, 1.0, 0.0, -1.0][k]
+            } else {
+                [1.0, 0.0, -1.0, 0.0][k]
+            });
+        }
+        let t = big(m).mul(&cc.pi(P, RM), P, RM);
+        if sin {
+            t.sin(P, RM, cc)
+        } else {
+            t.cos(P, RM, cc)
+        }
+    };
+    let ranges = [(-2.0, 2.0), (-1e6, 1e6), (-0.26, 0.26), (4.5e15, 9.1e15)];
+    measure64(
+        "sinpi_f64",
+        math::sinpi_f64,
+        |x, cc| trig(x, cc, true),
+        &ranges,
+        800,
+        1.0,
+    );
+    measure64(
+        "cospi_f64",
+        math::cospi_f64,
+        |x, cc| trig(x, cc, false),
+        &ranges,
+        800,
+        1.0,
+    );
+    assert_eq!(math::sinpi_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+    assert_eq!(math::sinpi_f64(-3.0).to_bits(), (-0.0f64).to_bits());
+    assert_eq!(math::cospi_f64(2.5).to_bits(), 0.0f64.to_bits());
+    assert_eq!(math::cospi_f64(1.0), -1.0);
+    assert_eq!(math::sinpi_f64(0.5), 1.0);
+}

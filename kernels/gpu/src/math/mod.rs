@@ -50,6 +50,7 @@ mod special;
 mod special_f64;
 mod trig;
 mod trig_f64;
+mod trig_pi_f64;
 
 pub use erf_f64::{erf_f64, erfc_f64};
 pub use erfc::erfc;
@@ -75,6 +76,7 @@ pub use special::{erf, tanh};
 pub use special_f64::tanh_f64;
 pub use trig::{cos, cospi, sin, sincos, sinpi};
 pub use trig_f64::{cos_f64, sin_f64, sincos_f64};
+pub use trig_pi_f64::{cospi_f64, sinpi_f64};
 
 /// Bits of 2/π for the Payne–Hanek reduction, most significant first, after one zero word (so
 /// a window may start before the binary point).
