@@ -627,3 +627,58 @@ fn sinpi_cospi_f64() {
     assert_eq!(math::cospi_f64(1.0), -1.0);
     assert_eq!(math::sinpi_f64(0.5), 1.0);
 }
+
+/// erfinv at 256 bits: from the f64 [`erfinv_reference`] (libm-based, not the function under
+/// test), two Newton steps on the 256-bit erf (erfc from |x| = 1/2 on, against the exact 1 − |x|).
+fn erfinv_reference_big(x: f64, cc: &mut Consts) -> BigFloat {
+    let a = x.abs();
+    if x.is_nan() || a > 1.0 {
+        return big(f64::NAN);
+    }
+    if a == 1.0 || a == 0.0 {
+        return big(erfinv_reference(x));
+    }
+    if a < 1e-150 {
+        // x·√π/2, exact to a relative x²·π/12.
+        return big(x)
+            .mul(&cc.pi(P, RM).sqrt(P, RM), P, RM)
+            .div(&big(2.0), P, RM);
+    }
+    let mut y = big(erfinv_reference(a));
+    let k = big(2.0).div(&cc.pi(P, RM).sqrt(P, RM), P, RM);
+    for _ in 0..2 {
+        let yf = y.to_string().parse::<f64>().expect("a finite f64");
+        let (erf, erfc) = erf_erfc_reference(yf, cc);
+        // The series are at yf; the step below uses the exact y only through yf's residual
+        // (y − yf < 2^-53·y): erf(y) = erf(yf) + (y − yf)·f'(yf).
+        let slope = k.mul(&big(yf).mul(&big(yf), P, RM).neg().exp(P, RM, cc), P, RM);
+        let f = if a > 0.5 {
+            // erf(y) − a = (1 − a) − erfc(y).
+            big(1.0).sub(&big(a), P, RM).sub(&erfc, P, RM)
+        } else {
+            erf.sub(&big(a), P, RM)
+        };
+        y = big(yf).sub(&f.div(&slope, P, RM), P, RM);
+    }
+    if x < 0.0 { y.neg() } else { y }
+}
+
+#[test]
+fn erfinv_f64() {
+    measure64(
+        "erfinv_f64",
+        math::erfinv_f64,
+        erfinv_reference_big,
+        &[(-1.0, 1.0), (0.8, 0.9), (0.999_999, 1.0), (-1e-3, 1e-3)],
+        300,
+        4.0,
+    );
+    assert_eq!(math::erfinv_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+    assert_eq!(math::erfinv_f64(1.0), f64::INFINITY);
+    assert!(math::erfinv_f64(-1.5).is_nan());
+    let x = 1.0 - f64::EPSILON / 2.0;
+    assert!(
+        math::erfinv_f64(x) > 5.8,
+        "erfinv_f64 at the last f64 below 1"
+    );
+}

@@ -29,6 +29,7 @@
 mod erf_f64;
 mod erfc;
 mod erfinv;
+mod erfinv_f64;
 mod exp10_log10_f64;
 mod exp_log;
 mod exp_log_f64;
@@ -55,6 +56,7 @@ mod trig_pi_f64;
 pub use erf_f64::{erf_f64, erfc_f64};
 pub use erfc::erfc;
 pub use erfinv::erfinv;
+pub use erfinv_f64::erfinv_f64;
 pub use exp_log::{exp, exp2, exp10, log, log2, log10};
 pub use exp_log_f64::{exp_f64, exp2_f64, log_f64, log2_f64};
 pub use exp10_log10_f64::{exp10_f64, log10_f64};
