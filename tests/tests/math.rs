@@ -47,7 +47,7 @@ fn math_matches_the_host_bit_for_bit() {
     let stream = gpu.default_stream();
     // One tile of 256 threads × 4 items per block (`algorithm_kernels::math`).
     let config = LaunchConfig::new(n.div_ceil(1024) as u32, 256);
-    let unary: [Case; 6] = [
+    let unary: [Case; 8] = [
         (
             "sin",
             Module::math_sin_f32,
@@ -90,6 +90,20 @@ fn math_matches_the_host_bit_for_bit() {
             -5.0,
             5.0,
         ),
+        (
+            "erfinv",
+            Module::math_erfinv_f32,
+            gpu_host::gpu::math::erfinv,
+            -1.0,
+            1.0,
+        ),
+        (
+            "lgamma",
+            Module::math_lgamma_f32,
+            gpu_host::gpu::math::lgamma,
+            -20.0,
+            40.0,
+        ),
     ];
     let mut failures = Vec::new();
     for (k, (name, launch, host, lo, hi)) in unary.into_iter().enumerate() {
@@ -124,7 +138,7 @@ fn math_matches_the_host_bit_for_bit() {
     if bad > 0 {
         failures.push(format!("pow: {bad} of {n} differ"));
     }
-    let unary64: [Case64; 5] = [
+    let unary64: [Case64; 6] = [
         (
             "sin_f64",
             Module::math_sin_f64,
@@ -160,6 +174,13 @@ fn math_matches_the_host_bit_for_bit() {
             -20.0,
             20.0,
         ),
+        (
+            "erf_f64",
+            Module::math_erf_f64,
+            gpu_host::gpu::math::erf_f64,
+            -6.0,
+            6.0,
+        ),
     ];
     for (k, (name, launch, host, lo, hi)) in unary64.into_iter().enumerate() {
         // f32 inputs widened (random bits cover f32's binades) plus f64 bit patterns.
@@ -193,6 +214,37 @@ fn math_matches_the_host_bit_for_bit() {
                 host(x[i])
             ));
         }
+    }
+    // pow_f64 over f32-range pairs widened to f64, plus f64 bit patterns for x.
+    let x: Vec<f64> = inputs(n, 3, 0.0, 10.0)
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            if i % 8 == 1 {
+                f64::from_bits((v.to_bits() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            } else {
+                v as f64
+            }
+        })
+        .collect();
+    let y: Vec<f64> = inputs(n, 4, -200.0, 200.0)
+        .into_iter()
+        .map(f64::from)
+        .collect();
+    let (dx, dy) = (gpu.to_device(&x).unwrap(), gpu.to_device(&y).unwrap());
+    let mut out = gpu.alloc_zeroed::<f64>(n).unwrap();
+    module
+        .math_pow_f64(stream, config, &dx, &dy, &mut out)
+        .unwrap();
+    let got = out.to_vec().unwrap();
+    let bad = (0..n)
+        .filter(|&i| {
+            let h = gpu_host::gpu::math::pow_f64(x[i], y[i]);
+            got[i].to_bits() != h.to_bits() && !(got[i].is_nan() && h.is_nan())
+        })
+        .count();
+    if bad > 0 {
+        failures.push(format!("pow_f64: {bad} of {n} differ"));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

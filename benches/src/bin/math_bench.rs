@@ -39,7 +39,7 @@ fn uniform(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
 }
 
 /// The unary cases: kernel name, launcher, input range (the peer script uses the same ranges).
-fn unary() -> [(&'static str, Unary, f32, f32); 6] {
+fn unary() -> [(&'static str, Unary, f32, f32); 8] {
     [
         ("math_sin_f32", Module::math_sin_f32, -100.0, 100.0),
         ("math_cos_f32", Module::math_cos_f32, -100.0, 100.0),
@@ -47,17 +47,20 @@ fn unary() -> [(&'static str, Unary, f32, f32); 6] {
         ("math_log_f32", Module::math_log_f32, 0.0, 1000.0),
         ("math_tanh_f32", Module::math_tanh_f32, -5.0, 5.0),
         ("math_erf_f32", Module::math_erf_f32, -5.0, 5.0),
+        ("math_erfinv_f32", Module::math_erfinv_f32, -1.0, 1.0),
+        ("math_lgamma_f32", Module::math_lgamma_f32, 0.0, 40.0),
     ]
 }
 
 /// The f64 cases.
-fn unary64() -> [(&'static str, Unary64, f32, f32); 5] {
+fn unary64() -> [(&'static str, Unary64, f32, f32); 6] {
     [
         ("math_sin_f64", Module::math_sin_f64, -100.0, 100.0),
         ("math_cos_f64", Module::math_cos_f64, -100.0, 100.0),
         ("math_exp_f64", Module::math_exp_f64, -80.0, 80.0),
         ("math_log_f64", Module::math_log_f64, 0.0, 1000.0),
         ("math_tanh_f64", Module::math_tanh_f64, -5.0, 5.0),
+        ("math_erf_f64", Module::math_erf_f64, -5.0, 5.0),
     ]
 }
 
@@ -156,6 +159,16 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
         let mut out = gpu.alloc_zeroed::<f64>(N)?;
         let ours = time_us(stream, &mut |s| launch(&module, s, config, &x, &mut out))?;
         report(name, 8, 1, ours);
+    }
+    if wanted("math_pow_f64") {
+        let widen = |v: Vec<f32>| v.into_iter().map(f64::from).collect::<Vec<f64>>();
+        let x = gpu.to_device(&widen(uniform(N, 31, 0.0, 10.0)))?;
+        let y = gpu.to_device(&widen(uniform(N, 32, -10.0, 10.0)))?;
+        let mut out = gpu.alloc_zeroed::<f64>(N)?;
+        let ours = time_us(stream, &mut |s| {
+            module.math_pow_f64(s, config, &x, &y, &mut out)
+        })?;
+        report("math_pow_f64", 8, 2, ours);
     }
     Ok(())
 }

@@ -29,15 +29,24 @@ map_kernels! {
     math_log_f32(f32) => gpu::math::log;
     math_tanh_f32(f32) => gpu::math::tanh;
     math_erf_f32(f32) => gpu::math::erf;
+    math_erfinv_f32(f32) => gpu::math::erfinv;
+    math_lgamma_f32(f32) => gpu::math::lgamma;
     math_sin_f64(f64) => gpu::math::sin_f64;
     math_cos_f64(f64) => gpu::math::cos_f64;
     math_exp_f64(f64) => gpu::math::exp_f64;
     math_log_f64(f64) => gpu::math::log_f64;
     math_tanh_f64(f64) => gpu::math::tanh_f64;
+    math_erf_f64(f64) => gpu::math::erf_f64;
 }
 
 /// `out[i] = x[i]^y[i]` ([`gpu::math::pow`]).
 #[kernel(block(256))]
 pub fn math_pow_f32(x: &[f32], y: &[f32], out: DisjointSlice<f32>) {
     gpu::device::transform2::<f32, f32, f32, _, MATH_ITEMS>(x, y, &out, gpu::math::pow);
+}
+
+/// `out[i] = x[i]^y[i]` ([`gpu::math::pow_f64`]).
+#[kernel(block(256))]
+pub fn math_pow_f64(x: &[f64], y: &[f64], out: DisjointSlice<f64>) {
+    gpu::device::transform2::<f64, f64, f64, _, MATH_ITEMS>(x, y, &out, gpu::math::pow_f64);
 }

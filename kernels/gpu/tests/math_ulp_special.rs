@@ -579,3 +579,259 @@ fn powi_f64() {
     assert_eq!(math::powi_f64(f64::NAN, 0), 1.0);
     assert_eq!(math::powi_f64(-0.0, -3), f64::NEG_INFINITY);
 }
+
+#[test]
+fn sinpi_cospi_f64() {
+    // sin(πx) and cos(πx) at 256 bits after the exact reduction x mod 2.
+    let trig = |x: f64, cc: &mut Consts, sin: bool| {
+        if !x.is_finite() {
+            return big(f64::NAN);
+        }
+        let m = libm::fmod(x, 2.0);
+        if (2.0 * m).fract() == 0.0 {
+            // Multiples of 1/2: exact 0 or ±1 (π at 256 bits would leave a tiny residue).
+            let k = (2.0 * m).rem_euclid(4.0) as usize;
+            return big(if sin {
+                [0.0, 1.0, 0.0, -1.0][k]
+            } else {
+                [1.0, 0.0, -1.0, 0.0][k]
+            });
+        }
+        let t = big(m).mul(&cc.pi(P, RM), P, RM);
+        if sin {
+            t.sin(P, RM, cc)
+        } else {
+            t.cos(P, RM, cc)
+        }
+    };
+    let ranges = [(-2.0, 2.0), (-1e6, 1e6), (-0.26, 0.26), (4.5e15, 9.1e15)];
+    measure64(
+        "sinpi_f64",
+        math::sinpi_f64,
+        |x, cc| trig(x, cc, true),
+        &ranges,
+        800,
+        1.0,
+    );
+    measure64(
+        "cospi_f64",
+        math::cospi_f64,
+        |x, cc| trig(x, cc, false),
+        &ranges,
+        800,
+        1.0,
+    );
+    assert_eq!(math::sinpi_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+    assert_eq!(math::sinpi_f64(-3.0).to_bits(), (-0.0f64).to_bits());
+    assert_eq!(math::cospi_f64(2.5).to_bits(), 0.0f64.to_bits());
+    assert_eq!(math::cospi_f64(1.0), -1.0);
+    assert_eq!(math::sinpi_f64(0.5), 1.0);
+}
+
+/// erfinv at 256 bits: from the f64 [`erfinv_reference`] (libm-based, not the function under
+/// test), two Newton steps on the 256-bit erf (erfc from |x| = 1/2 on, against the exact 1 − |x|).
+fn erfinv_reference_big(x: f64, cc: &mut Consts) -> BigFloat {
+    let a = x.abs();
+    if x.is_nan() || a > 1.0 {
+        return big(f64::NAN);
+    }
+    if a == 1.0 || a == 0.0 {
+        return big(erfinv_reference(x));
+    }
+    if a < 1e-150 {
+        // x·√π/2, exact to a relative x²·π/12.
+        return big(x)
+            .mul(&cc.pi(P, RM).sqrt(P, RM), P, RM)
+            .div(&big(2.0), P, RM);
+    }
+    let mut y = big(erfinv_reference(a));
+    let k = big(2.0).div(&cc.pi(P, RM).sqrt(P, RM), P, RM);
+    for _ in 0..2 {
+        let yf = y.to_string().parse::<f64>().expect("a finite f64");
+        let (erf, erfc) = erf_erfc_reference(yf, cc);
+        // The series are at yf; the step below uses the exact y only through yf's residual
+        // (y − yf < 2^-53·y): erf(y) = erf(yf) + (y − yf)·f'(yf).
+        let slope = k.mul(&big(yf).mul(&big(yf), P, RM).neg().exp(P, RM, cc), P, RM);
+        let f = if a > 0.5 {
+            // erf(y) − a = (1 − a) − erfc(y).
+            big(1.0).sub(&big(a), P, RM).sub(&erfc, P, RM)
+        } else {
+            erf.sub(&big(a), P, RM)
+        };
+        y = big(yf).sub(&f.div(&slope, P, RM), P, RM);
+    }
+    if x < 0.0 { y.neg() } else { y }
+}
+
+#[test]
+fn erfinv_f64() {
+    measure64(
+        "erfinv_f64",
+        math::erfinv_f64,
+        erfinv_reference_big,
+        &[(-1.0, 1.0), (0.8, 0.9), (0.999_999, 1.0), (-1e-3, 1e-3)],
+        300,
+        4.0,
+    );
+    assert_eq!(math::erfinv_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+    assert_eq!(math::erfinv_f64(1.0), f64::INFINITY);
+    assert!(math::erfinv_f64(-1.5).is_nan());
+    let x = 1.0 - f64::EPSILON / 2.0;
+    assert!(
+        math::erfinv_f64(x) > 5.8,
+        "erfinv_f64 at the last f64 below 1"
+    );
+}
+
+/// ln Γ(x) for finite x > 0 at 256 bits: Stirling's series with B2 … B30 at y = x + n ≥ 1000
+/// (its next term is below 2^-270 of the sum there), less ln(x·(x + 1)···(x + n − 1)).
+fn lgamma_positive_reference(x: &BigFloat, cc: &mut Consts) -> BigFloat {
+    const BERNOULLI: [(f64, f64); 15] = [
+        (1.0, 6.0),
+        (-1.0, 30.0),
+        (1.0, 42.0),
+        (-1.0, 30.0),
+        (5.0, 66.0),
+        (-691.0, 2730.0),
+        (7.0, 6.0),
+        (-3617.0, 510.0),
+        (43867.0, 798.0),
+        (-174611.0, 330.0),
+        (854513.0, 138.0),
+        (-236364091.0, 2730.0),
+        (8553103.0, 6.0),
+        (-23749461029.0, 870.0),
+        (8615841276005.0, 14322.0),
+    ];
+    let mut y = x.clone();
+    let mut prod = big(1.0);
+    let thousand = big(1000.0);
+    while y.cmp(&thousand).is_some_and(|o| o < 0) {
+        prod = prod.mul(&y, P, RM);
+        y = y.add(&big(1.0), P, RM);
+    }
+    let ln_y = y.ln(P, RM, cc);
+    let half = big(0.5);
+    let two_pi = cc.pi(P, RM).mul(&big(2.0), P, RM);
+    let mut s = y.sub(&half, P, RM).mul(&ln_y, P, RM).sub(&y, P, RM).add(
+        &two_pi.ln(P, RM, cc).mul(&half, P, RM),
+        P,
+        RM,
+    );
+    let inv_y2 = big(1.0).div(&y.mul(&y, P, RM), P, RM);
+    let mut pow = big(1.0).div(&y, P, RM); // y^-(2k−1)
+    for (k, &(num, den)) in BERNOULLI.iter().enumerate() {
+        let k2 = 2.0 * (k + 1) as f64;
+        let c = big(num).div(&big(den * k2 * (k2 - 1.0)), P, RM);
+        s = s.add(&c.mul(&pow, P, RM), P, RM);
+        pow = pow.mul(&inv_y2, P, RM);
+    }
+    s.sub(&prod.ln(P, RM, cc), P, RM)
+}
+
+/// (ln|Γ(x)|, sign of Γ(x)) at 256 bits for finite non-integer-or-positive x; negative x by
+/// the reflection ln|Γ(x)| = ln π − ln|sin πx| − ln Γ(1 − x), sin πx after the exact x mod 2.
+fn lgamma_reference(x: f64, cc: &mut Consts) -> (BigFloat, f64) {
+    if x > 0.0 {
+        return (lgamma_positive_reference(&big(x), cc), 1.0);
+    }
+    let m = libm::fmod(x, 2.0);
+    let s = big(m).mul(&cc.pi(P, RM), P, RM).sin(P, RM, cc);
+    let sign = if s.is_negative() { -1.0 } else { 1.0 };
+    let one_minus_x = big(1.0).sub(&big(x), P, RM);
+    let r = cc
+        .pi(P, RM)
+        .ln(P, RM, cc)
+        .sub(&s.abs().ln(P, RM, cc), P, RM)
+        .sub(&lgamma_positive_reference(&one_minus_x, cc), P, RM);
+    (r, sign)
+}
+
+/// Inputs of the f64 gamma tests: the edge cases, random bit patterns, and uniform samples.
+fn gamma_inputs64(seed: u64, n: usize, ranges: &[(f64, f64)]) -> Vec<f64> {
+    let mut rng = Rng(seed);
+    let mut v = f64_ref::specials();
+    v.extend((0..n).map(|_| rng.bits64()));
+    for &(lo, hi) in ranges {
+        v.extend((0..n).map(|_| uniform(&mut rng, lo, hi)));
+    }
+    v
+}
+
+#[test]
+fn lgamma_f64() {
+    let mut cc = Consts::new().expect("astro-float constants");
+    // CUDA's interval where lgamma's ulp error is unbounded (zeros of lgamma at negative x).
+    let inside = |x: f64| x > -23.0001 && x < -2.2637;
+    let (mut w, mut w_in) = (Worst::default(), Worst::default());
+    let mut abs_in = 0.0f64;
+    let ranges = [
+        (0.0, 3.0),
+        (0.9, 1.1),
+        (1.9, 2.1),
+        (2.5, 200.0),
+        (-2.2637, 0.0),
+        (-100.0, -23.0001),
+        (-23.0001, -2.2637),
+    ];
+    for x in gamma_inputs64(73, 150, &ranges) {
+        let y = math::lgamma_f64(x);
+        let r = if x.is_nan() {
+            big(f64::NAN)
+        } else if x.is_infinite() || (x <= 0.0 && x.trunc() == x) {
+            big(f64::INFINITY)
+        } else if x == 1.0 || x == 2.0 {
+            // Exact zeros (the series at 256 bits would leave a residue of 2^-240).
+            big(0.0)
+        } else {
+            lgamma_reference(x, &mut cc).0
+        };
+        if inside(x) {
+            w_in.record(f64_ref::ulp_error(y, &r), (x, 0.0));
+            abs_in = abs_in.max((y - r.to_string().parse::<f64>().unwrap()).abs());
+        } else {
+            w.record(f64_ref::ulp_error(y, &r), (x, 0.0));
+        }
+    }
+    w.assert("lgamma_f64", 4.0);
+    println!(
+        "lgamma_f64 inside (-23.0001, -2.2637): max {:.3} ulp at {:e}, max absolute error {:.3e}, {} inputs",
+        w_in.max, w_in.at.0, abs_in, w_in.count
+    );
+    assert!(
+        abs_in < 2f64.powi(-46),
+        "lgamma_f64's absolute error {abs_in:e} inside"
+    );
+    assert_eq!(math::lgamma_f64(1.0), 0.0);
+    assert_eq!(math::lgamma_f64(2.0), 0.0);
+    assert_eq!(math::lgamma_f64(-3.0), f64::INFINITY);
+}
+
+#[test]
+fn tgamma_f64() {
+    let mut cc = Consts::new().expect("astro-float constants");
+    let mut w = Worst::default();
+    let ranges = [(0.0, 3.0), (-3.0, 0.0), (-190.0, 172.0), (-0.3, 0.3)];
+    for x in gamma_inputs64(79, 200, &ranges) {
+        let y = math::tgamma_f64(x);
+        let r = if x.is_nan() || x == f64::NEG_INFINITY || (x < 0.0 && x.trunc() == x) {
+            big(f64::NAN)
+        } else if x == 0.0 {
+            big(f64::INFINITY.copysign(x))
+        } else if x > 172.0 {
+            big(f64::INFINITY)
+        } else if x < -190.0 {
+            // |Γ(x)| < 1e-350: ±0.
+            big(0.0)
+        } else {
+            let (l, sign) = lgamma_reference(x, &mut cc);
+            let e = l.exp(P, RM, &mut cc);
+            if sign < 0.0 { e.neg() } else { e }
+        };
+        w.record(f64_ref::ulp_error(y, &r), (x, 0.0));
+    }
+    w.assert("tgamma_f64", 4.0);
+    assert_eq!(math::tgamma_f64(5.0), 24.0);
+    assert_eq!(math::tgamma_f64(-0.0), f64::NEG_INFINITY);
+    assert!(math::tgamma_f64(-2.0).is_nan());
+}

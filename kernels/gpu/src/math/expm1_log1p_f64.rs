@@ -24,7 +24,7 @@ const EXPM1: [f64; 11] = [
 
 /// `(s, e)` with s = a + b rounded and s + e = a + b exactly.
 #[inline(always)]
-fn two_sum(a: f64, b: f64) -> (f64, f64) {
+pub(super) fn two_sum(a: f64, b: f64) -> (f64, f64) {
     let s = a + b;
     let bb = s - a;
     (s, (a - (s - bb)) + (b - bb))

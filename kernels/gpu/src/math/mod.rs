@@ -29,6 +29,7 @@
 mod erf_f64;
 mod erfc;
 mod erfinv;
+mod erfinv_f64;
 mod exp10_log10_f64;
 mod exp_log;
 mod exp_log_f64;
@@ -36,6 +37,7 @@ mod expm1_log1p;
 mod expm1_log1p_f64;
 mod fast;
 mod gamma;
+mod gamma_f64;
 mod hyperbolic;
 mod hyperbolic_f64;
 mod inverse_trig;
@@ -50,10 +52,12 @@ mod special;
 mod special_f64;
 mod trig;
 mod trig_f64;
+mod trig_pi_f64;
 
 pub use erf_f64::{erf_f64, erfc_f64};
 pub use erfc::erfc;
 pub use erfinv::erfinv;
+pub use erfinv_f64::erfinv_f64;
 pub use exp_log::{exp, exp2, exp10, log, log2, log10};
 pub use exp_log_f64::{exp_f64, exp2_f64, log_f64, log2_f64};
 pub use exp10_log10_f64::{exp10_f64, log10_f64};
@@ -61,6 +65,7 @@ pub use expm1_log1p::{expm1, log1p};
 pub use expm1_log1p_f64::{expm1_f64, log1p_f64};
 pub use fast::*;
 pub use gamma::{lgamma, tgamma};
+pub use gamma_f64::{lgamma_f64, tgamma_f64};
 pub use hyperbolic::{acosh, asinh, atanh, cosh, sinh};
 pub use hyperbolic_f64::{acosh_f64, asinh_f64, atanh_f64, cosh_f64, sinh_f64};
 pub use inverse_trig::{acos, asin, atan, atan2};
@@ -75,6 +80,7 @@ pub use special::{erf, tanh};
 pub use special_f64::tanh_f64;
 pub use trig::{cos, cospi, sin, sincos, sinpi};
 pub use trig_f64::{cos_f64, sin_f64, sincos_f64};
+pub use trig_pi_f64::{cospi_f64, sinpi_f64};
 
 /// Bits of 2/π for the Payne–Hanek reduction, most significant first, after one zero word (so
 /// a window may start before the binary point).

@@ -29,7 +29,7 @@ const ATANH: [f64; 8] = [
 /// x = 2^k·m with m in [√2/2, √2), log2 m = 2·log2(e)·atanh(u) with u = (m − 1)/(m + 1), whose
 /// first two terms (u + u³/3) are carried in hi + lo arithmetic.
 #[inline(always)]
-fn log2_ext(x: f64) -> (f64, f64) {
+pub(super) fn log2_ext(x: f64) -> (f64, f64) {
     let (a, k) = split(x);
     // u = a/(m + 1) with a = m − 1 exact: m + 1 = d + d_lo (d − 2 and a − (d − 2) are exact).
     let d = a + 2.0;
@@ -61,7 +61,7 @@ fn log2_ext(x: f64) -> (f64, f64) {
 
 /// 2^(p + p_lo), |p_lo| ≤ ulp(p): +inf above 2^1024, +0 below 2^-1075.
 #[inline(always)]
-fn exp2_ext(p: f64, p_lo: f64) -> f64 {
+pub(super) fn exp2_ext(p: f64, p_lo: f64) -> f64 {
     // Clamped with selects; a clamped p drops p_lo (an infinite p has a NaN p_lo).
     let pc = p.clamp(-1077.0, 1025.0);
     let p_lo = if pc == p { p_lo } else { 0.0 };
