@@ -429,7 +429,7 @@ fn attention_backward_matches_reference() {
                 } else {
                     Dense::attention_backward
                 };
-                let mut run = |gq: &mut _, gk: &mut _, gv: &mut _| {
+                let run = |gq: &mut _, gk: &mut _, gv: &mut _| {
                     backward(
                         &dense,
                         s,
