@@ -689,7 +689,7 @@ impl<'a> KernelLaunch<'a> {
         let Some(expected) = self.kernel.param_sizes() else {
             return Ok(());
         };
-        let kernel = self.kernel.name().to_string();
+        let kernel = || self.kernel.name().to_string();
         if expected.len() != self.info.len() {
             let pushed: Vec<String> = self
                 .info
@@ -697,7 +697,7 @@ impl<'a> KernelLaunch<'a> {
                 .map(|p| format!("{} ({}, {} B)", p.name, p.role, p.size))
                 .collect();
             return Err(Error::Argument {
-                kernel,
+                kernel: kernel(),
                 argument: "(argument list)".to_string(),
                 message: format!(
                     "{} PTX parameters were pushed [{}], but the kernel's PTX entry declares {} \
@@ -712,7 +712,7 @@ impl<'a> KernelLaunch<'a> {
         for (i, (p, &want)) in self.info.iter().zip(expected).enumerate() {
             if p.size != want {
                 return Err(Error::Argument {
-                    kernel,
+                    kernel: kernel(),
                     argument: p.name.to_string(),
                     message: format!(
                         "PTX parameter {i} ({}) is {want} bytes in the kernel, but {} bytes were \
@@ -806,31 +806,12 @@ impl<'a> KernelLaunch<'a> {
                 .launched(kernel.name(), cuda_stream, &cfg);
             return Ok(());
         }
-        let mut args = cuda_stream.launch_builder(func);
-        for p in params.iter_mut() {
-            match p {
-                Param::Read(slice) => args.arg(*slice),
-                Param::Write(slice) => args.arg(&mut **slice),
-                Param::Word(w) => args.arg(&*w),
-                Param::Bytes(ParamBytes::Inline(a)) => args.arg(&*a),
-                Param::Bytes(ParamBytes::Medium(a)) => args.arg(&**a),
-                Param::Bytes(ParamBytes::Large(a)) => args.arg(&**a),
-                Param::Bytes(ParamBytes::Huge(a)) => args.arg(&**a),
-            };
-        }
-        let driver_cfg = cudarc::driver::LaunchConfig {
-            grid_dim: (cfg.grid.x, cfg.grid.y, cfg.grid.z),
-            block_dim: (cfg.block.x, cfg.block.y, cfg.block.z),
-            shared_mem_bytes: cfg.shared_mem_bytes,
-        };
         let what = || format!("launching kernel `{}` with {cfg}", kernel.name());
         kernel.check(what)?;
         // SAFETY: the caller guarantees the parameters match the kernel's signature (see above);
-        // the configuration was validated against the device's and kernel's limits; every
-        // pointer pushed into `args` points into `params` (owned here, alive until after the
-        // call) or into buffers borrowed for `'a`, and cudarc records the buffers' read/write
-        // events so their later uses and their frees wait for the kernel.
-        match unsafe { args.launch(driver_cfg) } {
+        // the configuration was validated against the device's and kernel's limits.
+        let launched = unsafe { launch_direct(func, cuda_stream, &cfg, &mut params) };
+        match launched {
             Ok(_) => {}
             Err(e) if e.0 == sys::CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES => {
                 let attrs = kernel.attributes();
@@ -857,6 +838,98 @@ impl<'a> KernelLaunch<'a> {
             .launched(kernel.name(), cuda_stream, &cfg);
         Ok(())
     }
+}
+
+/// Most parameters [`launch_direct`] passes from the stack; more go through cudarc's launch
+/// builder.
+const STACK_PARAMS: usize = 48;
+
+/// `cuLaunchKernel` with `params`, without cudarc's launch builder (whose argument vector is an
+/// allocation per launch). Buffers keep cudarc's multi-stream ordering: their pointers come from
+/// `device_ptr`/`device_ptr_mut`, which make the stream wait for the buffer's earlier uses on
+/// other streams, and the guards they return record this use once the kernel is queued.
+///
+/// # Safety
+/// As for [`KernelLaunch::launch`]: `params` match the kernel's signature; `cfg` was validated.
+unsafe fn launch_direct(
+    func: &cudarc::driver::CudaFunction,
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    cfg: &LaunchConfig,
+    params: &mut [Param<'_>],
+) -> std::result::Result<(), cudarc::driver::DriverError> {
+    use cudarc::driver::{DevicePtr, DevicePtrMut};
+    let driver_cfg = cudarc::driver::LaunchConfig {
+        grid_dim: (cfg.grid.x, cfg.grid.y, cfg.grid.z),
+        block_dim: (cfg.block.x, cfg.block.y, cfg.block.z),
+        shared_mem_bytes: cfg.shared_mem_bytes,
+    };
+    if params.len() > STACK_PARAMS {
+        let mut args = stream.launch_builder(func);
+        for p in params.iter_mut() {
+            match p {
+                Param::Read(slice) => args.arg(*slice),
+                Param::Write(slice) => args.arg(&mut **slice),
+                Param::Word(w) => args.arg(&*w),
+                Param::Bytes(ParamBytes::Inline(a)) => args.arg(&*a),
+                Param::Bytes(ParamBytes::Medium(a)) => args.arg(&**a),
+                Param::Bytes(ParamBytes::Large(a)) => args.arg(&**a),
+                Param::Bytes(ParamBytes::Huge(a)) => args.arg(&**a),
+            };
+        }
+        // SAFETY: forwarded; every pointer in `args` points into `params` or into buffers
+        // borrowed for the launch, and cudarc records the buffers' events.
+        return unsafe { args.launch(driver_cfg) }.map(drop);
+    }
+    let ctx = stream.context();
+    ctx.bind_to_thread()?;
+    let tracking = ctx.is_managing_stream_synchronization();
+    let n = params.len();
+    let mut words = [0u64; STACK_PARAMS];
+    let mut ptrs = [std::ptr::null_mut::<c_void>(); STACK_PARAMS];
+    let mut guards = Vec::new();
+    let word_at = words.as_mut_ptr();
+    for (i, p) in params.iter_mut().enumerate() {
+        ptrs[i] = match p {
+            Param::Read(slice) => {
+                let (ptr, guard) = slice.device_ptr(stream);
+                // SAFETY: `i < n <= STACK_PARAMS`.
+                unsafe { word_at.add(i).write(ptr) };
+                if tracking {
+                    guards.push(guard);
+                }
+                // SAFETY: as above; `words` outlives the call.
+                unsafe { word_at.add(i).cast() }
+            }
+            Param::Write(slice) => {
+                let (ptr, guard) = slice.device_ptr_mut(stream);
+                // SAFETY: `i < n <= STACK_PARAMS`.
+                unsafe { word_at.add(i).write(ptr) };
+                if tracking {
+                    guards.push(guard);
+                }
+                // SAFETY: as above.
+                unsafe { word_at.add(i).cast() }
+            }
+            Param::Word(w) => (w as *mut u64).cast(),
+            Param::Bytes(b) => b.as_mut_ptr(),
+        };
+    }
+    // SAFETY: the caller's contract; every pointer in `ptrs[..n]` points at a parameter value
+    // that lives until after the call (`words`, or `params` owned by the caller).
+    let result = unsafe {
+        cudarc::driver::result::launch_kernel(
+            func.cu_function(),
+            driver_cfg.grid_dim,
+            driver_cfg.block_dim,
+            driver_cfg.shared_mem_bytes,
+            stream.cu_stream(),
+            &mut ptrs[..n],
+        )
+    };
+    // With multi-stream tracking: record this launch's use of each buffer (after the launch,
+    // as cudarc's builder does).
+    drop(guards);
+    result
 }
 
 impl KernelLaunch<'_> {
