@@ -139,41 +139,48 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     let mut dq = gpu.alloc_zeroed::<bf16>(shape.q_len())?;
                     let mut dk = gpu.alloc_zeroed::<bf16>(shape.kv_len())?;
                     let mut dv = gpu.alloc_zeroed::<bf16>(shape.kv_len())?;
-                    let ours = time_us(stream, &mut |st| {
-                        dense.attention_backward(
-                            st,
-                            (&q, &k, &v),
-                            &o,
-                            &lse,
-                            &d_o,
-                            (&mut dq, &mut dk, &mut dv),
-                            shape,
-                            causal,
-                        )
-                    })?;
-                    // Five matrix products against the forward's two.
-                    let tflops = |us: f64| 2.5 * shape.flops(causal) / us * 1e-6;
-                    let peer = peers
-                        .get(&case)
-                        .and_then(|p| p.get("torch.sdpa.backward"))
-                        .and_then(|t| t.get(&s.to_string()))
-                        .copied();
-                    match peer {
-                        Some(p) => println!(
-                            "{case:<20}{:<7}{s:>6}{ours:>11.1}{:>11.1}{p:>11.1}{:>11.1}{:>7.2}x",
-                            "bwd",
-                            tflops(ours),
-                            tflops(p),
-                            p / ours
-                        ),
-                        None => println!(
-                            "{case:<20}{:<7}{s:>6}{ours:>11.1}{:>11.1}{:>11}{:>11}{:>8}",
-                            "bwd",
-                            tflops(ours),
-                            "-",
-                            "-",
-                            "-"
-                        ),
+                    // The atomic dQ (default) and the deterministic one.
+                    for (label, deterministic) in [("bwd", false), ("bwd-det", true)] {
+                        let backward = if deterministic {
+                            Dense::attention_backward_deterministic
+                        } else {
+                            Dense::attention_backward
+                        };
+                        let ours = time_us(stream, &mut |st| {
+                            backward(
+                                &dense,
+                                st,
+                                (&q, &k, &v),
+                                &o,
+                                &lse,
+                                &d_o,
+                                (&mut dq, &mut dk, &mut dv),
+                                shape,
+                                causal,
+                            )
+                        })?;
+                        // Five matrix products against the forward's two.
+                        let tflops = |us: f64| 2.5 * shape.flops(causal) / us * 1e-6;
+                        let peer = peers
+                            .get(&case)
+                            .and_then(|p| p.get("torch.sdpa.backward"))
+                            .and_then(|t| t.get(&s.to_string()))
+                            .copied();
+                        match peer {
+                            Some(p) => println!(
+                                "{case:<20}{label:<7}{s:>6}{ours:>11.1}{:>11.1}{p:>11.1}{:>11.1}{:>7.2}x",
+                                tflops(ours),
+                                tflops(p),
+                                p / ours
+                            ),
+                            None => println!(
+                                "{case:<20}{label:<7}{s:>6}{ours:>11.1}{:>11.1}{:>11}{:>11}{:>8}",
+                                tflops(ours),
+                                "-",
+                                "-",
+                                "-"
+                            ),
+                        }
                     }
                 }
             }
