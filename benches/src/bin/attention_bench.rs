@@ -139,10 +139,10 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     let mut dq = gpu.alloc_zeroed::<bf16>(shape.q_len())?;
                     let mut dk = gpu.alloc_zeroed::<bf16>(shape.kv_len())?;
                     let mut dv = gpu.alloc_zeroed::<bf16>(shape.kv_len())?;
-                    // The atomic dQ (default) and the deterministic one.
-                    for (label, deterministic) in [("bwd", false), ("bwd-det", true)] {
-                        let backward = if deterministic {
-                            Dense::attention_backward_deterministic
+                    // The default (deterministic dQ) and FlashAttention-2's atomic dQ.
+                    for (label, atomic) in [("bwd", false), ("bwd-at", true)] {
+                        let backward = if atomic {
+                            Dense::attention_backward_atomic_dq
                         } else {
                             Dense::attention_backward
                         };

@@ -424,9 +424,13 @@ impl Dense {
     /// Flash-attention backward (FlashAttention-2's algorithm): from the forward's inputs
     /// `q, k, v`, its output `o` and logsumexp `lse` ([`Dense::attention_with_lse`]) and the
     /// output gradient `d_o`, writes the gradients `dq`, `dk`, `dv` (bf16, the shapes of `q`,
-    /// `k`, `v`). Asynchronous on `stream`; allocates two f32 temporaries on it (the rows' Δ and
-    /// dQ's accumulator, which blocks of different keys add to atomically, so dQ's rounding can
-    /// differ between runs in the last bits).
+    /// `k`, `v`). Asynchronous on `stream`; allocates the rows' Δ (f32) on it.
+    ///
+    /// Deterministic: a block per 64 keys computes dK and dV, and a second kernel per 64 query
+    /// rows computes dQ, each element summed by one thread in a fixed order (it recomputes the
+    /// scores and dP for that). That was faster on an H100 than adding dQ from the key blocks
+    /// with atomics ([`Dense::attention_backward_atomic_dq`]), and repeated runs give the same
+    /// bits.
     ///
     /// `causal` and `shape` must be the forward's; grouped-query shapes sum each K/V head's
     /// gradients over its query heads. Errors (nothing launched): `head_dim` other than 64 or
@@ -452,15 +456,15 @@ impl Dense {
         shape: AttentionShape,
         causal: bool,
     ) -> Result<()> {
-        self.backward(stream, qkv, o, lse, d_o, grads, shape, causal, false)
+        self.backward(stream, qkv, o, lse, d_o, grads, shape, causal, true)
     }
 
-    /// [`Dense::attention_backward`] with a deterministic dQ: instead of blocks of different
-    /// keys adding to dQ with atomics, a second kernel gives each query row's dQ to one thread,
-    /// summed in a fixed order (it recomputes the scores and dP for that), so repeated runs give
-    /// the same bits. dK and dV are deterministic in both.
+    /// [`Dense::attention_backward`] with FlashAttention-2's dQ: the key blocks add their
+    /// contributions to an f32 accumulator with atomics (no recomputation, but atomics; the
+    /// rounding of dQ can differ between runs in the last bits). Kept for comparison (the
+    /// benchmark's `bwd-atomic` rows).
     #[allow(clippy::too_many_arguments)]
-    pub fn attention_backward_deterministic(
+    pub fn attention_backward_atomic_dq(
         &self,
         stream: &Stream,
         qkv: (
@@ -479,7 +483,7 @@ impl Dense {
         shape: AttentionShape,
         causal: bool,
     ) -> Result<()> {
-        self.backward(stream, qkv, o, lse, d_o, grads, shape, causal, true)
+        self.backward(stream, qkv, o, lse, d_o, grads, shape, causal, false)
     }
 
     #[allow(clippy::too_many_arguments)]
