@@ -27,7 +27,8 @@ use crate::array::Place;
 use crate::runtime::{device, py_err};
 
 /// `synchronize(device=None)`: waits for all work on a CUDA device (`device` an index, default
-/// 0) and raises the error of work that failed, e.g. `KernelPanic` for a kernel that panicked.
+/// 0) and raises the error of work that failed: `KernelFault` for a kernel that trapped (a panic
+/// in a crate built with `checks = "trap"`), `KernelPanic` with `checks = "report"`.
 /// A no-op for the CPU simulator (`device="cpu"`), whose work is done when the call returns.
 #[pyfunction]
 #[pyo3(signature = (device=None))]
@@ -73,6 +74,7 @@ fn gpu_kernels(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<kernels::Kernels>()?;
     m.add_class::<kernels::Kernel>()?;
     m.add("KernelPanic", py.get_type::<runtime::KernelPanic>())?;
+    m.add("KernelFault", py.get_type::<runtime::KernelFault>())?;
     m.add("GpuError", py.get_type::<runtime::GpuError>())?;
     Ok(())
 }

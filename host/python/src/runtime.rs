@@ -20,6 +20,14 @@ pyo3::create_exception!(
 );
 pyo3::create_exception!(
     gpu_kernels,
+    KernelFault,
+    PyRuntimeError,
+    "A kernel trapped or faulted on the GPU (a panic in a crate built with the default \
+     `checks = \"trap\"`, an illegal address): the message names the kernels in flight. The \
+     CUDA context is unusable for the rest of the process (torch's too)."
+);
+pyo3::create_exception!(
+    gpu_kernels,
     GpuError,
     PyRuntimeError,
     "A device or driver error from the Rust runtime (no GPU, a fault, a poisoned context)."
@@ -36,6 +44,7 @@ pub fn py_err(e: Error) -> PyErr {
         | Error::SizeMismatch { .. }
         | Error::LaunchConfig { .. }
         | Error::DeviceMismatch { .. } => PyValueError::new_err(msg),
+        Error::KernelFault { .. } => KernelFault::new_err(msg),
         Error::SizeOverflow { .. } => PyValueError::new_err(msg),
         Error::OutOfMemory { .. } => PyMemoryError::new_err(msg),
         Error::KernelNotFound { .. } | Error::NoSimulatorEntry { .. } => PyTypeError::new_err(msg),
