@@ -19,6 +19,7 @@ mod array;
 mod builtins;
 mod dtype;
 mod kernels;
+mod protocols;
 mod runtime;
 
 use pyo3::prelude::*;

@@ -201,3 +201,31 @@ def test_load_kernels_from_a_path(tmp_path):
     out = np.zeros(100, np.float32)
     k.saxpy(1, 128, 3.0, np.ones(100, np.float32), np.ones(100, np.float32), out)
     assert (out == 4.0).all()
+
+
+def test_other_producers():
+    """Arrays of libraries the bindings do not know, through the protocols alone."""
+
+    class OldDlpack:  # a producer from before DLPack 1.0: no max_version, legacy capsules
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, stream=None):
+            return self.a.__dlpack__()
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+    class InterfaceOnly:  # only NumPy's array interface
+        def __init__(self, a):
+            self.__array_interface__ = a.__array_interface__
+
+    x = np.arange(10, dtype=np.float32)
+    assert gk.reduce(OldDlpack(x)) == 45  # its output is a NumPy array (host memory)
+    assert gk.reduce(InterfaceOnly(x)) == 45
+    with pytest.raises(TypeError, match=">f4"):
+        gk.reduce(InterfaceOnly(x.astype(">f4")))
+    # A read-only NumPy array (which DLPack before 1.0 cannot export) is still an input.
+    ro = x.copy()
+    ro.flags.writeable = False
+    assert gk.reduce(ro) == 45
