@@ -12,8 +12,8 @@
 //!
 //! Where work runs follows the arrays: CUDA arrays on their GPU, on the producer's current
 //! stream (so it orders with torch's own work without a sync); host arrays (NumPy) on the CPU
-//! simulator. Layers: [`array`] reads arrays and picks the stream, [`runtime`] holds the
-//! devices and maps errors, [`builtins`] and [`kernels`] are the Python API.
+//! simulator. Layers: `array` and `protocols` read arrays and pick the stream, `runtime` holds
+//! the devices and maps errors, `builtins` and `kernels` are the Python API.
 
 mod array;
 mod builtins;
