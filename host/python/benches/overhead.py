@@ -53,18 +53,23 @@ def main():
     def row(name, ours, peer_name, peer):
         t_ours = per_call_us(ours, args.calls)
         t_peer = per_call_us(peer, args.calls)
-        rows.append({"case": name, "ours_us": round(t_ours, 2), "peer": peer_name,
-                     "peer_us": round(t_peer, 2), "ratio": round(t_ours / t_peer, 2)})
+        r = {"case": name, "ours_us": round(t_ours, 2), "peer": peer_name,
+             "peer_us": round(t_peer, 2), "ratio": round(t_ours / t_peer, 2)}
+        rows.append(r)
+        print(f"| {r['case']} | {r['ours_us']} | {r['peer']} | {r['peer_us']} | {r['ratio']}x |",
+              flush=True)
+
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, "
+          f"{args.calls} calls per batch, best of 7 batches, microseconds per call")
+    print("| case | ours | peer | peer time | ratio |")
+    print("| --- | --- | --- | --- | --- |", flush=True)
 
     row("gk.reduce(x) sum, 1024 f32, torch", lambda: gk.reduce(x), "torch.sum(x)",
         lambda: torch.sum(x))
     row("gk.reduce(x, out=o), torch", lambda: gk.reduce(x, out=s_out), "torch.sum(x)",
         lambda: torch.sum(x))
-    gk._set_fast_torch(False)
-    row("gk.reduce(x), torch via DLPack", lambda: gk.reduce(x), "torch.sum(x)",
-        lambda: torch.sum(x))
-    gk._set_fast_torch(True)
-    row("k.saxpy(grid, block, 2.0, x, y, out), 1024 f32", lambda: k.saxpy(grid, block, 2.0, x, y, out),
+    row("k.saxpy(grid, block, 2.0, x, y, out), 1024 f32",
+        lambda: k.saxpy(grid, block, 2.0, x, y, out),
         "torch.add(y, x, alpha=2.0, out=out)", lambda: torch.add(y, x, alpha=2.0, out=out))
     try:
         import cupy
@@ -73,13 +78,11 @@ def main():
         row("gk.reduce(x), CuPy", lambda: gk.reduce(xc), "cupy.sum(x)", lambda: cupy.sum(xc))
     except ImportError:
         pass
+    gk._set_fast_torch(False)  # last: the DLPack route for torch tensors
+    assert abs(float(gk.reduce(x)) - float(torch.sum(x))) < 1e-5 * n
+    row("gk.reduce(x), torch via DLPack", lambda: gk.reduce(x), "torch.sum(x)",
+        lambda: torch.sum(x))
 
-    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, "
-          f"{args.calls} calls per batch, best of 7 batches, microseconds per call")
-    print("| case | ours | peer | peer time | ratio |")
-    print("| --- | --- | --- | --- | --- |")
-    for r in rows:
-        print(f"| {r['case']} | {r['ours_us']} | {r['peer']} | {r['peer_us']} | {r['ratio']}x |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__,

@@ -4,9 +4,9 @@
 
 use std::ffi::c_void;
 
-use dlpark::ffi::{DLDevice, DLDeviceType, DLTensor};
+use dlpark::ffi::{DLDevice, DLDeviceType};
 use dlpark::python::consumer::exchange::ExchangeApi;
-use dlpark::python::consumer::{DlpackStream, StreamArg, from_dlpack};
+use dlpark::python::consumer::{DlpackStream, ImportedDlpack, StreamArg, from_dlpack};
 use dlpark::tensor::TensorRef;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
@@ -186,13 +186,16 @@ impl<'py> Call<'py> {
         obj: &Bound<'py, PyAny>,
         name: &str,
     ) -> PyResult<ArrayArg<'py>> {
-        let producer = producer_of(obj);
-        let (desc, stream) = api.with_tensor_view_no_sync(obj.as_borrowed(), |t, stream| {
-            (describe_dltensor(t, name), stream as usize)
-        })?;
-        let (ptr, dtype, shape, contiguous, place) = desc?;
+        // The owning export (rather than the borrowed view some producers offer) carries the
+        // read-only flag, which JAX's immutable arrays set.
+        let (tensor, stream) = api.import_managed_no_sync(obj.as_borrowed())?.into_parts();
+        let readonly = tensor.flags().contains(dlpark::DlpackFlags::READ_ONLY);
+        let view = tensor
+            .validate()
+            .map_err(|e| PyValueError::new_err(format!("argument `{name}`: {e}")))?;
+        let (ptr, dtype, shape, contiguous, place) = describe_ref(&view, name)?;
         if let Place::Cuda(_) = place {
-            self.producer_stream(stream);
+            self.producer_stream(stream as usize);
         }
         Ok(ArrayArg {
             name: name.to_string(),
@@ -200,11 +203,11 @@ impl<'py> Call<'py> {
             dtype,
             shape,
             contiguous,
-            readonly: false,
+            readonly,
             place,
-            producer,
+            producer: producer_of(obj),
             obj: obj.clone(),
-            _export: None,
+            _export: Some(ImportedDlpack::Versioned(tensor)),
         })
     }
 
@@ -410,12 +413,4 @@ fn describe_ref(t: &TensorRef<'_>, name: &str) -> PyResult<Desc> {
         contiguous,
         place_of(t.device(), name)?,
     ))
-}
-
-fn describe_dltensor(t: &DLTensor, name: &str) -> PyResult<Desc> {
-    // SAFETY: the producer's exchange API filled `t` for the duration of the callback this
-    // runs in; `from_raw` validates the descriptor before anything is read through it.
-    let r = unsafe { TensorRef::from_raw(t) }
-        .map_err(|e| PyValueError::new_err(format!("argument `{name}`: {e}")))?;
-    describe_ref(&r, name)
 }
