@@ -295,9 +295,27 @@ impl<'py> Call<'py> {
                     PyTypeError::new_err(format!("this torch has no dtype {np_name}"))
                 })?;
                 let kwargs = PyDict::new(py);
-                kwargs.set_item("dtype", td)?;
-                like.obj
-                    .call_method(intern!(py, "new_empty"), (shape_tuple,), Some(&kwargs))?
+                kwargs.set_item(intern!(py, "dtype"), td)?;
+                let made = like.obj.call_method(
+                    intern!(py, "new_empty"),
+                    (shape_tuple,),
+                    Some(&kwargs),
+                )?;
+                // A new tensor of known dtype, shape and device, contiguous: only its address
+                // is asked (this is on every call's path).
+                let ptr: u64 = made.call_method0(intern!(py, "data_ptr"))?.extract()?;
+                return Ok(ArrayArg {
+                    name: name.to_string(),
+                    ptr,
+                    dtype,
+                    shape: shape.to_vec(),
+                    contiguous: true,
+                    readonly: false,
+                    place: like.place,
+                    producer: Producer::Torch,
+                    obj: made,
+                    _export: None,
+                });
             }
             (Producer::CuPy, Place::Cuda(i)) => {
                 let cupy = py.import("cupy")?;
