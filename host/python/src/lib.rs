@@ -15,6 +15,7 @@
 //! simulator. Layers: `array` and `protocols` read arrays and pick the stream, `runtime` holds
 //! the devices and maps errors, `builtins` and `kernels` are the Python API.
 
+mod args;
 mod array;
 mod builtins;
 mod dtype;
