@@ -291,9 +291,13 @@ impl<'py> Call<'py> {
         let made = match (like.producer, like.place) {
             (Producer::Torch, _) => {
                 let t = torch(py).ok_or_else(|| PyTypeError::new_err("torch is not loaded"))?;
-                let td = t.torch_dtype(py, dtype).ok_or_else(|| {
-                    PyTypeError::new_err(format!("this torch has no dtype {np_name}"))
-                })?;
+                // Torch before 2.3 has no uint32: counts then come as int32 (same bits).
+                let td = t
+                    .torch_dtype(py, dtype)
+                    .or_else(|| (dtype == DType::U32).then(|| t.torch_dtype(py, DType::I32))?)
+                    .ok_or_else(|| {
+                        PyTypeError::new_err(format!("this torch has no dtype {np_name}"))
+                    })?;
                 let kwargs = PyDict::new(py);
                 kwargs.set_item(intern!(py, "dtype"), td)?;
                 let made = like.obj.call_method(

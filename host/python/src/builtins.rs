@@ -380,7 +380,8 @@ pub fn sort_pairs<'py>(
 
 /// `histogram_even(x, bins, lower, upper, *, out=None, stream=None)`: counts of `x`'s elements in
 /// `bins` equal-width bins over `[lower, upper)` (elements outside, and NaN, are not counted),
-/// as a uint32 array of length `bins`. Samples float32/64, int32, uint32, uint8, uint16.
+/// as a uint32 array of length `bins` (int32 from torch before 2.3, which has no uint32).
+/// Samples float32/64, int32, uint32, uint8, uint16.
 #[pyfunction]
 #[pyo3(signature = (x, bins, lower, upper, *, out=None, stream=None))]
 pub fn histogram_even<'py>(
