@@ -194,9 +194,10 @@ def test_load_kernels_from_a_path(tmp_path):
     with pytest.raises(ValueError, match="cannot run on the CPU simulator"):
         k.fill(1, 32, np.zeros(32, np.float32))
     # The real build output, when `cargo xtask build-kernels` has run (CI runs it first).
-    root = os.path.join(os.path.dirname(__file__), "..", "..", "..", "target", "ptx", "sm_80")
+    root = os.environ.get("GK_PTX_DIR") or os.path.join(
+        os.path.dirname(__file__), "..", "..", "..", "target", "ptx", "sm_80")
     if not os.path.exists(os.path.join(root, "seed_kernels.manifest.json")):
-        pytest.skip("target/ptx/sm_80/seed_kernels.* not built (cargo xtask build-kernels seed)")
+        pytest.skip(f"SKIPPED: no seed_kernels manifest in {root} (cargo xtask build-kernels seed)")
     k = gk.load_kernels(root, kernel_crate="seed_kernels")
     out = np.zeros(100, np.float32)
     k.saxpy(1, 128, 3.0, np.ones(100, np.float32), np.ones(100, np.float32), out)
