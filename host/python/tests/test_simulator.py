@@ -230,3 +230,13 @@ def test_other_producers():
     ro = x.copy()
     ro.flags.writeable = False
     assert gk.reduce(ro) == 45
+
+
+def test_jax_arrays():
+    jnp = pytest.importorskip("jax.numpy", reason="SKIPPED: JAX is not installed")
+    x = jnp.arange(100, dtype=jnp.float32)  # host memory: the simulator
+    assert gk.reduce(x) == 4950  # JAX arrays are immutable: outputs come as NumPy arrays
+    np.testing.assert_array_equal(gk.inclusive_scan(x), np.cumsum(np.arange(100), dtype=np.float32))
+    out = np.zeros(100, np.float32)
+    gk.load_kernels("seed_kernels").saxpy(1, 128, 2.0, x, x, out)
+    np.testing.assert_array_equal(out, 3 * np.asarray(x))
