@@ -1,5 +1,5 @@
 //! The library's algorithms from Python: `reduce`, `inclusive_scan`, `exclusive_scan`, `sort`,
-//! `sort_pairs`, `histogram_even` over `gpu-algorithms`, on any array the protocols in
+//! `sort_pairs`, `histogram_even`, `select_if` over `gpu-algorithms`, on any array the protocols in
 //! [`crate::array`] describe. Every check happens before anything is launched.
 
 use gpu_host::gpu::ops::{Max, Min, Sum};
@@ -421,4 +421,66 @@ pub fn histogram_even<'py>(
         dev.algos.histogram_even(&s, &samples, lo, hi, &mut counts).map_err(py_err)?;
     }, [F32: f32, F64: f64, I32: i32, U32: u32, U8: u8, U16: u16]);
     Ok(out.obj)
+}
+
+const SELECT_TYPES: &[DType] = REDUCE_TYPES;
+
+/// `select_if(x, op, threshold, *, out=None, count=None, stream=None)`: the elements `v` of the
+/// 1-D `x` with `v <op> threshold` (`op` one of `<`, `<=`, `>`, `>=`, `==`, `!=`), in order, at
+/// the front of `out` (as long as `x`; what follows the selected ones is unspecified), and their
+/// number in the 1-element uint32 array `count` (int32 from torch before 2.3). Asynchronous:
+/// `out[:int(count[0])]` reads the count. Types as `reduce`.
+#[pyfunction]
+#[pyo3(signature = (x, op, threshold, *, out=None, count=None, stream=None))]
+pub fn select_if<'py>(
+    x: &Bound<'py, PyAny>,
+    op: &str,
+    threshold: &Bound<'py, PyAny>,
+    out: Option<&Bound<'py, PyAny>>,
+    count: Option<&Bound<'py, PyAny>>,
+    stream: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    use gpu_host::gpu::ops::CompareOp;
+    const WHAT: &str = "select_if";
+    let cmp = match op {
+        "<" | "lt" => CompareOp::Less,
+        "<=" | "le" => CompareOp::LessEqual,
+        ">" | "gt" => CompareOp::Greater,
+        ">=" | "ge" => CompareOp::GreaterEqual,
+        "==" | "eq" => CompareOp::Equal,
+        "!=" | "ne" => CompareOp::NotEqual,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "{WHAT}: op={other:?}; expected one of \"<\", \"<=\", \">\", \">=\", \"==\", \"!=\""
+            )));
+        }
+    };
+    let py = x.py();
+    let mut call = Call::new(py, stream)?;
+    let x = call.array(x, "x")?;
+    x.expect_dtype(WHAT, SELECT_TYPES)?;
+    x.expect_1d(WHAT)?;
+    x.expect_contiguous(WHAT)?;
+    let shape = x.shape.clone();
+    let out = output(&mut call, out, "out", WHAT, &x, x.dtype, &shape, &[&x])?;
+    let count = output(
+        &mut call,
+        count,
+        "count",
+        WHAT,
+        &x,
+        DType::U32,
+        &[1],
+        &[&x, &out],
+    )?;
+    let dev = device(x.place)?;
+    let s = dev.stream(&call)?;
+    with_type!(x.dtype, T => {
+        let t = T::from_py(threshold)?;
+        let input = borrow::<T>(&s, &x)?;
+        let mut selected = borrow::<T>(&s, &out)?;
+        let mut n = borrow::<u32>(&s, &count)?;
+        dev.algos.select_if(&s, &input, cmp, t, &mut selected, &mut n).map_err(py_err)?;
+    }, [F32: f32, F64: f64, I32: i32, U32: u32, I64: i64, U64: u64, F16: f16, BF16: bf16]);
+    PyTuple::new(py, [out.obj, count.obj])
 }

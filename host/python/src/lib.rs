@@ -66,6 +66,7 @@ fn gpu_kernels(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtins::sort, m)?)?;
     m.add_function(wrap_pyfunction!(builtins::sort_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(builtins::histogram_even, m)?)?;
+    m.add_function(wrap_pyfunction!(builtins::select_if, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::load_kernels, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::launch_1d, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::launch_2d, m)?)?;

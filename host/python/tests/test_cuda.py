@@ -71,6 +71,13 @@ def test_scans_sort_histogram_match_torch():
     assert torch.equal(counts.to(torch.int64), torch.bincount((h // 10).long(), minlength=100))
 
 
+def test_select_if_matches_torch():
+    x = rand(1 << 20, torch.float32, -1, 1)
+    sel, count = gk.select_if(x, ">", 0.25)
+    assert isinstance(sel, torch.Tensor) and sel.device == x.device
+    assert torch.equal(sel[: int(count[0])], x[x > 0.25])
+
+
 def test_work_orders_with_torch_on_its_current_stream():
     """torch ops and ours in one chain on a side stream, with no synchronization in between:
     each step must see the previous one's result."""

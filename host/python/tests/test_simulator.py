@@ -85,6 +85,19 @@ def test_histogram_matches_numpy():
     np.testing.assert_array_equal(gk.histogram_even(f, 2, 0.0, 1.0), [1, 2])
 
 
+def test_select_if_matches_numpy():
+    x = RNG.integers(-100, 100, 7000).astype(np.int64)
+    for op, keep in [(">", x > 5), ("<=", x <= -3), ("==", x == 0), ("!=", x != 0)]:
+        sel, count = gk.select_if(x, op, {">": 5, "<=": -3}.get(op, 0))
+        assert sel.shape == x.shape and count.shape == (1,) and count.dtype == np.uint32
+        np.testing.assert_array_equal(sel[: int(count[0])], x[keep])
+    f = RNG.random(3000).astype(np.float32)
+    sel, count = gk.select_if(f, ">=", 0.5)
+    np.testing.assert_array_equal(sel[: int(count[0])], f[f >= 0.5])
+    with pytest.raises(ValueError, match="op="):
+        gk.select_if(x, "~", 0)
+
+
 def test_wrong_arguments_raise_before_launching():
     x = np.arange(100, dtype=np.float32)
     with pytest.raises(TypeError, match="dtype int8"):
