@@ -57,6 +57,10 @@ fn _set_fast_torch(on: bool) {
     array::set_fast_torch(on);
 }
 
+/// Rust GPU kernels on torch, CuPy, JAX and NumPy arrays, zero-copy: the built-in algorithms
+/// (`reduce`, `inclusive_scan`, `exclusive_scan`, `sort`, `sort_pairs`, `histogram_even`,
+/// `select_if`) and your own kernel crates (`load_kernels`). CUDA arrays run on their GPU, on
+/// their library's current stream; host arrays on the CPU simulator.
 #[pymodule]
 fn gpu_kernels(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
