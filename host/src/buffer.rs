@@ -45,6 +45,8 @@ pub struct DeviceBuffer<T: DeviceCopy> {
     bytes: ManuallyDrop<Option<Bytes>>,
     len: usize,
     stream: Stream,
+    /// Memory lent by its owner ([`Stream::borrow_external`]): never freed here.
+    borrowed: bool,
     _marker: PhantomData<T>,
 }
 
@@ -66,7 +68,8 @@ impl Bytes {
     }
 }
 
-/// Zeroed host memory of `len > 0` bytes aligned to [`SIM_ALIGN`], owned.
+/// Zeroed host memory of `len > 0` bytes aligned to [`SIM_ALIGN`], owned; or, in a borrowed
+/// buffer ([`Stream::borrow_external`]), someone else's memory, which is never dropped.
 pub(crate) struct HostBytes {
     ptr: NonNull<u8>,
     len: usize,
@@ -141,6 +144,21 @@ impl<T: DeviceCopy> std::fmt::Debug for DeviceBuffer<T> {
 
 impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
+        if self.borrowed {
+            // The owner frees the memory: give the handle back without freeing it.
+            // SAFETY: taken once, here; `bytes` is not used afterwards.
+            match unsafe { ManuallyDrop::take(&mut self.bytes) } {
+                // `leak` releases cudarc's per-buffer events (after the buffer's stream waits
+                // for them) and returns the address instead of freeing it.
+                Some(Bytes::Cuda(slice)) if !self.stream.epoch().is_stale() => {
+                    slice.leak();
+                }
+                Some(Bytes::Cuda(slice)) => std::mem::forget(slice),
+                Some(Bytes::Host(host)) => std::mem::forget(host),
+                None => {}
+            }
+            return;
+        }
         if !self.stream.epoch().is_stale() {
             // SAFETY: dropped once, here; `bytes` is not used afterwards.
             unsafe { ManuallyDrop::drop(&mut self.bytes) };
@@ -301,6 +319,7 @@ impl Stream {
             bytes: ManuallyDrop::new(bytes),
             len,
             stream: self.clone(),
+            borrowed: false,
             _marker: PhantomData,
         })
     }
@@ -337,6 +356,73 @@ impl Stream {
             bytes: ManuallyDrop::new(bytes),
             len: data.len(),
             stream: self.clone(),
+            borrowed: false,
+            _marker: PhantomData,
+        })
+    }
+
+    /// `len` values of `T` at `ptr` in memory that something else allocated and owns (a torch
+    /// tensor, a CuPy array; on the simulator a NumPy array's host memory), as a buffer of this
+    /// stream's device: no copy, and dropping the buffer frees nothing. Its copies and its
+    /// uses by launches are ordered on this stream like an owned buffer's.
+    ///
+    /// This is how foreign arrays reach kernels zero-copy (the Python bindings pass torch's
+    /// current stream as `self`, so the work orders with torch's own). Errors (nothing
+    /// borrowed): a stale or poisoned stream, a null `ptr` with `len > 0`, a `ptr` not aligned
+    /// for `T`, or a byte size that overflows.
+    ///
+    /// # Safety
+    /// - `ptr` is the address of `len` initialized values of `T` in memory this stream's device
+    ///   accesses: device memory of its context (e.g. the primary context torch also uses) on a
+    ///   GPU, host memory on the simulator.
+    /// - The memory stays allocated and is not reused until the buffer is dropped *and* the
+    ///   work queued through it has finished. Owners that free in order on this stream (torch's
+    ///   caching allocator for its current stream) satisfy the second part.
+    /// - While work queued through the buffer runs, no one else writes the memory, and no other
+    ///   buffer over overlapping memory is written by the same work.
+    pub unsafe fn borrow_external<T: DeviceCopy>(
+        &self,
+        ptr: u64,
+        len: usize,
+    ) -> Result<DeviceBuffer<T>> {
+        let n = byte_len::<T>(len, "borrow_external")?;
+        let what = || {
+            format!(
+                "borrowing {n} bytes at {ptr:#x} ({len} x {})",
+                std::any::type_name::<T>()
+            )
+        };
+        self.check(what)?;
+        if n > 0 && (ptr == 0 || !ptr.is_multiple_of(align_of::<T>() as u64)) {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "{}: the address must be non-null and aligned to {} bytes",
+                    what(),
+                    align_of::<T>()
+                ),
+            });
+        }
+        if ptr.checked_add(n as u64).is_none() {
+            return Err(Error::SizeOverflow { context: what() });
+        }
+        let bytes = match self.cuda_stream() {
+            _ if n == 0 => None,
+            // SAFETY: the caller guarantees `n` bytes at `ptr` in this stream's context that
+            // outlive the slice; the slice is never freed (`leak` in `Drop`).
+            Some(stream) => Some(Bytes::Cuda(unsafe {
+                stream.upgrade_device_ptr::<u8>(ptr, n)
+            })),
+            None => Some(Bytes::Host(HostBytes {
+                // `ptr` is non-null (checked above).
+                ptr: NonNull::new(ptr as *mut u8).expect("checked non-null"),
+                len: n,
+            })),
+        };
+        Ok(DeviceBuffer {
+            bytes: ManuallyDrop::new(bytes),
+            len,
+            stream: self.clone(),
+            borrowed: true,
             _marker: PhantomData,
         })
     }
@@ -580,6 +666,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
             bytes: ManuallyDrop::new(memory),
             len: bytes / unit,
             stream: self.stream.clone(),
+            borrowed: self.borrowed,
             _marker: PhantomData,
         })
     }
@@ -694,11 +781,63 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         self.stream.epoch().is_stale()
     }
 
+    /// Whether the memory is lent by its owner ([`Stream::borrow_external`]) rather than owned.
+    pub fn is_borrowed(&self) -> bool {
+        self.borrowed
+    }
+
     pub(crate) fn bytes(&self) -> Option<&Bytes> {
         self.bytes.as_ref()
     }
 
     pub(crate) fn bytes_mut(&mut self) -> Option<&mut Bytes> {
         self.bytes.as_mut()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Gpu;
+
+    #[test]
+    fn borrowed_memory_is_read_and_written_in_place_and_never_freed() {
+        let gpu = Gpu::simulator().unwrap();
+        let s = gpu.default_stream();
+        let mut host = vec![1.0f32, 2.0, 3.0, 4.0];
+        let ptr = host.as_mut_ptr() as u64;
+        // SAFETY: `host` holds 4 f32s, outlives the buffer and is not touched meanwhile.
+        let mut b = unsafe { s.borrow_external::<f32>(ptr, 4) }.unwrap();
+        assert!(b.is_borrowed());
+        assert_eq!(b.to_vec().unwrap(), [1.0, 2.0, 3.0, 4.0]);
+        b.copy_from_host(&[5.0, 6.0, 7.0, 8.0]).unwrap();
+        let words = b.cast::<u32>().unwrap();
+        assert!(words.is_borrowed());
+        drop(words);
+        // The memory is still the Vec's, now holding what was written through the buffer.
+        assert_eq!(host, [5.0, 6.0, 7.0, 8.0]);
+    }
+
+    #[test]
+    fn borrowing_refuses_null_and_misaligned_addresses() {
+        let gpu = Gpu::simulator().unwrap();
+        let s = gpu.default_stream();
+        let host = [0u64; 2];
+        let ptr = host.as_ptr() as u64;
+        // SAFETY: refused before anything is read (the address is misaligned).
+        let err = unsafe { s.borrow_external::<u64>(ptr + 4, 1) }.unwrap_err();
+        assert!(err.to_string().contains("aligned to 8"), "{err}");
+        // SAFETY: refused (null with a non-zero length).
+        assert!(unsafe { s.borrow_external::<u64>(0, 1) }.is_err());
+        // SAFETY: an empty borrow reads nothing.
+        let empty = unsafe { s.borrow_external::<u64>(0, 0) }.unwrap();
+        assert!(empty.is_empty());
+    }
+
+    #[test]
+    fn the_simulator_has_no_streams_to_borrow() {
+        let gpu = Gpu::simulator().unwrap();
+        // SAFETY: refused on the simulator before the handle is used.
+        let err = unsafe { gpu.borrow_stream(0) }.unwrap_err();
+        assert!(err.to_string().contains("no CUDA streams"), "{err}");
     }
 }

@@ -567,6 +567,40 @@ impl Gpu {
         Ok(Stream::from_cuda(s, self.epoch.clone()))
     }
 
+    /// A stream that another library created on this device (torch's current stream,
+    /// `torch.cuda.current_stream().cuda_stream`; a CuPy stream's `ptr`), by its raw
+    /// `CUstream` handle, so that work submitted here is ordered with that library's work on
+    /// it without synchronizing the device. Dropping it (and its clones) never destroys the
+    /// stream. Handle 0 is the legacy default stream, 2 the per-thread default stream.
+    ///
+    /// Buffers allocated on it are freed in order on it, and the algorithms' cached
+    /// temporary storage for it keeps a handle to it for as long as their cache lives.
+    ///
+    /// Errors: [`Error::Unsupported`] on the simulator (it has no CUDA streams: use its
+    /// default stream), a stale or poisoned device.
+    ///
+    /// # Safety
+    /// `handle` is 0, 2, or a live stream of this device's primary context (the context the
+    /// CUDA runtime, and so torch and CuPy, use), and it stays alive as long as the returned
+    /// stream, its clones, and anything queued or allocated on them.
+    pub unsafe fn borrow_stream(&self, handle: usize) -> Result<Stream> {
+        let what = || format!("borrowing stream {handle:#x} of device {}", self.ordinal());
+        self.check(what)?;
+        match &self.backend {
+            Backend::Cuda(ctx) => {
+                // SAFETY: forwarded from the caller; the wrapper does not own the stream.
+                let s = unsafe { ctx.wrap_borrowed_stream(handle as sys::CUstream) };
+                Ok(Stream::from_cuda(s, self.epoch.clone()))
+            }
+            Backend::Sim { .. } => Err(Error::Unsupported {
+                what: format!(
+                    "{} (the CPU simulator has no CUDA streams; use its default stream)",
+                    what()
+                ),
+            }),
+        }
+    }
+
     /// Blocks until all work on every stream of this device's context has finished, and reports
     /// errors from earlier asynchronous work (e.g. a kernel that faulted).
     pub fn synchronize(&self) -> Result<()> {

@@ -136,10 +136,10 @@ impl Algorithms {
         init: T,
         out: &mut DeviceBuffer<T>,
     ) -> Result<()> {
-        let limit = self.reduce_blocks_limit()?;
         self.temps.with(
             stream,
-            || ReduceTemp::<T>::new(stream, limit),
+            // The limit (an occupancy query) only sizes new storage: not asked on every call.
+            || ReduceTemp::<T>::new(stream, self.reduce_blocks_limit()?),
             |temp| self.reduce_with_temp(stream, input, op, init, out, temp),
         )
     }
