@@ -1,4 +1,4 @@
-"""Numba CUDA twin of kernels/twins' grid-stride block sum, timed like twins-bench.
+"""Numba CUDA twin of kernels/twin-kernels' grid-stride block sum, timed like twins-bench.
 
 Written the way Numba's documentation writes such kernels, with the twin suite's algorithm and
 launch shape (BLOCK = 256 threads, 8 blocks per SM, n = 2^26 f32). Prints one line with the

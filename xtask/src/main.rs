@@ -39,7 +39,7 @@ commands:
         target/ptx-annotated/<arch>/ (the normal build is untouched). --raw: the normal build's
         PTX without annotations; --no-std: hide core/stdarch lines; the ptxas figures of the
         kernel head the output when ptxas is found (--resources makes ptxas required).
-        CRATE is the kernel package, e.g. seed-kernels::saxpy.
+        CRATE is the kernel package, e.g. example-kernels::saxpy.
   sass CRATE[::KERNEL] [--arch sm_XX] [--raw] [--no-std]
         SASS (machine code) of the kernel: ptxas -lineinfo then `nvdisasm -g`, annotated with
         Rust source lines. nvdisasm comes from $NVDISASM, ./.venv (pip install
@@ -53,7 +53,7 @@ commands:
         Run PROGRAM under Nsight Compute (ncu: $NCU, PATH or /usr/local/cuda/bin) and print per
         kernel: duration, DRAM throughput and SM throughput (% of peak), achieved occupancy.
         PROGRAM is a path, a binary next to this xtask (the .gpu/bin bundle), or a workspace
-        binary (demo, vector_add, matmul, ..., seed-profile) built with --release.
+        binary (demo, vector_add, matmul, ..., examples-profile) built with --release.
   gpu-bundle
         Build the examples, xtask, the benchmark binaries and the release test binaries, and copy
         them into .gpu/ (git-ignored) with a run list, for running on a GPU machine that has no
@@ -272,7 +272,7 @@ fn gpu_bundle() -> Result<()> {
                 "build",
                 "--release",
                 "-p",
-                "seed-examples",
+                "gpu-examples",
                 "--bins",
                 "--message-format=json-render-diagnostics",
             ][..],
@@ -280,7 +280,7 @@ fn gpu_bundle() -> Result<()> {
         ),
         (
             // xtask itself, so `.gpu/bin/xtask profile demo` runs on the GPU machine, and the
-            // benches crate's programs (seed-profile).
+            // benches crate's programs (examples-profile).
             &[
                 "build",
                 "--release",

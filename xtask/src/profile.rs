@@ -275,7 +275,7 @@ pub(crate) fn find_program(name: &str) -> Result<PathBuf> {
         .map_err(|e| Error::msg(format!("running cargo: {e}")))?;
     if !status.success() {
         return Err(Error::msg(format!(
-            "could not build `{name}` (cargo build --release --bin {name}); examples: demo, vector_add, matmul, rgb_to_gray, segmented_reduce, seed-profile"
+            "could not build `{name}` (cargo build --release --bin {name}); examples: demo, vector_add, matmul, rgb_to_gray, segmented_reduce, examples-profile"
         )));
     }
     let target = env::var_os("CARGO_TARGET_DIR")

@@ -2,7 +2,7 @@
 //!
 //! Runs each target under each tool (memcheck, racecheck, synccheck, initcheck) and prints one
 //! line per run with the error count the tool reported. `selftest` runs the planted bugs of
-//! `tests/tests/faults.rs` and passes only when the tools *do* report them (an out-of-bounds
+//! `gpu-tests/tests/faults.rs` and passes only when the tools *do* report them (an out-of-bounds
 //! write under memcheck, a shared-memory race under racecheck): proof that the tooling works.
 //!
 //! Binaries are not built here, so that this also runs on a GPU machine without Rust: they are
@@ -334,7 +334,7 @@ fn find_example(root: &Path, name: &str) -> Result<PathBuf> {
         .ok_or_else(|| {
             Error::msg(format!(
                 "example binary `{name}` not found: run `cargo xtask gpu-bundle` (or `cargo \
-                 build --release -p seed-examples`) first"
+                 build --release -p gpu-examples`) first"
             ))
         })
 }

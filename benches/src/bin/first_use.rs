@@ -4,7 +4,7 @@
 //! and running its first call until the result is back on the host:
 //! - `algorithms`: `Algorithms::load` + `reduce` (f32 sum of 2^20 elements);
 //! - `dense`: `Dense::load` + `gemm` (bf16, 512 x 512 x 512; wgmma on Hopper) + synchronize;
-//! - `seed`: `SeedKernels::load` + `saxpy` (2^20 elements) + copy back, the demo's first step.
+//! - `seed`: `ExampleKernels::load` + `saxpy` (2^20 elements) + copy back, the demo's first step.
 //!
 //! and prints which code each loaded kernel came from (SASS or PTX). Run it in a fresh process
 //! per case with `CUDA_CACHE_DISABLE=1` to see what a new machine pays; add `GPU_FORCE_PTX=1` for
@@ -15,10 +15,10 @@ use std::time::Instant;
 
 use gpu_algorithms::Algorithms;
 use gpu_dense::Dense;
+use gpu_examples::ExampleKernels;
 use gpu_host::gpu::ops::Sum;
 use gpu_host::{Gpu, LaunchConfig, Module};
 use half::bf16;
-use seed_examples::SeedKernels;
 
 fn main() -> ExitCode {
     let case = std::env::args().nth(1).unwrap_or_default();
@@ -71,7 +71,7 @@ fn run(case: &str) -> Result<()> {
             let mut out = gpu.alloc_zeroed::<f32>(n)?;
             gpu.synchronize()?;
             let t = Instant::now();
-            let kernels = SeedKernels::load(&gpu)?;
+            let kernels = ExampleKernels::load(&gpu)?;
             kernels.saxpy(
                 stream,
                 LaunchConfig::for_elements(n, 256),

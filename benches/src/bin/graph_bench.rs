@@ -14,9 +14,9 @@
 use std::process::ExitCode;
 
 use benches::time_us;
+use gpu_examples::ExampleKernels;
 use gpu_host::{Gpu, LaunchConfig};
 use gpu_twins::TwinKernels;
-use seed_examples::SeedKernels;
 
 fn main() -> ExitCode {
     match run() {
@@ -61,7 +61,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let stream = gpu.new_stream()?;
 
     // (a) 1000 tiny kernels.
-    let seed = SeedKernels::load(&gpu)?;
+    let seed = ExampleKernels::load(&gpu)?;
     seed.raw().load_all()?;
     let n = 256;
     let x = gpu.to_device(&vec![1.0f32; n])?;

@@ -1,5 +1,5 @@
 //! `launch-bench [--probe LAUNCH_PROBE SAXPY_PTX]`: host time per launch of a tiny kernel through
-//! a generated launcher (`SeedKernels::saxpy`: 256 floats, one block), against the CUDA driver's
+//! a generated launcher (`ExampleKernels::saxpy`: 256 floats, one block), against the CUDA driver's
 //! own `cuLaunchKernel` called from C++ (`benches/peers/launch_probe.cpp`, compiled with nvcc on
 //! the GPU machine and run here as a subprocess, so both figures come from the same machine and
 //! session).
@@ -13,8 +13,8 @@
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
+use gpu_examples::ExampleKernels;
 use gpu_host::{Gpu, LaunchConfig, Stream};
-use seed_examples::SeedKernels;
 
 const WARMUP: usize = 2000;
 const TRIALS: usize = 20;
@@ -72,7 +72,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     }
     let gpu = Gpu::first()?;
     println!("GPU: {}", gpu.properties().name);
-    let seed = SeedKernels::load(&gpu)?;
+    let seed = ExampleKernels::load(&gpu)?;
     seed.raw().load_all()?;
     let n = 256;
     let x = gpu.to_device(&vec![1.0f32; n])?;

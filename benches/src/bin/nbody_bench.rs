@@ -1,4 +1,4 @@
-//! `nbody-bench [--peers peers.json]`: times one N-body step (`seed_examples::nbody`: leapfrog
+//! `nbody-bench [--peers peers.json]`: times one N-body step (`gpu_examples::nbody`: leapfrog
 //! with all-pairs softened gravity, two launches) for N = 16384 and 65536 with CUDA events and
 //! prints a table against the torch step timed by `benches/peers/nbody.py` in the same session:
 //!
@@ -10,9 +10,9 @@
 use std::process::ExitCode;
 
 use benches::time_us;
+use gpu_examples::ExampleKernels;
+use gpu_examples::nbody::{Simulation, plummer};
 use gpu_host::Gpu;
-use seed_examples::SeedKernels;
-use seed_examples::nbody::{Simulation, plummer};
 
 fn main() -> ExitCode {
     match run() {
@@ -35,7 +35,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     }
     let peers = benches::load_peers(peers_path.as_deref())?;
     let gpu = Gpu::first()?;
-    let kernels = SeedKernels::load(&gpu)?;
+    let kernels = ExampleKernels::load(&gpu)?;
     println!(
         "GPU: {} ({} SMs)",
         gpu.properties().name,

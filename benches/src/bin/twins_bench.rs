@@ -1,5 +1,5 @@
-//! `twins-bench [--only NAME,...]`: each Rust twin (kernels/twins) beside its CUDA C++ twin
-//! (kernels/twins/cuda/twins.cu, compiled by nvcc), on the same inputs with the same launch
+//! `twins-bench [--only NAME,...]`: each Rust twin (kernels/twin-kernels) beside its CUDA C++ twin
+//! (kernels/twin-kernels/cuda/twins.cu, compiled by nvcc), on the same inputs with the same launch
 //! shapes, in one process on one GPU:
 //!
 //! ```text

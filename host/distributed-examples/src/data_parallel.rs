@@ -11,8 +11,8 @@
 
 use gpu_dense::Dense;
 use gpu_distributed::{Communicator, ReduceOp, Result};
+use gpu_examples::ExampleKernels;
 use gpu_host::{DeviceBuffer, Gpu, LaunchConfig};
-use seed_examples::SeedKernels;
 
 use crate::sort::mix;
 
@@ -97,7 +97,7 @@ impl Shard {
 /// The kernels a training step uses on one device.
 pub struct Kernels<'a> {
     pub dense: &'a Dense,
-    pub seed: &'a SeedKernels,
+    pub seed: &'a ExampleKernels,
 }
 
 /// `steps` steps of gradient descent from `W = 0` with learning rate `lr`, on `shard` (rows

@@ -1,4 +1,4 @@
-//! N-body across GPUs: the leapfrog step of `seed_examples::nbody` with the bodies split over
+//! N-body across GPUs: the leapfrog step of `gpu_examples::nbody` with the bodies split over
 //! the ranks. Rank `r` owns a contiguous range of the bodies (their velocities and
 //! accelerations); every step it
 //!
@@ -11,17 +11,17 @@
 //! example). NCCL's all_gather takes equal parts, so the body count is padded to a multiple
 //! of the rank count with massless bodies at the origin, which pull with `m = 0` (exactly 0).
 
+use example_kernels::nbody::{NBODY_BLOCK, NBODY_BODIES_PER_BLOCK};
 use glam::Vec4;
 use gpu_distributed::{Communicator, Error, Result};
+use gpu_examples::ExampleKernels;
+use gpu_examples::nbody::Bodies;
 use gpu_host::{DeviceBuffer, LaunchConfig};
-use seed_examples::SeedKernels;
-use seed_examples::nbody::Bodies;
-use seed_kernels::nbody::{NBODY_BLOCK, NBODY_BODIES_PER_BLOCK};
 
 /// This rank's share of a simulation spread over the communicator's ranks.
 pub struct DistributedSimulation<'a> {
     comm: &'a Communicator,
-    kernels: &'a SeedKernels,
+    kernels: &'a ExampleKernels,
     /// Every body's position (padded to `owned · ranks`), gathered each step.
     all_pos: DeviceBuffer<Vec4>,
     /// Own bodies: positions, velocities, accelerations at the current positions.
@@ -49,7 +49,7 @@ impl<'a> DistributedSimulation<'a> {
     /// bodies, mismatched lengths, a softening that is not finite and > 0).
     pub fn new(
         comm: &'a Communicator,
-        kernels: &'a SeedKernels,
+        kernels: &'a ExampleKernels,
         bodies: &Bodies,
         eps: f32,
     ) -> Result<Self> {

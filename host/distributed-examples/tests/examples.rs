@@ -10,9 +10,9 @@ use gpu_algorithms::Algorithms;
 use gpu_dense::Dense;
 use gpu_distributed::launch::Launcher;
 use gpu_distributed::run_ranks;
+use gpu_examples::ExampleKernels;
+use gpu_examples::nbody::{Simulation, plummer};
 use gpu_host::Gpu;
-use seed_examples::SeedKernels;
-use seed_examples::nbody::{Simulation, plummer};
 
 fn sims(n: usize) -> Vec<Gpu> {
     (0..n).map(|i| Gpu::simulator_device(i).unwrap()).collect()
@@ -124,13 +124,13 @@ fn check_nbody(gpus: &[Gpu], n: usize, steps: usize) {
     let eps = 0.05;
     let bodies = plummer(n, 3);
     let one = {
-        let kernels = SeedKernels::load(&gpus[0]).unwrap();
+        let kernels = ExampleKernels::load(&gpus[0]).unwrap();
         let mut sim = Simulation::new(&gpus[0], &kernels, &bodies, eps).unwrap();
         sim.run(steps, 1e-3).unwrap();
         sim.bodies().unwrap()
     };
     let results = run_ranks(gpus, |comm| {
-        let kernels = SeedKernels::load(comm.gpu())?;
+        let kernels = ExampleKernels::load(comm.gpu())?;
         let mut sim = DistributedSimulation::new(comm, &kernels, &bodies, eps)?;
         sim.run(steps, 1e-3)?;
         sim.bodies()
@@ -156,7 +156,10 @@ fn check_data_parallel(gpus: &[Gpu], problem: Problem) {
     let steps = 6;
     let one = {
         let gpu = &gpus[0];
-        let (dense, seed) = (Dense::load(gpu).unwrap(), SeedKernels::load(gpu).unwrap());
+        let (dense, seed) = (
+            Dense::load(gpu).unwrap(),
+            ExampleKernels::load(gpu).unwrap(),
+        );
         let k = Kernels {
             dense: &dense,
             seed: &seed,
@@ -165,7 +168,7 @@ fn check_data_parallel(gpus: &[Gpu], problem: Problem) {
         data_parallel::train(gpu, &k, &problem, &shard, steps, 1.0, |_| Ok(())).unwrap()
     };
     let results = run_ranks(gpus, |comm| {
-        let (dense, seed) = (Dense::load(comm.gpu())?, SeedKernels::load(comm.gpu())?);
+        let (dense, seed) = (Dense::load(comm.gpu())?, ExampleKernels::load(comm.gpu())?);
         let k = Kernels {
             dense: &dense,
             seed: &seed,

@@ -1,5 +1,5 @@
 //! Accuracy of `gpu::math`'s library functions, measured on the CPU (the same code as on the
-//! GPU: `tests/tests/math.rs` checks the device gives bit-identical results).
+//! GPU: `gpu-tests/tests/math.rs` checks the device gives bit-identical results).
 //!
 //! Each function runs over millions of inputs (random bit patterns, which cover every binade,
 //! plus uniform samples of the ranges that matter and the edge cases: ±0, subnormals, ±inf,

@@ -1,7 +1,7 @@
 //! `gpu::random` on the host (the `sim` feature gives `gpu::math` its host implementations):
 //! the elementary functions behind the conversions against `std`, and the moments of the
 //! exponential and Poisson variates. The Random123 known answers are unit tests of
-//! `random::philox`; fills through kernels are in `tests/tests/random.rs`.
+//! `random::philox`; fills through kernels are in `gpu-tests/tests/random.rs`.
 
 use gpu::random::__float::{exp_f64, ln_f32, ln_f64, sincos_turns_f32, sincos_turns_f64};
 use gpu::random::{Philox4x32, box_muller_f32, uniform_f32, uniform_f64};

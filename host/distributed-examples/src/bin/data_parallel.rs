@@ -18,7 +18,7 @@ use distributed_examples::data_parallel::{
 use distributed_examples::{args, world};
 use gpu_dense::Dense;
 use gpu_distributed::{Communicator, ReduceOp, Result};
-use seed_examples::SeedKernels;
+use gpu_examples::ExampleKernels;
 
 const LEARNING_RATE: f32 = 1.0;
 
@@ -64,7 +64,7 @@ fn main() -> ExitCode {
 
 fn run_rank(comm: &Communicator, problem: Problem, steps: usize) -> Result<Outcome> {
     let gpu = comm.gpu();
-    let (dense, seed) = (Dense::load(gpu)?, SeedKernels::load(gpu)?);
+    let (dense, seed) = (Dense::load(gpu)?, ExampleKernels::load(gpu)?);
     let kernels = Kernels {
         dense: &dense,
         seed: &seed,

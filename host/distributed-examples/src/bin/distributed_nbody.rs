@@ -15,8 +15,8 @@ use std::time::Instant;
 use distributed_examples::nbody::DistributedSimulation;
 use distributed_examples::{args, world};
 use gpu_distributed::{Communicator, ReduceOp, Result};
-use seed_examples::SeedKernels;
-use seed_examples::nbody::{Bodies, Simulation, energy, plummer};
+use gpu_examples::ExampleKernels;
+use gpu_examples::nbody::{Bodies, Simulation, energy, plummer};
 
 const EPS: f32 = 0.05;
 const DT: f32 = 1e-3;
@@ -72,7 +72,7 @@ fn max_diff(a: &Bodies, b: &Bodies) -> f64 {
 
 fn run_rank(comm: &Communicator, n: usize, steps: usize, reference: bool) -> Result<Outcome> {
     let gpu = comm.gpu();
-    let kernels = SeedKernels::load(gpu)?;
+    let kernels = ExampleKernels::load(gpu)?;
     let bodies = plummer(n, 42);
     // One device: 1 + `steps` steps, the last `steps` timed (rank 0, the others wait).
     let mut single = None;

@@ -1,5 +1,0 @@
-fn main() {
-    gpu_builder::KernelBuild::new("../kernels/device-selftest").build_script();
-    gpu_builder::KernelBuild::new("../kernels/faults").build_script();
-    gpu_builder::KernelBuild::new("../kernels/test-kernels").build_script();
-}
