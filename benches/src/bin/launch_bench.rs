@@ -114,6 +114,44 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
         }
         None => None,
     };
+    // 5. the same kernel through cudarc's raw `cuLaunchKernel` wrapper, nothing of ours around
+    //    it: what is left between this and the C++ loop is not in the launcher.
+    let raw = match (
+        seed.raw().kernel("saxpy")?.cuda_function(),
+        stream.cuda_stream(),
+    ) {
+        (Some(func), Some(cu_stream)) => {
+            let (mut alpha, mut n64) = (2.0f32, n as u64);
+            let (mut px, mut py, mut po) = (x.device_ptr(), y.device_ptr(), out.device_ptr());
+            let mut params: [*mut std::ffi::c_void; 7] = [
+                (&mut alpha as *mut f32).cast(),
+                (&mut px as *mut u64).cast(),
+                (&mut n64 as *mut u64).cast(),
+                (&mut py as *mut u64).cast(),
+                (&mut n64 as *mut u64).cast(),
+                (&mut po as *mut u64).cast(),
+                (&mut n64 as *mut u64).cast(),
+            ];
+            let (f, s) = (func.cu_function(), cu_stream.cu_stream());
+            Some(time_loop(&stream, |_| {
+                // SAFETY: saxpy's parameters in its order (alpha, x ptr/len, y ptr/len, out
+                // ptr/len), buffers alive and used on this stream only, one block of 256 threads.
+                unsafe {
+                    cudarc::driver::result::launch_kernel(
+                        f,
+                        (1, 1, 1),
+                        (256, 1, 1),
+                        0,
+                        s,
+                        &mut params,
+                    )
+                }
+                .unwrap_or_else(|e| panic!("raw cuLaunchKernel of saxpy failed: {e:?}"));
+                Ok(())
+            })?)
+        }
+        _ => None,
+    };
     let check = out.to_vec()?;
     if check.iter().any(|&v| v != 4.0) {
         return Err(format!("saxpy computed {}, expected 4", check[0]).into());
@@ -123,6 +161,9 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     println!("generated launcher, second stream (per-buffer events): {best:.3} us per launch");
     if let Some(u) = untracked {
         println!("generated launcher, second stream, buffers without events: {u:.3} us per launch");
+    }
+    if let Some(r) = raw {
+        println!("cudarc's raw cuLaunchKernel, same kernel and stream: {r:.3} us per launch");
     }
     if let Some((exe, ptx)) = probe {
         let output = Command::new(&exe).arg(&ptx).output()?;
