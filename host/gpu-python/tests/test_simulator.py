@@ -210,7 +210,7 @@ def test_load_kernels_from_a_path(tmp_path):
     root = os.environ.get("GK_PTX_DIR") or os.path.join(
         os.path.dirname(__file__), "..", "..", "..", "target", "ptx", "sm_80")
     if not os.path.exists(os.path.join(root, "example_kernels.manifest.json")):
-        pytest.skip(f"SKIPPED: no example_kernels manifest in {root} (cargo xtask build-kernels seed)")
+        pytest.skip(f"SKIPPED: no example_kernels manifest in {root} (cargo xtask build-kernels example-kernels)")
     k = gk.load_kernels(root, kernel_crate="example_kernels")
     out = np.zeros(100, np.float32)
     k.saxpy(1, 128, 3.0, np.ones(100, np.float32), np.ones(100, np.float32), out)
@@ -247,7 +247,10 @@ def test_other_producers():
 
 def test_jax_arrays():
     jnp = pytest.importorskip("jax.numpy", reason="SKIPPED: JAX is not installed")
-    x = jnp.arange(100, dtype=jnp.float32)  # host memory: the simulator
+    import jax
+
+    # Host memory (the simulator), also where JAX's default device is a GPU.
+    x = jax.device_put(jnp.arange(100, dtype=jnp.float32), jax.devices("cpu")[0])
     assert gk.reduce(x) == 4950  # JAX arrays are immutable: outputs come as NumPy arrays
     np.testing.assert_array_equal(gk.inclusive_scan(x), np.cumsum(np.arange(100), dtype=np.float32))
     out = np.zeros(100, np.float32)
