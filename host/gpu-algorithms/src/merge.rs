@@ -92,7 +92,7 @@ impl Algorithms {
     /// ascending (as after [`Algorithms::sort_keys`]); otherwise the output is some permutation
     /// of the inputs, not sorted.
     ///
-    /// One launch (merge path, [`gpu::device::merge`]): each block merges one tile of the
+    /// One launch (merge path, [`gpu::device::merge`](gpu_host::gpu::device::merge)): each block merges one tile of the
     /// output from the parts of both runs that land in it.
     ///
     /// Errors (nothing launched): a range past its buffer's end (or reversed), or an output
@@ -139,7 +139,7 @@ impl Algorithms {
     /// For each of `queries`, how many elements of the ascending run `sorted[range]` are less
     /// than it (asynchronous): `out[i]` = the position, counted from `range.start`, where
     /// `queries[i]` would be inserted before any equal element (`lower_bound`). One thread per
-    /// query ([`gpu::device::lower_bound`]).
+    /// query ([`gpu::device::lower_bound`](gpu_host::gpu::device::lower_bound)).
     ///
     /// Errors (nothing launched): `range` past the end of `sorted`, or `out` shorter than
     /// `queries`.
