@@ -162,6 +162,19 @@ fn swizzle<const D: usize>(row: usize, chunk: usize) -> u32 {
     (row * D * 2 + ((chunk ^ (row & 7)) << 4)) as u32
 }
 
+/// Two adjacent m16n8 accumulator tiles (`lo`: columns 0-7, `hi`: columns 8-15) as the bf16 A
+/// fragment of an m16k16 `mma`: the accumulator layout of a 16×16 block is exactly the A
+/// operand's, so packing pairs is all it takes (no shared-memory round trip).
+#[inline(always)]
+fn a_fragment(lo: [f32; 4], hi: [f32; 4]) -> [u32; 4] {
+    [
+        Bf16x2::from_f32(lo[0], lo[1]).0,
+        Bf16x2::from_f32(lo[2], lo[3]).0,
+        Bf16x2::from_f32(hi[0], hi[1]).0,
+        Bf16x2::from_f32(hi[2], hi[3]).0,
+    ]
+}
+
 /// Starts the copy (by `T` threads) of rows `row0 .. row0 + ROWS` of a `[seq, D]` matrix at `src` into the
 /// swizzled tile at `tile`; rows at or past `rows` are zero-filled (read nothing).
 ///
@@ -405,13 +418,7 @@ fn attention_fwd<
         let mut pf = [[[0u32; 4]; BLOCK_N / 16]; MT];
         unroll2!(MT, |mt| {
             unroll4!(BLOCK_N / 16, |kk| {
-                let (lo, hi) = (s[mt][2 * kk], s[mt][2 * kk + 1]);
-                pf[mt][kk] = [
-                    Bf16x2::from_f32(lo[0], lo[1]).0,
-                    Bf16x2::from_f32(lo[2], lo[3]).0,
-                    Bf16x2::from_f32(hi[0], hi[1]).0,
-                    Bf16x2::from_f32(hi[2], hi[3]).0,
-                ];
+                pf[mt][kk] = a_fragment(s[mt][2 * kk], s[mt][2 * kk + 1]);
             });
         });
 

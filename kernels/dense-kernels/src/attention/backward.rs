@@ -27,7 +27,7 @@ use gpu::packed::Bf16x2;
 use gpu::prelude::*;
 use half::bf16;
 
-use super::{AttentionParams, BLOCK_N, load_tile, swizzle};
+use super::{AttentionParams, BLOCK_N, a_fragment, load_tile, swizzle};
 
 /// Threads per block of the backward kernel (4 warps of 16 keys).
 pub const BWD_THREADS: u32 = 128;
@@ -214,13 +214,7 @@ fn attention_bwd<const D: usize, const KD: usize, const ND: usize>(
         // dV += Pᵀ · dO (Pᵀ as A fragments from the registers; dO transposed as B).
         let mut pf = [[0u32; 4]; BM / 16];
         unroll4!(BM / 16, |kk| {
-            let (lo, hi) = (s[2 * kk], s[2 * kk + 1]);
-            pf[kk] = [
-                Bf16x2::from_f32(lo[0], lo[1]).0,
-                Bf16x2::from_f32(lo[2], lo[3]).0,
-                Bf16x2::from_f32(hi[0], hi[1]).0,
-                Bf16x2::from_f32(hi[2], hi[3]).0,
-            ];
+            pf[kk] = a_fragment(s[2 * kk], s[2 * kk + 1]);
         });
         unroll4!(BM / 16, |kk| {
             unroll8!(ND / 2, |dp| {
@@ -258,13 +252,7 @@ fn attention_bwd<const D: usize, const KD: usize, const ND: usize>(
         // dK += dSᵀ · Q (dSᵀ as A fragments; Q transposed as B), and dSᵀ into shared memory
         // for dQ.
         unroll4!(BM / 16, |kk| {
-            let (lo, hi) = (s[2 * kk], s[2 * kk + 1]);
-            pf[kk] = [
-                Bf16x2::from_f32(lo[0], lo[1]).0,
-                Bf16x2::from_f32(lo[2], lo[3]).0,
-                Bf16x2::from_f32(hi[0], hi[1]).0,
-                Bf16x2::from_f32(hi[2], hi[3]).0,
-            ];
+            pf[kk] = a_fragment(s[2 * kk], s[2 * kk + 1]);
         });
         unroll4!(BM / 16, |kk| {
             unroll8!(ND / 2, |dp| {
@@ -493,13 +481,7 @@ fn attention_bwd_dq<const D: usize, const KD: usize, const ND: usize>(
         });
         // dQ += dS · K_j (dS as A fragments; K transposed as B).
         unroll4!(BLOCK_N / 16, |kk| {
-            let (lo, hi) = (s[2 * kk], s[2 * kk + 1]);
-            let a = [
-                Bf16x2::from_f32(lo[0], lo[1]).0,
-                Bf16x2::from_f32(lo[2], lo[3]).0,
-                Bf16x2::from_f32(hi[0], hi[1]).0,
-                Bf16x2::from_f32(hi[2], hi[3]).0,
-            ];
+            let a = a_fragment(s[2 * kk], s[2 * kk + 1]);
             unroll8!(ND / 2, |dt| {
                 // SAFETY: an in-tile, 16-byte aligned row; all lanes call together.
                 let b = unsafe {
