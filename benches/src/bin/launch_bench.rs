@@ -80,40 +80,24 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let mut out = gpu.alloc_zeroed::<f32>(n)?;
     let cfg = LaunchConfig::new(1, 256);
     // The same loop in three settings, to break the launcher's cost down:
-    // 1. on the device's default stream while it is the only stream (cudarc tracks no events);
+    // 1. on the device's default stream;
     // 2. with an empty grid: every check and the argument pushes, but no driver call;
-    // 3. on a second stream: from the first extra stream on, cudarc records an event per
-    //    buffer argument and waits on the buffer's last write (multi-stream ordering).
+    // 3. on a second stream, with the buffers made on the default stream: the first launch
+    //    orders them after their uploads (an event per buffer), the others find every use on
+    //    one stream (one atomic load per buffer), as in the C++ probe.
     let default = gpu.default_stream().clone();
     let single = time_loop(&default, |s| seed.saxpy(s, cfg, 2.0, &x, &y, &mut out))?;
     let empty = LaunchConfig::new(0, 256);
     let checks = time_loop(&default, |s| seed.saxpy(s, empty, 2.0, &x, &y, &mut out))?;
     let stream = gpu.new_stream()?;
     let best = time_loop(&stream, |s| seed.saxpy(s, cfg, 2.0, &x, &y, &mut out))?;
-    // 4. on that second stream with buffers that carry no events (what a launcher that orders
-    //    buffers only when they change streams would cost): the C++ probe's setting.
-    let untracked = match gpu.cuda_context() {
-        Some(ctx) => {
-            // SAFETY: buffers allocated while tracking is off carry no events; these three are
-            // used on `stream` alone (after their allocation and fill completed), and tracking
-            // is turned back on before anything else is allocated.
-            unsafe { ctx.disable_event_tracking() };
-            let bufs = (|| {
-                let x = gpu.to_device(&vec![1.0f32; n])?;
-                let y = gpu.to_device(&vec![2.0f32; n])?;
-                let out = gpu.alloc_zeroed::<f32>(n)?;
-                gpu.synchronize()?;
-                Ok::<_, gpu_host::Error>((x, y, out))
-            })();
-            // SAFETY: as above; buffers from here on are tracked again.
-            unsafe { ctx.enable_event_tracking() };
-            let (x, y, mut out) = bufs?;
-            Some(time_loop(&stream, |s| {
-                seed.saxpy(s, cfg, 2.0, &x, &y, &mut out)
-            })?)
-        }
-        None => None,
-    };
+    // 4. alternating between the two streams every launch: each launch waits for the other
+    //    stream's last use of the buffers (an event recorded and waited on per buffer).
+    let mut flip = false;
+    let alternating = time_loop(&stream, |s| {
+        flip = !flip;
+        seed.saxpy(if flip { &default } else { s }, cfg, 2.0, &x, &y, &mut out)
+    })?;
     // 5. the same kernel through cudarc's raw `cuLaunchKernel` wrapper, nothing of ours around
     //    it: what is left between this and the C++ loop is not in the launcher.
     let raw = match (
@@ -156,12 +140,13 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     if check.iter().any(|&v| v != 4.0) {
         return Err(format!("saxpy computed {}, expected 4", check[0]).into());
     }
-    println!("generated launcher, only stream (no event tracking): {single:.3} us per launch");
+    println!("generated launcher, default stream: {single:.3} us per launch");
     println!("  of which checks and argument pushes (empty grid, no driver call): {checks:.3} us");
-    println!("generated launcher, second stream (per-buffer events): {best:.3} us per launch");
-    if let Some(u) = untracked {
-        println!("generated launcher, second stream, buffers without events: {u:.3} us per launch");
-    }
+    println!("generated launcher, second stream: {best:.3} us per launch");
+    println!(
+        "generated launcher, alternating streams (3 buffers change stream every launch): \
+         {alternating:.3} us per launch"
+    );
     if let Some(r) = raw {
         println!("cudarc's raw cuLaunchKernel, same kernel and stream: {r:.3} us per launch");
     }
@@ -180,16 +165,10 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
             .ok_or_else(|| format!("unexpected probe output: {text}"))?;
         println!("C++ cuLaunchKernel:  {cpp:.3} us per launch");
         println!(
-            "ratio (ours / cuLaunchKernel): {:.3} on the only stream, {:.3} on a second stream",
+            "ratio (ours / cuLaunchKernel): {:.3} on the default stream, {:.3} on a second stream",
             single / cpp,
             best / cpp
         );
-        if let Some(u) = untracked {
-            println!(
-                "ratio on a second stream without buffer events: {:.3}",
-                u / cpp
-            );
-        }
     }
     Ok(())
 }

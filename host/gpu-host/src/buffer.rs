@@ -3,9 +3,9 @@
 //! cudarc's allocation and copy functions require its own `DeviceRepr` trait, which users cannot
 //! implement for their types here (orphan rule) and which says nothing about padding. So a
 //! [`DeviceBuffer<T>`] stores untyped bytes (`CudaSlice<u8>`) and views host `[T]` as bytes, which
-//! is sound because `DeviceCopy` types are padding-free plain data. Using cudarc's `CudaSlice`
-//! (rather than raw pointers) keeps its per-buffer read/write events, which order uses of one
-//! buffer across streams and keep it alive until the device is done with it.
+//! is sound because `DeviceCopy` types are padding-free plain data. Each buffer carries a
+//! [`BufferUses`]: which streams have queued work on it, so that a use on another stream first
+//! waits for the conflicting ones, and the free waits for all of them (see `buffer_uses`).
 
 use std::alloc::Layout;
 use std::marker::PhantomData;
@@ -18,6 +18,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaSlice, CudaStream, DriverError, sys};
 use gpu::DeviceCopy;
 
+use crate::buffer_uses::BufferUses;
 use crate::device::Gpu;
 use crate::error::{Error, Result};
 use crate::stream::Stream;
@@ -29,8 +30,8 @@ use crate::stream::Stream;
 ///
 /// # Lifetime of the memory
 /// Dropping a buffer never frees memory that queued work still uses: the free is *stream
-/// ordered* (`cuMemFreeAsync` on the buffer's stream, after that stream waits for the last
-/// recorded read and write of the buffer on any stream), so it happens on the device after
+/// ordered* (`cuMemFreeAsync` on the buffer's stream, after that stream waits for the
+/// buffer's queued reads and writes on any other stream), so it happens on the device after
 /// every kernel and copy submitted before the drop. Launches borrow their buffers (`&` for
 /// inputs, `&mut` for outputs) only while the launch is built: after `launch` returns the
 /// buffer may be dropped or reused by the host at once, and reads ([`DeviceBuffer::to_vec`])
@@ -55,14 +56,36 @@ pub const SIM_ALIGN: usize = 256;
 
 /// A buffer's memory: a cudarc allocation, or the simulator's host memory.
 pub(crate) enum Bytes {
-    Cuda(CudaSlice<u8>),
+    Cuda(CudaBytes),
     Host(HostBytes),
+}
+
+/// Device memory and the streams that use it.
+pub(crate) struct CudaBytes {
+    /// Allocated without cudarc's per-buffer events (`gpu-host` turns them off): its
+    /// `device_ptr` guards do nothing, and ordering is `uses`'.
+    pub(crate) slice: CudaSlice<u8>,
+    pub(crate) uses: BufferUses,
+    /// The device address (what kernels receive).
+    pub(crate) addr: sys::CUdeviceptr,
+}
+
+impl CudaBytes {
+    /// `slice`, allocated or written by work queued on `stream`.
+    fn new(slice: CudaSlice<u8>, stream: &Arc<CudaStream>) -> CudaBytes {
+        let (addr, _) = cudarc::driver::DevicePtr::device_ptr(&slice, stream);
+        CudaBytes {
+            addr,
+            uses: BufferUses::new(stream),
+            slice,
+        }
+    }
 }
 
 impl Bytes {
     fn len(&self) -> usize {
         match self {
-            Bytes::Cuda(b) => b.len(),
+            Bytes::Cuda(b) => b.slice.len(),
             Bytes::Host(h) => h.len,
         }
     }
@@ -148,20 +171,38 @@ impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
             // The owner frees the memory: give the handle back without freeing it.
             // SAFETY: taken once, here; `bytes` is not used afterwards.
             match unsafe { ManuallyDrop::take(&mut self.bytes) } {
-                // `leak` releases cudarc's per-buffer events (after the buffer's stream waits
-                // for them) and returns the address instead of freeing it.
-                Some(Bytes::Cuda(slice)) if !self.stream.epoch().is_stale() => {
-                    slice.leak();
+                // The owner orders its free after its own stream: work queued through the
+                // buffer on other streams must be waited for there. `leak` gives the address
+                // back instead of freeing it.
+                Some(Bytes::Cuda(b)) if !self.stream.epoch().is_stale() => {
+                    let _ = self.drain_uses(&b);
+                    b.slice.leak();
                 }
-                Some(Bytes::Cuda(slice)) => std::mem::forget(slice),
+                Some(Bytes::Cuda(b)) => std::mem::forget(b.slice),
                 Some(Bytes::Host(host)) => std::mem::forget(host),
                 None => {}
             }
             return;
         }
         if !self.stream.epoch().is_stale() {
+            if let Some(Bytes::Cuda(b)) = &*self.bytes {
+                // Best effort: a failure is a sticky device error, which every later call on
+                // the device reports; the free below is then moot.
+                let _ = self.drain_uses(b);
+            }
             // SAFETY: dropped once, here; `bytes` is not used afterwards.
             unsafe { ManuallyDrop::drop(&mut self.bytes) };
+        }
+    }
+}
+
+impl<T: DeviceCopy> DeviceBuffer<T> {
+    /// Makes the buffer's own stream wait for the work queued through `b` on other streams, so
+    /// that the free (or the owner's reuse) queued there comes after it.
+    fn drain_uses(&self, b: &CudaBytes) -> std::result::Result<(), DriverError> {
+        match self.stream.cuda_stream() {
+            Some(s) => b.uses.before_write(s),
+            None => Ok(()),
         }
     }
 }
@@ -188,33 +229,17 @@ fn alloc_error(stream: &Stream, bytes: usize, what: String) -> impl FnOnce(Drive
     }
 }
 
-/// A buffer lent to foreign work on a stream ([`DeviceBuffer::use_on`]); dropping it orders the
-/// buffer's later uses after that work.
+/// A buffer lent to foreign work on a stream ([`DeviceBuffer::use_on`]): its address, valid
+/// while the buffer stays borrowed.
 pub struct BufferUse<'a> {
     ptr: sys::CUdeviceptr,
-    _guard: Option<cudarc::driver::SyncOnDrop<'a>>,
-    /// (the buffer's stream, the work's stream) when they differ.
-    cross: Option<(Stream, Stream)>,
+    _buffer: PhantomData<&'a ()>,
 }
 
 impl BufferUse<'_> {
     /// The device address (0 for an empty buffer; on the simulator a host address).
     pub fn ptr(&self) -> sys::CUdeviceptr {
         self.ptr
-    }
-}
-
-impl Drop for BufferUse<'_> {
-    fn drop(&mut self) {
-        if let Some((own, work)) = &self.cross
-            && let (Some(own), Some(work)) = (own.cuda_stream(), work.cuda_stream())
-        {
-            // Best effort: a failure here is a sticky device error, which the next call on
-            // either stream reports.
-            if let Ok(after) = work.record_event(None) {
-                let _ = own.wait(&after);
-            }
-        }
     }
 }
 
@@ -229,39 +254,31 @@ struct PeerCopy {
 
 fn peer_copy(
     dst_stream: &Arc<CudaStream>,
-    dst: &mut CudaSlice<u8>,
+    dst: &mut CudaBytes,
     src_stream: &Arc<CudaStream>,
-    src: &CudaSlice<u8>,
+    src: &CudaBytes,
     copy: PeerCopy,
 ) -> std::result::Result<(), DriverError> {
-    use cudarc::driver::{DevicePtr, DevicePtrMut};
     dst_stream.context().bind_to_thread()?;
-    // Work already queued on the source's stream (its writes) comes first.
-    let before = src_stream.record_event(None)?;
-    dst_stream.wait(&before)?;
-    // The source's address, with the read recorded on its own stream: cudarc's per-buffer
-    // events belong to the source's context and cannot be recorded on `dst_stream`.
-    let (src_ptr, src_guard) = src.device_ptr(src_stream);
-    drop(src_guard);
-    let (dst_ptr, _dst_guard) = dst.device_ptr_mut(dst_stream);
+    // The copy is a read of `src` and a write of `dst` queued on `dst_stream`: it waits for the
+    // source's queued writes (on its device), and the source's later writes and its free wait
+    // for it (events work across devices).
+    src.uses.before_read(dst_stream)?;
+    dst.uses.before_write(dst_stream)?;
     // SAFETY: both ranges lie inside live allocations (the caller checked the offsets and
-    // `bytes` against both lengths), owned by their contexts, which the handles keep alive; the copy is
-    // ordered after the source's queued work by the event above and before later work on the
-    // source's stream by the event below.
+    // `bytes` against both lengths), owned by their contexts, which the handles keep alive; the
+    // copy is ordered with both buffers' other uses above.
     unsafe {
         sys::cuMemcpyPeerAsync(
-            dst_ptr + copy.dst_offset as u64,
+            dst.addr + copy.dst_offset as u64,
             dst_stream.context().cu_ctx(),
-            src_ptr + copy.src_offset as u64,
+            src.addr + copy.src_offset as u64,
             src_stream.context().cu_ctx(),
             copy.bytes,
             dst_stream.cu_stream(),
         )
-        .result()?;
+        .result()
     }
-    // Later work on the source's stream (a write, the free of a dropped buffer) waits for it.
-    let after = dst_stream.record_event(None)?;
-    src_stream.wait(&after)
 }
 
 /// `len * size_of::<T>()`, or an error naming `operation` when it overflows.
@@ -308,11 +325,12 @@ impl Stream {
         self.check(what)?;
         let bytes = match self.cuda_stream() {
             _ if n == 0 => None,
-            Some(stream) => Some(Bytes::Cuda(
+            Some(stream) => Some(Bytes::Cuda(CudaBytes::new(
                 stream
                     .alloc_zeros::<u8>(n)
                     .map_err(alloc_error(self, n, what()))?,
-            )),
+                stream,
+            ))),
             None => Some(Bytes::Host(host_alloc(n, what())?)),
         };
         Ok(DeviceBuffer {
@@ -341,11 +359,12 @@ impl Stream {
         self.check(what)?;
         let bytes = match self.cuda_stream() {
             _ if src.is_empty() => None,
-            Some(stream) => Some(Bytes::Cuda(stream.clone_htod(src).map_err(alloc_error(
-                self,
-                src.len(),
-                what(),
-            ))?)),
+            Some(stream) => Some(Bytes::Cuda(CudaBytes::new(
+                stream
+                    .clone_htod(src)
+                    .map_err(alloc_error(self, src.len(), what()))?,
+                stream,
+            ))),
             None => {
                 let mut host = host_alloc(src.len(), what())?;
                 host.as_mut_slice().copy_from_slice(src);
@@ -409,9 +428,10 @@ impl Stream {
             _ if n == 0 => None,
             // SAFETY: the caller guarantees `n` bytes at `ptr` in this stream's context that
             // outlive the slice; the slice is never freed (`leak` in `Drop`).
-            Some(stream) => Some(Bytes::Cuda(unsafe {
-                stream.upgrade_device_ptr::<u8>(ptr, n)
-            })),
+            Some(stream) => Some(Bytes::Cuda(CudaBytes::new(
+                unsafe { stream.upgrade_device_ptr::<u8>(ptr, n) },
+                stream,
+            ))),
             None => Some(Bytes::Host(HostBytes {
                 // `ptr` is non-null (checked above).
                 ptr: NonNull::new(ptr as *mut u8).expect("checked non-null"),
@@ -464,8 +484,8 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
     /// Copies the buffer to a new `Vec`, waiting for all earlier work that writes it.
     ///
-    /// The copy runs on the buffer's stream, which first waits for writes by other streams
-    /// (cudarc's per-buffer events), and this blocks until the copy has completed.
+    /// The copy runs on the buffer's stream, which first waits for writes queued on other
+    /// streams, and this blocks until the copy has completed.
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let mut out: Vec<T> = Vec::with_capacity(self.len);
         // SAFETY: the capacity is `self.len` elements; zero bytes are a valid `T` (plain numeric
@@ -504,8 +524,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
             (Some(stream), Some(Bytes::Cuda(src))) => (stream, src),
             (None, Some(Bytes::Cuda(_))) => unreachable!("a CUDA buffer on a simulator stream"),
         };
-        stream
-            .memcpy_dtoh(src, as_bytes_mut(dst))
+        src.uses
+            .before_read(stream)
+            .and_then(|()| stream.memcpy_dtoh(&src.slice, as_bytes_mut(dst)))
             .map_err(self.stream.epoch().driver(what))?;
         self.stream.synchronize()
     }
@@ -532,8 +553,10 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 h.as_mut_slice().copy_from_slice(as_bytes(src));
                 Ok(())
             }
-            (Some(stream), Some(Bytes::Cuda(dst))) => stream
-                .memcpy_htod(as_bytes(src), dst)
+            (Some(stream), Some(Bytes::Cuda(dst))) => dst
+                .uses
+                .before_write(stream)
+                .and_then(|()| stream.memcpy_htod(as_bytes(src), &mut dst.slice))
                 .map_err(epoch.driver(what)),
             (None, Some(Bytes::Cuda(_))) => unreachable!("a CUDA buffer on a simulator stream"),
         }
@@ -616,10 +639,12 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 Ok(())
             }
             (Some(stream), Some(Bytes::Cuda(dst)), Some(Bytes::Cuda(src_bytes))) if to == from => {
-                let from = src_bytes.slice(src_off..src_off + n);
-                let mut into = dst.slice_mut(dst_off..dst_off + n);
-                stream
-                    .memcpy_dtod(&from, &mut into)
+                let ordered = src_bytes.uses.before_read(stream);
+                let ordered = ordered.and_then(|()| dst.uses.before_write(stream));
+                let from = src_bytes.slice.slice(src_off..src_off + n);
+                let mut into = dst.slice.slice_mut(dst_off..dst_off + n);
+                ordered
+                    .and_then(|()| stream.memcpy_dtod(&from, &mut into))
                     .map_err(epoch.driver(what))
             }
             (Some(stream), Some(Bytes::Cuda(dst)), Some(Bytes::Cuda(from_bytes))) => {
@@ -674,58 +699,55 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// ESCAPE HATCH for libraries that queue their own device work (NCCL, cuBLAS): the buffer's
     /// address for work that only reads it, queued on `stream` while the returned guard lives.
     ///
-    /// Orders that work like a launch: it starts after the writes queued before (on the
-    /// buffer's own stream, and on other streams through cudarc's per-buffer events), and
-    /// later writes and the buffer's free wait for it once the guard is dropped. `stream` must
-    /// belong to the buffer's device ([`Error::DeviceMismatch`] otherwise). On the simulator
-    /// the address is the host memory's and the work must be done before the guard drops.
+    /// Orders that work like a launch: it starts after the writes queued before (on any
+    /// stream), and later writes (on any stream) and the buffer's free wait for it. `stream`
+    /// must belong to the buffer's device ([`Error::DeviceMismatch`] otherwise). On the
+    /// simulator the address is the host memory's and the work must be done before the guard
+    /// drops.
     pub fn use_on<'a>(&'a self, stream: &'a Stream) -> Result<BufferUse<'a>> {
-        let cross = self.prepare_use(stream)?;
-        let (ptr, guard) = match (&*self.bytes, stream.cuda_stream()) {
-            (None, _) => (0, None),
-            (Some(Bytes::Host(h)), _) => (h.addr(), None),
+        let what = self.prepare_use(stream)?;
+        let ptr = match (&*self.bytes, stream.cuda_stream()) {
+            (None, _) => 0,
+            (Some(Bytes::Host(h)), _) => h.addr(),
             (Some(Bytes::Cuda(b)), Some(s)) => {
-                let (ptr, guard) = cudarc::driver::DevicePtr::device_ptr(b, s);
-                (ptr, Some(guard))
+                b.uses
+                    .before_read(s)
+                    .map_err(self.stream.epoch().driver(what))?;
+                b.addr
             }
             (Some(Bytes::Cuda(_)), None) => unreachable!("a CUDA buffer on a simulator stream"),
         };
         Ok(BufferUse {
             ptr,
-            _guard: guard,
-            cross,
+            _buffer: PhantomData,
         })
     }
 
     /// [`DeviceBuffer::use_on`] for work that writes the buffer: it also starts after the
     /// reads queued before.
     pub fn use_mut_on<'a>(&'a mut self, stream: &'a Stream) -> Result<BufferUse<'a>> {
-        let cross = self.prepare_use(stream)?;
-        let (ptr, guard) = match (&mut *self.bytes, stream.cuda_stream()) {
-            (None, _) => (0, None),
-            (Some(Bytes::Host(h)), _) => (h.addr(), None),
+        let what = self.prepare_use(stream)?;
+        let ptr = match (&*self.bytes, stream.cuda_stream()) {
+            (None, _) => 0,
+            (Some(Bytes::Host(h)), _) => h.addr(),
             (Some(Bytes::Cuda(b)), Some(s)) => {
-                let (ptr, guard) = cudarc::driver::DevicePtrMut::device_ptr_mut(b, s);
-                (ptr, Some(guard))
+                b.uses
+                    .before_write(s)
+                    .map_err(self.stream.epoch().driver(what))?;
+                b.addr
             }
             (Some(Bytes::Cuda(_)), None) => unreachable!("a CUDA buffer on a simulator stream"),
         };
         Ok(BufferUse {
             ptr,
-            _guard: guard,
-            cross,
+            _buffer: PhantomData,
         })
     }
 
-    /// Checks that `stream` may use the buffer and, when it is not the buffer's own stream,
-    /// makes it wait for the work queued on the buffer's stream; returns the two streams then.
-    fn prepare_use(&self, stream: &Stream) -> Result<Option<(Stream, Stream)>> {
-        let what = || {
-            format!(
-                "lending a {}-byte buffer to work on a stream",
-                self.size_bytes()
-            )
-        };
+    /// Checks that `stream` may use the buffer; returns the description for errors.
+    fn prepare_use(&self, stream: &Stream) -> Result<impl Fn() -> String + use<T>> {
+        let bytes = self.size_bytes();
+        let what = move || format!("lending a {bytes}-byte buffer to work on a stream");
         self.stream.check(what)?;
         stream.check(what)?;
         let (own, other) = (self.stream.device_key(), stream.device_key());
@@ -734,43 +756,31 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 context: format!("{}: the buffer is on {own}, the stream on {other}", what()),
             });
         }
-        if self.stream.same_as(stream) {
-            return Ok(None);
-        }
-        if let (Some(own), Some(s)) = (self.stream.cuda_stream(), stream.cuda_stream()) {
-            let before = own
-                .record_event(None)
-                .map_err(self.stream.epoch().driver(what))?;
-            s.wait(&before).map_err(self.stream.epoch().driver(what))?;
-        }
-        Ok(Some((self.stream.clone(), stream.clone())))
+        Ok(what)
     }
 
     /// RAW ESCAPE HATCH: the buffer's device address (0 for an empty buffer); on the simulator
     /// the host address of its memory.
     ///
     /// Getting the number is harmless; using it is not: work submitted through it bypasses the
-    /// per-buffer events that order this buffer's uses across streams and keep it alive, so the
-    /// caller must synchronize by hand and must not use the address after the buffer is dropped.
+    /// ordering of this buffer's uses across streams (see [`DeviceBuffer::use_on`], which does
+    /// not), so the caller must synchronize by hand and must not use the address after the
+    /// buffer is dropped.
     pub fn device_ptr(&self) -> sys::CUdeviceptr {
         match &*self.bytes {
             None => 0,
             Some(Bytes::Host(h)) => h.addr(),
-            Some(Bytes::Cuda(b)) => {
-                // cudarc only hands out the address with a guard that, when dropped, records a
-                // read point on the buffer's own stream; that merely orders later writers after
-                // work already queued there, which is harmless.
-                let (ptr, _guard) = cudarc::driver::DevicePtr::device_ptr(b, b.stream());
-                ptr
-            }
+            Some(Bytes::Cuda(b)) => b.addr,
         }
     }
 
-    /// The underlying cudarc allocation, for interop with cudarc; `None` for an empty buffer
-    /// and on the simulator.
+    /// RAW ESCAPE HATCH: the underlying cudarc allocation, for interop with cudarc; `None` for
+    /// an empty buffer and on the simulator. It carries no cudarc events (`gpu-host` orders
+    /// buffers itself): work queued through it on another stream than the buffer's must be
+    /// synchronized by hand, as with [`DeviceBuffer::device_ptr`].
     pub fn as_cuda_slice(&self) -> Option<&CudaSlice<u8>> {
         match &*self.bytes {
-            Some(Bytes::Cuda(b)) => Some(b),
+            Some(Bytes::Cuda(b)) => Some(&b.slice),
             _ => None,
         }
     }

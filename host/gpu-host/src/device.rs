@@ -326,6 +326,10 @@ impl Gpu {
                 }
             }
         })?;
+        // SAFETY: no buffer exists on this new context object yet; gpu-host orders every
+        // buffer across streams itself (`buffer_uses`), so cudarc's per-buffer events would
+        // only double the work (two driver calls per buffer per launch).
+        unsafe { ctx.disable_event_tracking() };
         let properties = Arc::new(DeviceProperties::read(&ctx)?);
         let epoch = state.epoch();
         let stream = Stream::from_cuda(ctx.default_stream(), epoch.clone());
@@ -398,6 +402,8 @@ impl Gpu {
                 });
             }
         };
+        // SAFETY: as in `Gpu::new`: no buffer exists on this new context object yet.
+        unsafe { ctx.disable_event_tracking() };
         let epoch = state.epoch();
         self.stream = Stream::from_cuda(ctx.default_stream(), epoch.clone());
         self.backend = Backend::Cuda(ctx);

@@ -267,8 +267,8 @@ fn destroy_graph(graph: sys::CUgraph) {
 
 /// An event on the context's legacy default stream, recorded after a capture.
 ///
-/// While capturing, each launch looked its buffers' addresses up on that stream, which made it
-/// wait for the buffers' last writes on any stream (cudarc's per-buffer events); buffers from
+/// While capturing, each launch ordered that stream after its buffers' last writes on any
+/// stream (and, for outputs, their reads; see `buffer_uses`); buffers from
 /// `Gpu::to_device` were also written there. So the event completes once everything the
 /// graph reads was written, and a replay that waits for it cannot race those writes. Later
 /// writes to the graph's buffers cannot be queued while the graph borrows them.

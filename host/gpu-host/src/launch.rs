@@ -5,10 +5,9 @@ use std::ffi::c_void;
 use std::fmt;
 
 use cudarc::driver::sys;
-use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
 use gpu::DeviceCopy;
 
-use crate::buffer::{Bytes, DeviceBuffer};
+use crate::buffer::{Bytes, CudaBytes, DeviceBuffer};
 use crate::device::{DeviceProperties, Gpu};
 use crate::error::{Error, Result};
 use crate::module::{Kernel, KernelAttributes, KernelBackend};
@@ -308,15 +307,12 @@ fn validate_cluster(
 
 /// Bytes of a by-value parameter, in storage the driver may read `size` bytes from.
 ///
-/// cudarc passes a parameter as a pointer to a `DeviceRepr` value; these fixed-size, 16-byte
-/// aligned arrays are such values, and the driver reads exactly the size the PTX declares for
-/// the parameter (checked against the pushed size before launching when the PTX was readable).
+/// `cuLaunchKernel` takes a pointer to each parameter's value; these fixed-size, 16-byte
+/// aligned arrays hold by-value parameters, and the driver reads exactly the size the PTX
+/// declares for the parameter (checked against the pushed size before launching when the PTX
+/// was readable).
 #[repr(C, align(16))]
 struct Aligned<const N: usize>([u8; N]);
-
-// SAFETY: a plain byte array (no padding: N is a multiple of 16 in every use below, and the
-// array is the only field), valid for every bit pattern.
-unsafe impl<const N: usize> DeviceRepr for Aligned<N> {}
 
 /// The largest kernel parameter list CUDA accepts (Volta and later, CUDA 12.1 and later).
 const MAX_PARAM_BYTES: usize = 32_764;
@@ -371,9 +367,9 @@ impl ParamBytes {
 /// One pushed kernel parameter (one PTX `.param`).
 enum Param<'a> {
     /// A device pointer to memory the kernel reads.
-    Read(&'a CudaSlice<u8>),
+    Read(&'a CudaBytes),
     /// A device pointer to memory the kernel writes.
-    Write(&'a mut CudaSlice<u8>),
+    Write(&'a mut CudaBytes),
     /// A 64-bit word: a slice length, the null pointer of an empty buffer, or the address of a
     /// simulator buffer.
     Word(u64),
@@ -840,96 +836,88 @@ impl<'a> KernelLaunch<'a> {
     }
 }
 
-/// Most parameters [`launch_direct`] passes from the stack; more go through cudarc's launch
-/// builder.
+/// Most parameters [`launch_direct`] passes from the stack; more go in a heap vector.
 const STACK_PARAMS: usize = 48;
 
-/// `cuLaunchKernel` with `params`, without cudarc's launch builder (whose argument vector is an
-/// allocation per launch). Buffers keep cudarc's multi-stream ordering: their pointers come from
-/// `device_ptr`/`device_ptr_mut`, which make the stream wait for the buffer's earlier uses on
-/// other streams, and the guards they return record this use once the kernel is queued.
+/// Orders the launch about to be queued on `stream` after the conflicting earlier uses of its
+/// buffers on other streams (see `buffer_uses`): one atomic load per buffer while every use
+/// is on one stream.
+fn order_buffers(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    params: &[Param<'_>],
+) -> std::result::Result<(), cudarc::driver::DriverError> {
+    for p in params {
+        match p {
+            Param::Read(b) => b.uses.before_read(stream)?,
+            Param::Write(b) => b.uses.before_write(stream)?,
+            Param::Word(_) | Param::Bytes(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Fills `words` with the buffers' addresses and the words, and `ptrs` with a pointer to each
+/// parameter's value (into `words`, or into `params` for by-value bytes), as `cuLaunchKernel`
+/// takes them. All three slices have one entry per parameter.
+fn param_pointers(params: &mut [Param<'_>], words: &mut [u64], ptrs: &mut [*mut c_void]) {
+    for ((p, w), ptr) in params.iter_mut().zip(words.iter_mut()).zip(ptrs.iter_mut()) {
+        *ptr = match p {
+            Param::Read(b) => {
+                *w = b.addr;
+                (w as *mut u64).cast()
+            }
+            Param::Write(b) => {
+                *w = b.addr;
+                (w as *mut u64).cast()
+            }
+            Param::Word(v) => {
+                *w = *v;
+                (w as *mut u64).cast()
+            }
+            Param::Bytes(b) => b.as_mut_ptr(),
+        };
+    }
+}
+
+/// `cuLaunchKernel` with `params`, after ordering the buffers (see [`order_buffers`]), with
+/// the parameter array on the stack (no allocation per launch for up to [`STACK_PARAMS`]).
 ///
 /// # Safety
-/// As for [`KernelLaunch::launch`]: `params` match the kernel's signature; `cfg` was validated.
+/// As for [`KernelLaunch::launch`]: `params` match the kernel's parameters and `cfg` was
+/// validated.
 unsafe fn launch_direct(
     func: &cudarc::driver::CudaFunction,
     stream: &std::sync::Arc<cudarc::driver::CudaStream>,
     cfg: &LaunchConfig,
     params: &mut [Param<'_>],
 ) -> std::result::Result<(), cudarc::driver::DriverError> {
-    use cudarc::driver::{DevicePtr, DevicePtrMut};
-    let driver_cfg = cudarc::driver::LaunchConfig {
-        grid_dim: (cfg.grid.x, cfg.grid.y, cfg.grid.z),
-        block_dim: (cfg.block.x, cfg.block.y, cfg.block.z),
-        shared_mem_bytes: cfg.shared_mem_bytes,
-    };
-    if params.len() > STACK_PARAMS {
-        let mut args = stream.launch_builder(func);
-        for p in params.iter_mut() {
-            match p {
-                Param::Read(slice) => args.arg(*slice),
-                Param::Write(slice) => args.arg(&mut **slice),
-                Param::Word(w) => args.arg(&*w),
-                Param::Bytes(ParamBytes::Inline(a)) => args.arg(&*a),
-                Param::Bytes(ParamBytes::Medium(a)) => args.arg(&**a),
-                Param::Bytes(ParamBytes::Large(a)) => args.arg(&**a),
-                Param::Bytes(ParamBytes::Huge(a)) => args.arg(&**a),
-            };
-        }
-        // SAFETY: forwarded; every pointer in `args` points into `params` or into buffers
-        // borrowed for the launch, and cudarc records the buffers' events.
-        return unsafe { args.launch(driver_cfg) }.map(drop);
-    }
-    let ctx = stream.context();
-    ctx.bind_to_thread()?;
-    let tracking = ctx.is_managing_stream_synchronization();
+    stream.context().bind_to_thread()?;
+    order_buffers(stream, params)?;
     let n = params.len();
-    let mut words = [0u64; STACK_PARAMS];
-    let mut ptrs = [std::ptr::null_mut::<c_void>(); STACK_PARAMS];
-    let mut guards = Vec::new();
-    let word_at = words.as_mut_ptr();
-    for (i, p) in params.iter_mut().enumerate() {
-        ptrs[i] = match p {
-            Param::Read(slice) => {
-                let (ptr, guard) = slice.device_ptr(stream);
-                // SAFETY: `i < n <= STACK_PARAMS`.
-                unsafe { word_at.add(i).write(ptr) };
-                if tracking {
-                    guards.push(guard);
-                }
-                // SAFETY: as above; `words` outlives the call.
-                unsafe { word_at.add(i).cast() }
-            }
-            Param::Write(slice) => {
-                let (ptr, guard) = slice.device_ptr_mut(stream);
-                // SAFETY: `i < n <= STACK_PARAMS`.
-                unsafe { word_at.add(i).write(ptr) };
-                if tracking {
-                    guards.push(guard);
-                }
-                // SAFETY: as above.
-                unsafe { word_at.add(i).cast() }
-            }
-            Param::Word(w) => (w as *mut u64).cast(),
-            Param::Bytes(b) => b.as_mut_ptr(),
-        };
-    }
-    // SAFETY: the caller's contract; every pointer in `ptrs[..n]` points at a parameter value
-    // that lives until after the call (`words`, or `params` owned by the caller).
-    let result = unsafe {
+    let (mut words_stack, mut ptrs_stack) =
+        ([0u64; STACK_PARAMS], [std::ptr::null_mut(); STACK_PARAMS]);
+    let (mut words_heap, mut ptrs_heap) = (Vec::new(), Vec::new());
+    let (words, ptrs): (&mut [u64], &mut [*mut c_void]) = if n <= STACK_PARAMS {
+        (&mut words_stack[..n], &mut ptrs_stack[..n])
+    } else {
+        words_heap.resize(n, 0);
+        ptrs_heap.resize(n, std::ptr::null_mut());
+        (&mut words_heap, &mut ptrs_heap)
+    };
+    param_pointers(params, words, ptrs);
+    // SAFETY: the caller's contract; every pointer in `ptrs` points at a parameter value that
+    // lives until after the call (`words`, or `params` owned by the caller); the function
+    // belongs to the stream's context, made current above.
+    unsafe {
         cudarc::driver::result::launch_kernel(
             func.cu_function(),
-            driver_cfg.grid_dim,
-            driver_cfg.block_dim,
-            driver_cfg.shared_mem_bytes,
+            (cfg.grid.x, cfg.grid.y, cfg.grid.z),
+            (cfg.block.x, cfg.block.y, cfg.block.z),
+            cfg.shared_mem_bytes,
             stream.cu_stream(),
-            &mut ptrs[..n],
+            ptrs,
         )
-    };
-    // With multi-stream tracking: record this launch's use of each buffer (after the launch,
-    // as cudarc's builder does).
-    drop(guards);
-    result
+    }
 }
 
 impl KernelLaunch<'_> {
@@ -997,31 +985,15 @@ impl KernelLaunch<'_> {
                 if cfg.shared_mem_bytes > 0 {
                     kernel.ensure_dynamic_shared(cfg.shared_mem_bytes)?;
                 }
-                // The address of a buffer, looked up on the context's legacy default stream:
-                // cudarc's lookup orders that stream after the buffer's writes, never the
-                // captured stream (which is a non-blocking stream, unaffected by it).
-                let address = |slice: &CudaSlice<u8>| {
-                    let legacy = slice.stream().context().default_stream();
-                    let (ptr, _record) = cudarc::driver::DevicePtr::device_ptr(slice, &legacy);
-                    ptr
-                };
-                let mut words: Vec<u64> = params
-                    .iter()
-                    .map(|p| match p {
-                        Param::Read(slice) => address(slice),
-                        Param::Write(slice) => address(slice),
-                        Param::Word(w) => *w,
-                        Param::Bytes(_) => 0,
-                    })
-                    .collect();
-                let mut pointers: Vec<*mut c_void> = params
-                    .iter_mut()
-                    .zip(words.iter_mut())
-                    .map(|(p, w)| match p {
-                        Param::Bytes(b) => b.as_mut_ptr(),
-                        _ => (w as *mut u64).cast(),
-                    })
-                    .collect();
+                // The context's legacy default stream waits for the buffers' conflicting
+                // uses (their writes; for outputs also their reads), on any stream: the replay
+                // waits for an event recorded there after the capture (see `graph`). The
+                // captured stream itself is a non-blocking stream, unaffected.
+                let legacy = cuda_stream.context().default_stream();
+                order_buffers(&legacy, &params).map_err(kernel.epoch().driver(what))?;
+                let mut words = vec![0u64; params.len()];
+                let mut pointers = vec![std::ptr::null_mut(); params.len()];
+                param_pointers(&mut params, &mut words, &mut pointers);
                 // SAFETY: the caller guarantees the parameters match the kernel's signature;
                 // the configuration was validated; every pointer points into `words` or
                 // `params`, alive until after the call (the driver copies the parameters when
@@ -1046,9 +1018,7 @@ impl KernelLaunch<'_> {
 }
 
 /// Launches with `cuLaunchKernelEx` and the launch attributes of `cfg` (cooperative, cluster
-/// shape), ordering the launch with the buffers' other uses as cudarc's launch does: it waits
-/// for earlier writes of every buffer (and earlier reads of the ones it writes), and records
-/// its reads and writes on them afterwards (when the guards drop).
+/// shape), after ordering the buffers as [`launch_direct`] does.
 ///
 /// # Safety
 /// As for [`KernelLaunch::launch`]; `cfg` was validated.
@@ -1058,34 +1028,11 @@ unsafe fn launch_ex(
     cfg: &LaunchConfig,
     params: &mut [Param<'_>],
 ) -> std::result::Result<(), cudarc::driver::DriverError> {
-    use cudarc::driver::{DevicePtr, DevicePtrMut};
     stream.context().bind_to_thread()?;
-    let mut words: Vec<u64> = Vec::with_capacity(params.len());
-    let mut bytes: Vec<Option<*mut c_void>> = Vec::with_capacity(params.len());
-    let mut guards = Vec::new();
-    for p in params.iter_mut() {
-        let (word, raw) = match p {
-            Param::Read(slice) => {
-                let (ptr, guard) = slice.device_ptr(stream);
-                guards.push(guard);
-                (ptr, None)
-            }
-            Param::Write(slice) => {
-                let (ptr, guard) = slice.device_ptr_mut(stream);
-                guards.push(guard);
-                (ptr, None)
-            }
-            Param::Word(w) => (*w, None),
-            Param::Bytes(b) => (0, Some(b.as_mut_ptr())),
-        };
-        words.push(word);
-        bytes.push(raw);
-    }
-    let mut pointers: Vec<*mut c_void> = words
-        .iter_mut()
-        .zip(&bytes)
-        .map(|(w, raw)| raw.unwrap_or((w as *mut u64).cast()))
-        .collect();
+    order_buffers(stream, params)?;
+    let mut words = vec![0u64; params.len()];
+    let mut pointers = vec![std::ptr::null_mut(); params.len()];
+    param_pointers(params, &mut words, &mut pointers);
     let mut attrs = Vec::new();
     if cfg.cooperative {
         // SAFETY: an all-zero attribute is valid plain data; the fields are set below.
@@ -1126,10 +1073,7 @@ unsafe fn launch_ex(
             std::ptr::null_mut(),
         )
     }
-    .result()?;
-    // Record the launch's reads and writes on the buffers.
-    drop(guards);
-    Ok(())
+    .result()
 }
 
 /// Runs a validated launch on the CPU simulator to completion and maps its fault to this crate's

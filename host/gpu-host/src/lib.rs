@@ -38,6 +38,7 @@
 //! instance `axpy<T>`): see [`typed`].
 
 mod buffer;
+mod buffer_uses;
 pub mod code;
 mod device;
 mod error;

@@ -4,7 +4,7 @@
 //! The kernels are hand-written PTX (no kernel build needed), with the parameter layout that
 //! `#[kernel]` gives Rust kernels: a slice is a pointer and a `u64` length.
 
-use gpu_host::{DeviceBuffer, DeviceCopy, Error, Gpu, LaunchConfig};
+use gpu_host::{DeviceBuffer, DeviceCopy, Error, Gpu, LaunchConfig, Stream};
 
 const PTX: &str = r#"
 .version 7.8
@@ -318,6 +318,69 @@ fn by_value_struct_parameter() {
     }
 }
 
+/// `out = x * scale + offset` on `s`.
+fn affine(
+    k: &gpu_host::Kernel,
+    s: &Stream,
+    x: &DeviceBuffer<f32>,
+    out: &mut DeviceBuffer<f32>,
+    (scale, offset): (f32, f32),
+) {
+    let mut l = k
+        .prepare(s, LaunchConfig::for_elements(x.len(), 256))
+        .unwrap();
+    l.input("x", x)
+        .value("p", &Affine { scale, offset })
+        .output("out", out);
+    // SAFETY: affine(x: &[f32], p: Affine, out: DisjointSlice<f32>), same lengths.
+    unsafe { l.launch() }.unwrap();
+}
+
+#[test]
+fn buffers_are_ordered_across_streams() {
+    let Some(gpu) = gpu() else { return };
+    let module = load(&gpu);
+    let k = module.kernel("affine").unwrap();
+    let (s1, s2) = (gpu.new_stream().unwrap(), gpu.new_stream().unwrap());
+    // Large enough that each kernel runs tens of microseconds, so an unordered pair overlaps.
+    let n = 1 << 24;
+    for round in 0..3 {
+        // Read after write: `t` is written by a chain of kernels on s1 and read at once on s2.
+        let mut t = s1.alloc_zeroed::<f32>(n).unwrap();
+        let mut u = s1.alloc_zeroed::<f32>(n).unwrap();
+        for _ in 0..8 {
+            affine(&k, &s1, &t, &mut u, (1.0, 1.0));
+            std::mem::swap(&mut t, &mut u);
+        }
+        let mut r = s2.alloc_zeroed::<f32>(n).unwrap();
+        affine(&k, &s2, &t, &mut r, (2.0, 0.0));
+        // Write after read: s1 overwrites `t` while s2's read may still be queued.
+        affine(&k, &s1, &u, &mut t, (0.0, -5.0));
+        // Free while another stream reads: `big` (s1's) is read by s2, dropped at once, and
+        // its memory handed to a new buffer that s1 fills.
+        let big = s1.to_device(&vec![7.0f32; n]).unwrap();
+        let mut r2 = s2.alloc_zeroed::<f32>(n).unwrap();
+        for _ in 0..4 {
+            affine(&k, &s2, &big, &mut r2, (1.0, 0.0));
+        }
+        drop(big);
+        let reuse = s1.to_device(&vec![0.0f32; n]).unwrap();
+        assert!(
+            r.to_vec().unwrap().iter().all(|&v| v == 16.0),
+            "round {round}: s2 must read s1's writes, before s1 overwrites them"
+        );
+        assert!(
+            t.to_vec().unwrap().iter().all(|&v| v == -5.0),
+            "round {round}: the overwrite"
+        );
+        assert!(
+            r2.to_vec().unwrap().iter().all(|&v| v == 7.0),
+            "round {round}: memory freed while s2 read it"
+        );
+        drop(reuse);
+    }
+}
+
 #[test]
 fn large_dynamic_shared_memory_opts_in() {
     let Some(gpu) = gpu() else { return };
@@ -425,7 +488,7 @@ fn streams_events_timing_and_occupancy() {
     let a = s.to_device(&vec![1.0f32; n]).unwrap();
     let b = s.to_device(&vec![2.0f32; n]).unwrap();
     // Allocated on the default stream, written on `s`, read back on the default stream: the
-    // per-buffer events must order the read after the kernel.
+    // buffer's ordering across streams must put the read after the kernel.
     let mut out = gpu.alloc_zeroed::<f32>(n).unwrap();
     let ((), ms) = s
         .time(|s| {
