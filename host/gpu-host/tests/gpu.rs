@@ -349,19 +349,19 @@ fn buffers_are_ordered_across_streams() {
         let mut t = s1.alloc_zeroed::<f32>(n).unwrap();
         let mut u = s1.alloc_zeroed::<f32>(n).unwrap();
         for _ in 0..8 {
-            affine(&k, &s1, &t, &mut u, (1.0, 1.0));
+            affine(k, &s1, &t, &mut u, (1.0, 1.0));
             std::mem::swap(&mut t, &mut u);
         }
         let mut r = s2.alloc_zeroed::<f32>(n).unwrap();
-        affine(&k, &s2, &t, &mut r, (2.0, 0.0));
+        affine(k, &s2, &t, &mut r, (2.0, 0.0));
         // Write after read: s1 overwrites `t` while s2's read may still be queued.
-        affine(&k, &s1, &u, &mut t, (0.0, -5.0));
+        affine(k, &s1, &u, &mut t, (0.0, -5.0));
         // Free while another stream reads: `big` (s1's) is read by s2, dropped at once, and
         // its memory handed to a new buffer that s1 fills.
         let big = s1.to_device(&vec![7.0f32; n]).unwrap();
         let mut r2 = s2.alloc_zeroed::<f32>(n).unwrap();
         for _ in 0..4 {
-            affine(&k, &s2, &big, &mut r2, (1.0, 0.0));
+            affine(k, &s2, &big, &mut r2, (1.0, 0.0));
         }
         drop(big);
         let reuse = s1.to_device(&vec![0.0f32; n]).unwrap();
