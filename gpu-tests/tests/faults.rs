@@ -186,7 +186,10 @@ fn fault_panic_reports_location_message_and_thread() {
     let (line, column) = marker("panic_at", "panic!");
     assert_eq!(p.kernel, "`panic_at`");
     assert!(
-        p.file.as_deref().unwrap().ends_with("faults/src/lib.rs"),
+        p.file
+            .as_deref()
+            .unwrap()
+            .ends_with("fault-kernels/src/lib.rs"),
         "{p:?}"
     );
     assert_eq!((p.line, p.column), (line, column));

@@ -117,22 +117,33 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                 (&mut n64 as *mut u64).cast(),
             ];
             let (f, s) = (func.cu_function(), cu_stream.cu_stream());
-            Some(time_loop(&stream, |_| {
-                // SAFETY: saxpy's parameters in its order (alpha, x ptr/len, y ptr/len, out
-                // ptr/len), buffers alive and used on this stream only, one block of 256 threads.
-                unsafe {
-                    cudarc::driver::result::launch_kernel(
-                        f,
-                        (1, 1, 1),
-                        (256, 1, 1),
-                        0,
-                        s,
-                        &mut params,
-                    )
-                }
-                .unwrap_or_else(|e| panic!("raw cuLaunchKernel of saxpy failed: {e:?}"));
-                Ok(())
-            })?)
+            let ctx = cu_stream.context().clone();
+            // 6. the same with the context binding every launch of ours does first
+            //    (`cuCtxGetCurrent`, and `cuCtxSetCurrent` when another context is current).
+            let mut time_raw = |bind: bool| {
+                time_loop(&stream, |_| {
+                    if bind {
+                        ctx.bind_to_thread()
+                            .unwrap_or_else(|e| panic!("binding the context failed: {e:?}"));
+                    }
+                    // SAFETY: saxpy's parameters in its order (alpha, x ptr/len, y ptr/len, out
+                    // ptr/len), buffers alive and used on this stream only, one block of 256
+                    // threads.
+                    unsafe {
+                        cudarc::driver::result::launch_kernel(
+                            f,
+                            (1, 1, 1),
+                            (256, 1, 1),
+                            0,
+                            s,
+                            &mut params,
+                        )
+                    }
+                    .unwrap_or_else(|e| panic!("raw cuLaunchKernel of saxpy failed: {e:?}"));
+                    Ok(())
+                })
+            };
+            Some((time_raw(false)?, time_raw(true)?))
         }
         _ => None,
     };
@@ -147,8 +158,9 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
         "generated launcher, alternating streams (3 buffers change stream every launch): \
          {alternating:.3} us per launch"
     );
-    if let Some(r) = raw {
+    if let Some((r, bound)) = raw {
         println!("cudarc's raw cuLaunchKernel, same kernel and stream: {r:.3} us per launch");
+        println!("  the same after binding the context each time: {bound:.3} us per launch");
     }
     if let Some((exe, ptx)) = probe {
         let output = Command::new(&exe).arg(&ptx).output()?;

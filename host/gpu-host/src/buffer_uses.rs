@@ -72,39 +72,54 @@ impl BufferUses {
 
     /// Orders a read of the buffer about to be queued on `stream` after the earlier writes.
     pub(crate) fn before_read(&self, stream: &Arc<CudaStream>) -> Result<(), DriverError> {
-        if self.sole.load(Ordering::Acquire) == id(stream) {
-            return Ok(());
-        }
-        let mut uses = self.lock();
-        if !uses.readers.iter().any(|r| id(r) == id(stream)) {
-            if id(&uses.writer) != id(stream) {
-                wait_for(stream, &uses.writer)?;
-            }
-            uses.readers.push(stream.clone());
-        }
-        self.sole.store(uses.sole(), Ordering::Release);
-        Ok(())
+        self.order(stream, false, None)
     }
 
     /// Orders a write of the buffer about to be queued on `stream` after the earlier reads and
     /// writes. The caller holds the buffer exclusively (`&mut`).
     pub(crate) fn before_write(&self, stream: &Arc<CudaStream>) -> Result<(), DriverError> {
-        if self.sole.load(Ordering::Acquire) == id(stream) {
+        self.order(stream, true, None)
+    }
+
+    /// [`BufferUses::before_read`] or [`BufferUses::before_write`] for a `stream` that has
+    /// already waited for everything queued on `covered` (no event is recorded there: during a
+    /// graph capture, `covered` is the capturing stream, where recording would be captured).
+    pub(crate) fn before_use_covering(
+        &self,
+        stream: &Arc<CudaStream>,
+        write: bool,
+        covered: &CudaStream,
+    ) -> Result<(), DriverError> {
+        self.order(stream, write, Some(id(covered)))
+    }
+
+    fn order(
+        &self,
+        stream: &Arc<CudaStream>,
+        write: bool,
+        covered: Option<usize>,
+    ) -> Result<(), DriverError> {
+        let me = id(stream);
+        if self.sole.load(Ordering::Acquire) == me {
             return Ok(());
         }
+        let must_wait = |other: &CudaStream| id(other) != me && Some(id(other)) != covered;
         let mut uses = self.lock();
-        let synced = uses.readers.iter().any(|r| id(r) == id(stream));
-        if !synced && id(&uses.writer) != id(stream) {
+        // A reader of the current write has waited for it already.
+        let synced = uses.readers.iter().any(|r| id(r) == me);
+        if !synced && must_wait(&uses.writer) {
             wait_for(stream, &uses.writer)?;
         }
-        for r in &uses.readers {
-            if id(r) != id(stream) {
+        if write {
+            for r in uses.readers.iter().filter(|r| must_wait(r)) {
                 wait_for(stream, r)?;
             }
+            uses.readers.clear();
+            uses.writer = stream.clone();
+        } else if !synced {
+            uses.readers.push(stream.clone());
         }
-        uses.readers.clear();
-        uses.writer = stream.clone();
-        self.sole.store(id(stream), Ordering::Release);
+        self.sole.store(uses.sole(), Ordering::Release);
         Ok(())
     }
 }

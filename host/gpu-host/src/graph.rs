@@ -305,6 +305,13 @@ fn capture_into(stream: &Stream, work: impl FnOnce(&Stream) -> Result<()>) -> Re
         s.context()
             .bind_to_thread()
             .map_err(stream.epoch().driver(what))?;
+        // The legacy stream (which a replay waits on, see `buffers_ready`) waits for the work
+        // queued on the captured stream before the capture: the launches recorded below order
+        // their buffers' uses there without recording events on the capturing stream.
+        s.context()
+            .default_stream()
+            .join(s)
+            .map_err(stream.epoch().driver(what))?;
         // SAFETY: the stream is alive (borrowed) and belongs to the context just made current.
         unsafe {
             result::stream::begin_capture(

@@ -987,10 +987,19 @@ impl KernelLaunch<'_> {
                 }
                 // The context's legacy default stream waits for the buffers' conflicting
                 // uses (their writes; for outputs also their reads), on any stream: the replay
-                // waits for an event recorded there after the capture (see `graph`). The
-                // captured stream itself is a non-blocking stream, unaffected.
+                // waits for an event recorded there after the capture (see `graph`). It waited
+                // for the captured stream's earlier work when the capture began, so no event
+                // is recorded on that one (it would be captured). The captured stream is a
+                // non-blocking stream, unaffected by the legacy stream.
                 let legacy = cuda_stream.context().default_stream();
-                order_buffers(&legacy, &params).map_err(kernel.epoch().driver(what))?;
+                for p in &params {
+                    let ordered = match p {
+                        Param::Read(b) => b.uses.before_use_covering(&legacy, false, cuda_stream),
+                        Param::Write(b) => b.uses.before_use_covering(&legacy, true, cuda_stream),
+                        Param::Word(_) | Param::Bytes(_) => Ok(()),
+                    };
+                    ordered.map_err(kernel.epoch().driver(what))?;
+                }
                 let mut words = vec![0u64; params.len()];
                 let mut pointers = vec![std::ptr::null_mut(); params.len()];
                 param_pointers(&mut params, &mut words, &mut pointers);
