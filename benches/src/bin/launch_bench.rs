@@ -86,7 +86,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     // Host timings drift by tens of percent over seconds on a shared machine, so the whole
     // set (the C++ probe included) runs ROUNDS times, interleaved, and each figure is its
     // best round.
-    let mut best_of = [f64::INFINITY; 7];
+    let mut best_of = [f64::INFINITY; 8];
     for _ in 0..ROUNDS {
         // The same loop in three settings, to break the launcher's cost down:
         // 1. on the device's default stream;
@@ -123,12 +123,15 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     (&mut po as *mut u64).cast(),
                     (&mut n64 as *mut u64).cast(),
                 ];
-                let (f, s) = (func.cu_function(), cu_stream.cu_stream());
+                let f = func.cu_function();
                 let ctx = cu_stream.context().clone();
                 // 6. the same with the context binding every launch of ours does first
                 //    (`cuCtxGetCurrent`, and `cuCtxSetCurrent` when another context is current).
-                let mut time_raw = |bind: bool| {
-                    time_loop(&stream, |_| {
+                let mut time_raw = |on: &Stream, bind: bool| {
+                    let s = on
+                        .cuda_stream()
+                        .map_or(std::ptr::null_mut(), |s| s.cu_stream());
+                    time_loop(on, |_| {
                         if bind {
                             ctx.bind_to_thread()
                                 .unwrap_or_else(|e| panic!("binding the context failed: {e:?}"));
@@ -150,7 +153,13 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                         Ok(())
                     })
                 };
-                Some((time_raw(false)?, time_raw(true)?))
+                // 7. raw on the default stream (CUDA's legacy stream), to tell what that stream
+                //    costs in the driver apart from what the launcher costs.
+                Some((
+                    time_raw(&stream, false)?,
+                    time_raw(&stream, true)?,
+                    time_raw(&default, false)?,
+                ))
             }
             _ => None,
         };
@@ -158,7 +167,10 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
             Some((exe, ptx)) => Some(run_probe(exe, ptx)?),
             None => None,
         };
-        let (raw, bound) = raw.unzip();
+        let (raw, bound, raw_default) = match raw {
+            Some((r, b, d)) => (Some(r), Some(b), Some(d)),
+            None => (None, None, None),
+        };
         let round = [
             Some(single),
             Some(checks),
@@ -166,13 +178,23 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
             Some(alternating),
             raw,
             bound,
+            raw_default,
             cpp,
         ];
         for (b, r) in best_of.iter_mut().zip(round) {
             *b = b.min(r.unwrap_or(f64::INFINITY));
         }
     }
-    let [single, checks, best, alternating, raw, bound, cpp] = best_of;
+    let [
+        single,
+        checks,
+        best,
+        alternating,
+        raw,
+        bound,
+        raw_default,
+        cpp,
+    ] = best_of;
     let check = out.to_vec()?;
     if check.iter().any(|&v| v != 4.0) {
         return Err(format!("saxpy computed {}, expected 4", check[0]).into());
@@ -188,6 +210,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     if raw.is_finite() {
         println!("cudarc's raw cuLaunchKernel, same kernel and stream: {raw:.3} us per launch");
         println!("  the same after binding the context each time: {bound:.3} us per launch");
+        println!("  the same on the default stream: {raw_default:.3} us per launch");
     }
     if cpp.is_finite() {
         println!("C++ cuLaunchKernel:  {cpp:.3} us per launch");
