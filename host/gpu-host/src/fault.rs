@@ -34,7 +34,6 @@
 //! poisoned; each loaded module's `__gpu_panic_record` global is pointed at it. The layout is
 //! `gpu_abi::panic::PanicRecord`, the type the device's panic handler writes.
 
-use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -44,15 +43,14 @@ use cudarc::driver::sys::{self, CUresult};
 use cudarc::driver::{CudaContext, CudaModule, CudaStream, DevicePtr, DriverError};
 
 use crate::error::Error;
-use crate::launch::{Dim3, LaunchConfig};
+use crate::launch::LaunchConfig;
+use crate::launch_log::{LaunchLog, Logged};
 
 // The record's layout and constants: one definition, shared with the device's panic handler.
 #[cfg(test)]
 use gpu_abi::panic::FLAG_NO_DETAILS;
 use gpu_abi::panic::{FILE_CAP, FLAG_LOCATION, FLAG_MESSAGE, MESSAGE_CAP, RECORD_VERSION};
 pub(crate) use gpu_abi::panic::{PanicRecord as RawRecord, RECORD_MAGIC, RECORD_SYMBOL};
-/// How many unsynchronized launches are remembered per device for naming a faulting kernel.
-const IN_FLIGHT_CAP: usize = 64;
 
 /// What the device reported about a kernel panic, decoded. Part of [`Error::KernelPanic`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -225,12 +223,6 @@ pub(crate) fn is_sticky(code: CUresult) -> bool {
 
 /// A launch submitted but not yet known to be finished.
 #[derive(Clone, Debug)]
-struct InFlight {
-    kernel: Arc<str>,
-    stream: usize,
-    grid: Dim3,
-    block: Dim3,
-}
 
 /// Page-locked host memory mapped into the device, holding one [`RawRecord`].
 struct MappedRecord {
@@ -247,9 +239,6 @@ unsafe impl Send for MappedRecord {}
 struct Inner {
     record: Option<MappedRecord>,
     fault: Option<Arc<Fault>>,
-    in_flight: VecDeque<InFlight>,
-    /// Launches forgotten because more than `IN_FLIGHT_CAP` were unsynchronized.
-    forgotten: u64,
 }
 
 /// Per-device fault state shared by every `Gpu` handle of one device in this process.
@@ -260,6 +249,8 @@ pub(crate) struct DeviceState {
     /// Set for good once the driver refused a new context after a fault ([`Fault::Fatal`]).
     fatal: AtomicBool,
     inner: Mutex<Inner>,
+    /// Launches not confirmed by a synchronization, for naming a faulting kernel.
+    pub(crate) log: LaunchLog,
 }
 
 impl fmt::Debug for DeviceState {
@@ -289,6 +280,7 @@ pub(crate) fn device_state(ordinal: usize) -> Arc<DeviceState> {
         poisoned: AtomicBool::new(false),
         fatal: AtomicBool::new(false),
         inner: Mutex::new(Inner::default()),
+        log: LaunchLog::new(),
     });
     states.push(s.clone());
     s
@@ -328,9 +320,10 @@ impl DeviceState {
             // read of plain integers is valid whatever the device wrote.
             unsafe { r.host.read_volatile() }
         });
-        let names = |filter: &dyn Fn(&InFlight) -> bool| -> Vec<Arc<str>> {
+        let (pending, forgotten) = self.log.pending();
+        let names = |filter: &dyn Fn(&Logged) -> bool| -> Vec<Arc<str>> {
             let mut v: Vec<Arc<str>> = Vec::new();
-            for l in inner.in_flight.iter().filter(|l| filter(l)) {
+            for l in pending.iter().filter(|l| filter(l)) {
                 if !v.contains(&l.kernel) {
                     v.push(l.kernel.clone());
                 }
@@ -338,7 +331,7 @@ impl DeviceState {
             v
         };
         let describe = |v: &[Arc<str>]| match v {
-            [] if inner.forgotten > 0 => {
+            [] if forgotten => {
                 "(unknown: more launches were in flight than the host remembers)".to_string()
             }
             [] => "(unknown: no unsynchronized launch was recorded)".to_string(),
@@ -355,9 +348,7 @@ impl DeviceState {
         let fault = match record.filter(|r| r.magic == RECORD_MAGIC) {
             Some(r) => {
                 let (g, b) = (r.grid_dim, r.block_dim);
-                let matching = names(&|l| {
-                    [l.grid.x, l.grid.y, l.grid.z] == g && [l.block.x, l.block.y, l.block.z] == b
-                });
+                let matching = names(&|l| l.grid == g && l.block == b);
                 let kernel = describe(if matching.is_empty() { &all } else { &matching });
                 match KernelPanic::from_record(&r, kernel.clone()) {
                     Some(panic) => Fault::Panic { panic, code: *code },
@@ -378,40 +369,20 @@ impl DeviceState {
         fault
     }
 
-    /// Remembers a submitted launch, for naming the kernel if it faults.
-    pub(crate) fn launched(&self, kernel: &str, stream: &CudaStream, cfg: &LaunchConfig) {
-        let mut inner = self.lock();
-        if inner.in_flight.len() == IN_FLIGHT_CAP {
-            inner.in_flight.pop_front();
-            inner.forgotten += 1;
-        }
-        let kernel = match inner.in_flight.iter().find(|l| &*l.kernel == kernel) {
-            Some(l) => l.kernel.clone(),
-            None => Arc::from(kernel),
-        };
-        inner.in_flight.push_back(InFlight {
-            kernel,
-            stream: stream.cu_stream() as usize,
-            grid: cfg.grid,
-            block: cfg.block,
-        });
+    /// Remembers a submitted launch of the kernel interned as `kernel` (see
+    /// [`LaunchLog::intern`]), for naming it if it faults.
+    pub(crate) fn launched(&self, kernel: u32, stream: &CudaStream, cfg: &LaunchConfig) {
+        self.log.record(kernel, stream.cu_stream() as usize, cfg);
     }
 
     /// All work on `stream` finished without error.
     pub(crate) fn stream_synchronized(&self, stream: &CudaStream) {
-        let id = stream.cu_stream() as usize;
-        let mut inner = self.lock();
-        inner.in_flight.retain(|l| l.stream != id);
-        if inner.in_flight.is_empty() {
-            inner.forgotten = 0;
-        }
+        self.log.stream_synchronized(stream.cu_stream() as usize);
     }
 
     /// All work on every stream finished without error.
     pub(crate) fn all_synchronized(&self) {
-        let mut inner = self.lock();
-        inner.in_flight.clear();
-        inner.forgotten = 0;
+        self.log.clear();
     }
 
     /// Points module `module`'s `__gpu_panic_record` global (if it has one) at this device's
@@ -484,8 +455,7 @@ impl DeviceState {
         unsafe { sys::cuDevicePrimaryCtxReset_v2(ctx.cu_device()) }.result()?;
         // The reset freed the mapped record together with everything else.
         inner.record = None;
-        inner.in_flight.clear();
-        inner.forgotten = 0;
+        self.log.clear();
         let fault = inner.fault.take();
         self.generation.fetch_add(1, Ordering::AcqRel);
         self.poisoned.store(false, Ordering::Release);

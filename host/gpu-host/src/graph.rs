@@ -180,6 +180,8 @@ pub struct Graph<'a> {
     launched_on: RefCell<Vec<Stream>>,
     /// "graph of N kernels (first, ...)", for the fault report of in-flight work.
     summary: String,
+    /// `summary`'s id in the device's launch log.
+    log_id: u32,
     _borrows: PhantomData<&'a mut ()>,
 }
 
@@ -425,12 +427,14 @@ impl Stream {
             }
         };
         let summary = summarize(&captured.nodes);
+        let log_id = self.epoch().state().log.intern(&summary);
         Ok(Graph {
             stream: self.clone(),
             nodes: captured.nodes,
             inner: ManuallyDrop::new(inner),
             launched_on: RefCell::new(Vec::new()),
             summary,
+            log_id,
             _borrows: PhantomData,
         })
     }
@@ -495,10 +499,7 @@ impl<'a> Graph<'a> {
                 unsafe { result::graph::launch(g.exec, s.cu_stream()) }
                     .map_err(stream.epoch().driver(what))?;
                 if let Some(first) = self.nodes.first() {
-                    stream
-                        .epoch()
-                        .state()
-                        .launched(&self.summary, s, &first.cfg);
+                    stream.epoch().state().launched(self.log_id, s, &first.cfg);
                 }
                 Ok(())
             }

@@ -799,7 +799,7 @@ impl<'a> KernelLaunch<'a> {
             kernel
                 .epoch()
                 .state()
-                .launched(kernel.name(), cuda_stream, &cfg);
+                .launched(kernel.log_id(), cuda_stream, &cfg);
             return Ok(());
         }
         let what = || format!("launching kernel `{}` with {cfg}", kernel.name());
@@ -831,7 +831,7 @@ impl<'a> KernelLaunch<'a> {
         kernel
             .epoch()
             .state()
-            .launched(kernel.name(), cuda_stream, &cfg);
+            .launched(kernel.log_id(), cuda_stream, &cfg);
         Ok(())
     }
 }

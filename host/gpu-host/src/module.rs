@@ -58,6 +58,8 @@ pub type SimEntry = gpu::sim::Entry;
 #[derive(Debug)]
 pub struct Kernel {
     name: String,
+    /// The name's id in the device's launch log (see `launch_log`).
+    log_id: u32,
     module: String,
     code: KernelCode,
     backend: KernelBackend,
@@ -119,6 +121,10 @@ impl Kernel {
     /// The kernel's entry-point name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    pub(crate) fn log_id(&self) -> u32 {
+        self.log_id
     }
 
     /// The name of the module it was loaded from.
@@ -756,6 +762,7 @@ impl Gpu {
             attributes.required_block = required_blocks.get(name).copied();
             kernels.push(Kernel {
                 name: name.to_string(),
+                log_id: self.epoch().state().log.intern(name),
                 module: module_name.to_string(),
                 code: code.clone(),
                 param_sizes: param_sizes.remove(name).flatten(),
@@ -825,6 +832,7 @@ impl Gpu {
             };
             kernels.push(Kernel {
                 name: name.to_string(),
+                log_id: self.epoch().state().log.intern(name),
                 module: module_name.to_string(),
                 code: KernelCode::Simulator,
                 param_sizes: param_sizes.remove(name).flatten(),
