@@ -18,6 +18,7 @@
 mod args;
 mod array;
 mod builtins;
+mod dense;
 mod dtype;
 mod kernels;
 mod protocols;
@@ -71,6 +72,11 @@ fn gpu_kernels(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtins::sort_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(builtins::histogram_even, m)?)?;
     m.add_function(wrap_pyfunction!(builtins::select_if, m)?)?;
+    m.add_function(wrap_pyfunction!(dense::softmax, m)?)?;
+    m.add_function(wrap_pyfunction!(dense::layernorm, m)?)?;
+    m.add_function(wrap_pyfunction!(dense::gemm, m)?)?;
+    m.add_function(wrap_pyfunction!(dense::attention, m)?)?;
+    m.add_function(wrap_pyfunction!(dense::attention_backward, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::load_kernels, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::launch_1d, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::launch_2d, m)?)?;

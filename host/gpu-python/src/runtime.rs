@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use gpu_algorithms::Algorithms;
+use gpu_dense::Dense;
 use gpu_host::{DeviceBuffer, DeviceCopy, Error, Gpu, Stream};
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -52,10 +53,13 @@ pub fn py_err(e: Error) -> PyErr {
     }
 }
 
-/// One device: its handle and the algorithm kernels on it (loaded per kernel on first use).
+/// One device: its handle and the algorithm kernels on it (loaded per kernel on first use), and
+/// the dense kernels, made ready on the first dense call (a program that only reduces or sorts
+/// never touches them).
 pub struct Device {
     pub gpu: Gpu,
     pub algos: Algorithms,
+    dense: OnceLock<Dense>,
 }
 
 static SIMULATOR: OnceLock<Arc<Device>> = OnceLock::new();
@@ -71,7 +75,11 @@ pub fn device(place: Place) -> PyResult<Arc<Device>> {
             let gpu = Gpu::simulator().map_err(py_err)?;
             let algos = Algorithms::load(&gpu).map_err(py_err)?;
             Ok(SIMULATOR
-                .get_or_init(|| Arc::new(Device { gpu, algos }))
+                .get_or_init(|| Arc::new(Device {
+                    gpu,
+                    algos,
+                    dense: OnceLock::new(),
+                }))
                 .clone())
         }
         Place::Cuda(i) => {
@@ -90,7 +98,11 @@ pub fn device(place: Place) -> PyResult<Arc<Device>> {
                 unsafe { ctx.disable_event_tracking() };
             }
             let algos = Algorithms::load(&gpu).map_err(py_err)?;
-            let d = Arc::new(Device { gpu, algos });
+            let d = Arc::new(Device {
+                gpu,
+                algos,
+                dense: OnceLock::new(),
+            });
             if all.len() <= i {
                 all.resize(i + 1, None);
             }
@@ -101,6 +113,15 @@ pub fn device(place: Place) -> PyResult<Arc<Device>> {
 }
 
 impl Device {
+    /// The dense kernels on this device (`gpu-dense`), made ready on first use.
+    pub fn dense(&self) -> PyResult<&Dense> {
+        if let Some(d) = self.dense.get() {
+            return Ok(d);
+        }
+        let d = Dense::load(&self.gpu).map_err(py_err)?;
+        Ok(self.dense.get_or_init(|| d))
+    }
+
     /// The stream a call's work goes on: the call's (borrowed) stream on a GPU, made to wait
     /// for the producers' streams; the simulator's default stream.
     pub fn stream(&self, call: &Call<'_>) -> PyResult<Stream> {
