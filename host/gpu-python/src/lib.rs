@@ -60,9 +60,13 @@ fn _set_fast_torch(on: bool) {
 
 /// Rust GPU kernels on torch, CuPy, JAX and NumPy arrays, zero-copy: the built-in algorithms
 /// (`reduce`, `inclusive_scan`, `exclusive_scan`, `sort`, `sort_pairs`, `histogram_even`,
-/// `select_if`) and your own kernel crates (`load_kernels`). CUDA arrays run on their GPU, on
-/// their library's current stream; host arrays on the CPU simulator.
+/// `select_if`), the dense kernels (`softmax`, `layernorm`, `gemm`, `attention`,
+/// `attention_backward`) and your own kernel crates (`load_kernels`). CUDA arrays run on their
+/// GPU, on their library's current stream; host arrays on the CPU simulator. The native part
+/// of the `gpu_kernels` package (`python/gpu_kernels/__init__.py` re-exports it;
+/// `gpu_kernels.torch` registers the kernels as torch operators).
 #[pymodule]
+#[pyo3(name = "_gpu_kernels")]
 fn gpu_kernels(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(builtins::reduce, m)?)?;
