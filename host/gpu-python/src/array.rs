@@ -33,6 +33,22 @@ pub enum Place {
     Cuda(i32),
 }
 
+impl Place {
+    /// The DLPack device of this place (host memory as `kDLCPU`).
+    pub fn dlpack(self) -> dlpark::ffi::DLDevice {
+        match self {
+            Place::Cpu => dlpark::ffi::DLDevice {
+                device_type: dlpark::ffi::DLDeviceType::CPU,
+                device_id: 0,
+            },
+            Place::Cuda(i) => dlpark::ffi::DLDevice {
+                device_type: dlpark::ffi::DLDeviceType::CUDA,
+                device_id: i,
+            },
+        }
+    }
+}
+
 impl std::fmt::Display for Place {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -291,6 +307,24 @@ impl<'py> Call<'py> {
         let made = match (like.producer, like.place) {
             (Producer::Torch, _) => {
                 let t = torch(py).ok_or_else(|| PyTypeError::new_err("torch is not loaded"))?;
+                // torch's exchange table allocates with two C calls; where it is missing or
+                // refuses (a dtype this torch cannot hold), `new_empty` below.
+                if let Some(x) = t.exchange()
+                    && let Ok((made, ptr)) = x.empty(py, like.place.dlpack(), dtype.to_dlpack(), shape)
+                {
+                    return Ok(ArrayArg {
+                        name: name.to_string(),
+                        ptr,
+                        dtype,
+                        shape: shape.to_vec(),
+                        contiguous: true,
+                        readonly: false,
+                        place: like.place,
+                        producer: Producer::Torch,
+                        obj: made,
+                        _export: None,
+                    });
+                }
                 // Torch before 2.3 has no uint32: counts then come as int32 (same bits).
                 let td = t
                     .torch_dtype(py, dtype)

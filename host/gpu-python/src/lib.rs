@@ -20,6 +20,7 @@ mod array;
 mod builtins;
 mod dense;
 mod dtype;
+mod exchange;
 mod kernels;
 mod protocols;
 mod runtime;
@@ -58,6 +59,19 @@ fn _set_fast_torch(on: bool) {
     array::set_fast_torch(on);
 }
 
+/// `_set_torch_exchange(on)`: turns the use of torch's DLPack exchange table off (tensors are
+/// then read through their attributes, outputs made with `new_empty`) or back on; for measuring.
+#[pyfunction]
+fn _set_torch_exchange(on: bool) {
+    protocols::set_torch_exchange(on);
+}
+
+/// `_torch_exchange()`: whether torch's DLPack exchange table is found and used.
+#[pyfunction]
+fn _torch_exchange(py: Python<'_>) -> bool {
+    protocols::torch(py).is_some_and(|t| t.exchange().is_some())
+}
+
 /// Rust GPU kernels on torch, CuPy, JAX and NumPy arrays, zero-copy: the built-in algorithms
 /// (`reduce`, `inclusive_scan`, `exclusive_scan`, `sort`, `sort_pairs`, `histogram_even`,
 /// `select_if`), the dense kernels (`softmax`, `layernorm`, `gemm`, `attention`,
@@ -88,6 +102,8 @@ fn gpu_kernels(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(synchronize, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_available, m)?)?;
     m.add_function(wrap_pyfunction!(_set_fast_torch, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_torch_exchange, m)?)?;
+    m.add_function(wrap_pyfunction!(_torch_exchange, m)?)?;
     m.add_class::<kernels::Kernels>()?;
     m.add_class::<kernels::Kernel>()?;
     m.add("KernelPanic", py.get_type::<runtime::KernelPanic>())?;

@@ -16,6 +16,7 @@ use pyo3::types::PyDict;
 
 use crate::array::{ArrayArg, Call, Place, Producer, is_contiguous};
 use crate::dtype::DType;
+use crate::exchange::Table;
 
 /// The torch objects the fast path compares against, looked up once.
 pub(crate) struct TorchInfo {
@@ -26,9 +27,30 @@ pub(crate) struct TorchInfo {
     raw_stream: Option<Py<PyAny>>,
     /// `torch.cuda.current_stream` (fallback).
     current_stream: Option<Py<PyAny>>,
+    /// torch's DLPack exchange table, when this torch has one: tensors are read and outputs
+    /// made through it (plain C calls), else through the attributes above.
+    exchange: Option<Table>,
 }
 
 static TORCH: PyOnceLock<Option<TorchInfo>> = PyOnceLock::new();
+
+/// Whether torch's exchange table is used (the benchmark turns it off to time the attributes).
+static TORCH_EXCHANGE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Turns the use of torch's exchange table off (tensors are then read through their attributes
+/// and outputs made with `new_empty`) or back on.
+pub fn set_torch_exchange(on: bool) {
+    TORCH_EXCHANGE.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+impl TorchInfo {
+    /// torch's exchange table, when it has one and it is not turned off.
+    pub(crate) fn exchange(&self) -> Option<&Table> {
+        self.exchange
+            .as_ref()
+            .filter(|_| TORCH_EXCHANGE.load(std::sync::atomic::Ordering::Relaxed))
+    }
+}
 
 /// Torch's objects, if torch has been imported by the program (never imported here).
 pub(crate) fn torch(py: Python<'_>) -> Option<&'static TorchInfo> {
@@ -54,8 +76,10 @@ pub(crate) fn torch(py: Python<'_>) -> Option<&'static TorchInfo> {
             .and_then(|c| c.getattr("current_stream"))
             .ok()
             .map(Bound::unbind);
+        let tensor_type = torch.getattr("Tensor")?;
         Ok(TorchInfo {
-            tensor_type: torch.getattr("Tensor")?.unbind(),
+            exchange: Table::of_type(&tensor_type),
+            tensor_type: tensor_type.unbind(),
             dtypes,
             raw_stream,
             current_stream,
@@ -130,6 +154,39 @@ unsafe impl DlpackStream for ConsumerStream {
 
 impl<'py> Call<'py> {
     pub(crate) fn read_torch(
+        &mut self,
+        t: &TorchInfo,
+        obj: &Bound<'py, PyAny>,
+        name: &str,
+    ) -> PyResult<ArrayArg<'py>> {
+        // The exchange table when torch has one; its errors (a tensor it cannot describe)
+        // leave the attributes to say what is wrong.
+        if let Some(x) = t.exchange()
+            && let Ok(v) = x.view(obj)
+            && let Some(dtype) = DType::from_dlpack(v.dtype)
+        {
+            let place = place_of(v.device, name)?;
+            if let (Place::Cuda(_), None) = (place, self.stream) {
+                self.producer_stream(v.stream);
+            }
+            return Ok(ArrayArg {
+                name: name.to_string(),
+                ptr: v.ptr,
+                dtype,
+                contiguous: is_contiguous(&v.shape, v.strides.as_deref()),
+                shape: v.shape,
+                readonly: false,
+                place,
+                producer: Producer::Torch,
+                obj: obj.clone(),
+                _export: None,
+            });
+        }
+        self.read_torch_attributes(t, obj, name)
+    }
+
+    /// [`Call::read_torch`] through the tensor's Python attributes.
+    fn read_torch_attributes(
         &mut self,
         t: &TorchInfo,
         obj: &Bound<'py, PyAny>,

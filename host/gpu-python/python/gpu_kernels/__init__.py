@@ -6,6 +6,7 @@ torch operators (``torch.ops.gpu_kernels.*``: torch.compile, autograd for attent
 ``gpu_kernels`` alone never imports torch.
 """
 from ._gpu_kernels import *  # noqa: F401,F403 (the extension's public names, its __all__)
-from ._gpu_kernels import __doc__ as _native_doc, _set_fast_torch  # noqa: F401
+from ._gpu_kernels import (  # noqa: F401 (the benchmark's switches)
+    __doc__ as _native_doc, _set_fast_torch, _set_torch_exchange, _torch_exchange)
 
 __doc__ = (__doc__ or "") + "\n" + (_native_doc or "")
