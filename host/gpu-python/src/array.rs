@@ -24,7 +24,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
 use crate::dtype::DType;
-use crate::protocols::torch;
+use crate::protocols::{cupy, torch};
 
 /// Where an array lives: host memory (run on the CPU simulator) or CUDA device `n`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -356,12 +356,51 @@ impl<'py> Call<'py> {
                 });
             }
             (Producer::CuPy, Place::Cuda(i)) => {
-                let cupy = py.import("cupy")?;
-                let device = cupy.getattr("cuda")?.getattr("Device")?.call1((i,))?;
-                device.call_method0("__enter__")?;
-                let made = cupy.call_method1("empty", (shape_tuple, np_name));
-                device.call_method1("__exit__", (py.None(), py.None(), py.None()))?;
-                made?
+                let c = cupy(py).ok_or_else(|| PyTypeError::new_err("CuPy is not loaded"))?;
+                if let Some(x) = &c.exchange
+                    && let Ok((made, ptr)) = x.empty(py, like.place.dlpack(), dtype.to_dlpack(), shape)
+                {
+                    return Ok(ArrayArg {
+                        name: name.to_string(),
+                        ptr,
+                        dtype,
+                        shape: shape.to_vec(),
+                        contiguous: true,
+                        readonly: false,
+                        place: like.place,
+                        producer: Producer::CuPy,
+                        obj: made,
+                        _export: None,
+                    });
+                }
+                // `cupy.empty` allocates on the current device: switch only when it differs.
+                let current: i32 = c.get_device.bind(py).call0()?.extract()?;
+                let made = if current == i {
+                    c.empty.bind(py).call1((shape_tuple, np_name))?
+                } else {
+                    let device = c.device.bind(py).call1((i,))?;
+                    device.call_method0(intern!(py, "__enter__"))?;
+                    let made = c.empty.bind(py).call1((shape_tuple, np_name));
+                    device.call_method1(intern!(py, "__exit__"), (py.None(), py.None(), py.None()))?;
+                    made?
+                };
+                // A new array of known dtype, shape and device, contiguous: only its address.
+                let ptr: u64 = made
+                    .getattr(intern!(py, "data"))?
+                    .getattr(intern!(py, "ptr"))?
+                    .extract()?;
+                return Ok(ArrayArg {
+                    name: name.to_string(),
+                    ptr,
+                    dtype,
+                    shape: shape.to_vec(),
+                    contiguous: true,
+                    readonly: false,
+                    place: like.place,
+                    producer: Producer::CuPy,
+                    obj: made,
+                    _export: None,
+                });
             }
             (_, Place::Cpu) => {
                 if dtype == DType::BF16 {

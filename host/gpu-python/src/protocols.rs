@@ -121,6 +121,45 @@ impl TorchInfo {
     }
 }
 
+/// CuPy's objects the bindings call, looked up once (CuPy is never imported here: only once a
+/// CuPy array has come in).
+pub(crate) struct CupyInfo {
+    /// `cupy.empty`.
+    pub(crate) empty: Py<PyAny>,
+    /// `cupy.cuda.Device`.
+    pub(crate) device: Py<PyAny>,
+    /// `cupy.cuda.runtime.getDevice`: the current device, which `cupy.empty` allocates on.
+    pub(crate) get_device: Py<PyAny>,
+    /// `cupy.cuda.get_current_stream`.
+    current_stream: Py<PyAny>,
+    /// CuPy's DLPack exchange table, when it has one.
+    pub(crate) exchange: Option<Table>,
+}
+
+static CUPY: PyOnceLock<Option<CupyInfo>> = PyOnceLock::new();
+
+/// CuPy's objects, if CuPy has been imported by the program.
+pub(crate) fn cupy(py: Python<'_>) -> Option<&'static CupyInfo> {
+    if let Some(c) = CUPY.get(py) {
+        return c.as_ref();
+    }
+    let modules = py.import("sys").ok()?.getattr("modules").ok()?;
+    let cupy = modules.get_item("cupy").ok()?;
+    let info = (|| -> PyResult<CupyInfo> {
+        let cuda = cupy.getattr("cuda")?;
+        Ok(CupyInfo {
+            empty: cupy.getattr("empty")?.unbind(),
+            device: cuda.getattr("Device")?.unbind(),
+            get_device: cuda.getattr("runtime")?.getattr("getDevice")?.unbind(),
+            current_stream: cuda.getattr("get_current_stream")?.unbind(),
+            exchange: Table::of_type(&cupy.getattr("ndarray")?),
+        })
+    })()
+    .ok();
+    let _ = CUPY.set(py, info);
+    CUPY.get(py).and_then(Option::as_ref)
+}
+
 /// The root package of an object's type (`torch`, `numpy`, `cupy`, `jaxlib`, ...).
 fn producer_of(obj: &Bound<'_, PyAny>) -> Producer {
     let module = obj
@@ -409,12 +448,15 @@ fn library_stream(obj: &Bound<'_, PyAny>, id: i32) -> PyResult<usize> {
             Some(t) => t.current_stream(py, id),
             None => Ok(0),
         },
-        Producer::CuPy => py
-            .import("cupy")?
-            .getattr("cuda")?
-            .call_method0("get_current_stream")?
-            .getattr("ptr")?
-            .extract(),
+        Producer::CuPy => match cupy(py) {
+            Some(c) => c
+                .current_stream
+                .bind(py)
+                .call0()?
+                .getattr(intern!(py, "ptr"))?
+                .extract(),
+            None => Ok(0),
+        },
         _ => Ok(0),
     }
 }
