@@ -310,7 +310,8 @@ impl<'py> Call<'py> {
                 // torch's exchange table allocates with two C calls; where it is missing or
                 // refuses (a dtype this torch cannot hold), `new_empty` below.
                 if let Some(x) = t.exchange()
-                    && let Ok((made, ptr)) = x.empty(py, like.place.dlpack(), dtype.to_dlpack(), shape)
+                    && let Ok((made, ptr)) =
+                        x.empty(py, like.place.dlpack(), dtype.to_dlpack(), shape)
                 {
                     return Ok(ArrayArg {
                         name: name.to_string(),
@@ -358,7 +359,8 @@ impl<'py> Call<'py> {
             (Producer::CuPy, Place::Cuda(i)) => {
                 let c = cupy(py).ok_or_else(|| PyTypeError::new_err("CuPy is not loaded"))?;
                 if let Some(x) = &c.exchange
-                    && let Ok((made, ptr)) = x.empty(py, like.place.dlpack(), dtype.to_dlpack(), shape)
+                    && let Ok((made, ptr)) =
+                        x.empty(py, like.place.dlpack(), dtype.to_dlpack(), shape)
                 {
                     return Ok(ArrayArg {
                         name: name.to_string(),
@@ -381,7 +383,8 @@ impl<'py> Call<'py> {
                     let device = c.device.bind(py).call1((i,))?;
                     device.call_method0(intern!(py, "__enter__"))?;
                     let made = c.empty.bind(py).call1((shape_tuple, np_name));
-                    device.call_method1(intern!(py, "__exit__"), (py.None(), py.None(), py.None()))?;
+                    device
+                        .call_method1(intern!(py, "__exit__"), (py.None(), py.None(), py.None()))?;
                     made?
                 };
                 // A new array of known dtype, shape and device, contiguous: only its address.

@@ -121,8 +121,20 @@ pub fn softmax<'py>(
     let dense = dev.dense()?;
     let s = dev.stream(&call)?;
     match x.dtype {
-        DType::F32 => dense.softmax(&s, &borrow::<f32>(&s, &x)?, &mut borrow(&s, &out)?, rows, cols),
-        _ => dense.softmax(&s, &borrow::<bf16>(&s, &x)?, &mut borrow(&s, &out)?, rows, cols),
+        DType::F32 => dense.softmax(
+            &s,
+            &borrow::<f32>(&s, &x)?,
+            &mut borrow(&s, &out)?,
+            rows,
+            cols,
+        ),
+        _ => dense.softmax(
+            &s,
+            &borrow::<bf16>(&s, &x)?,
+            &mut borrow(&s, &out)?,
+            rows,
+            cols,
+        ),
     }
     .map_err(py_err)?;
     Ok(out.obj)
@@ -270,7 +282,10 @@ fn attention_shape(
         )));
     }
     let u = |d: i64| d.max(0) as usize;
-    Ok(AttentionShape::new(u(qs[0]), u(qs[1]), u(qs[2]), u(ks[2]), u(qs[3])).with_kv_heads(u(ks[1])))
+    Ok(
+        AttentionShape::new(u(qs[0]), u(qs[1]), u(qs[2]), u(ks[2]), u(qs[3]))
+            .with_kv_heads(u(ks[1])),
+    )
 }
 
 /// `attention(q, k, v, *, causal=False, return_lse=False, out=None, lse=None, stream=None)`:
@@ -301,12 +316,30 @@ pub fn attention<'py>(
     let v = input(&mut call, v, "v", WHAT, &[DType::BF16])?;
     let shape = attention_shape(&q, &k, &v, WHAT)?;
     let o_shape = q.shape.clone();
-    let o = output(&mut call, out, "out", WHAT, &q, DType::BF16, &o_shape, &[&q, &k, &v])?;
+    let o = output(
+        &mut call,
+        out,
+        "out",
+        WHAT,
+        &q,
+        DType::BF16,
+        &o_shape,
+        &[&q, &k, &v],
+    )?;
     expect_aligned(&o, WHAT)?;
     let want_lse = return_lse || lse.is_some_and(|l| !l.is_none());
     let lse = if want_lse {
         let lse_shape = &o_shape[..3];
-        Some(output(&mut call, lse, "lse", WHAT, &q, DType::F32, lse_shape, &[&q, &k, &v, &o])?)
+        Some(output(
+            &mut call,
+            lse,
+            "lse",
+            WHAT,
+            &q,
+            DType::F32,
+            lse_shape,
+            &[&q, &k, &v, &o],
+        )?)
     } else {
         None
     };
@@ -356,13 +389,50 @@ pub fn attention_backward<'py>(
     let o = input(&mut call, o, "o", WHAT, &[DType::BF16])?;
     expect_shape(&o, &q.shape, "the forward's output: the shape of `q`", WHAT)?;
     let lse = input(&mut call, lse, "lse", WHAT, &[DType::F32])?;
-    expect_shape(&lse, &q.shape[..3], "the forward's logsumexp: [batch, heads, seq_q]", WHAT)?;
+    expect_shape(
+        &lse,
+        &q.shape[..3],
+        "the forward's logsumexp: [batch, heads, seq_q]",
+        WHAT,
+    )?;
     let d_o = input(&mut call, d_o, "d_o", WHAT, &[DType::BF16])?;
-    expect_shape(&d_o, &q.shape, "the gradient of `o`: the shape of `q`", WHAT)?;
+    expect_shape(
+        &d_o,
+        &q.shape,
+        "the gradient of `o`: the shape of `q`",
+        WHAT,
+    )?;
     let inputs = [&q, &k, &v, &o, &lse, &d_o];
-    let dq = output(&mut call, dq, "dq", WHAT, &q, DType::BF16, &q.shape, &inputs)?;
-    let dk = output(&mut call, dk, "dk", WHAT, &k, DType::BF16, &k.shape, &inputs)?;
-    let dv = output(&mut call, dv, "dv", WHAT, &v, DType::BF16, &v.shape, &inputs)?;
+    let dq = output(
+        &mut call,
+        dq,
+        "dq",
+        WHAT,
+        &q,
+        DType::BF16,
+        &q.shape,
+        &inputs,
+    )?;
+    let dk = output(
+        &mut call,
+        dk,
+        "dk",
+        WHAT,
+        &k,
+        DType::BF16,
+        &k.shape,
+        &inputs,
+    )?;
+    let dv = output(
+        &mut call,
+        dv,
+        "dv",
+        WHAT,
+        &v,
+        DType::BF16,
+        &v.shape,
+        &inputs,
+    )?;
     for (g, others) in [(&dq, [&dk, &dv]), (&dk, [&dq, &dv])] {
         for other in others {
             if g.overlaps(other) {

@@ -48,9 +48,7 @@ impl Table {
     pub(crate) fn of_type(ty: &Bound<'_, PyAny>) -> Option<Table> {
         let capsule = ty.getattr("__dlpack_c_exchange_api__").ok()?;
         let capsule = capsule.cast::<PyCapsule>().ok()?;
-        let ptr = capsule
-            .pointer_checked(Some(c"dlpack_exchange_api"))
-            .ok()?;
+        let ptr = capsule.pointer_checked(Some(c"dlpack_exchange_api")).ok()?;
         let mut header = ptr.as_ptr().cast::<DLPackExchangeAPIHeader>();
         // A newer major version may chain to an older table we read; the depth bound guards
         // against a cyclic chain.
@@ -82,7 +80,9 @@ impl Table {
         let (Some(describe), Some(current_stream)) =
             (t.dltensor_from_py_object_no_sync, t.current_work_stream)
         else {
-            return Err(PyRuntimeError::new_err("the exchange table has no view function"));
+            return Err(PyRuntimeError::new_err(
+                "the exchange table has no view function",
+            ));
         };
         let failed = |what: &str| {
             PyErr::take(py).unwrap_or_else(|| {
@@ -131,10 +131,13 @@ impl Table {
     ) -> PyResult<(Bound<'py, PyAny>, u64)> {
         // SAFETY: the table is alive for the process (see `Table`).
         let t = unsafe { self.raw.as_ref() };
-        let (Some(allocate), Some(to_python)) =
-            (t.managed_tensor_allocator, t.managed_tensor_to_py_object_no_sync)
-        else {
-            return Err(PyRuntimeError::new_err("the exchange table has no allocator"));
+        let (Some(allocate), Some(to_python)) = (
+            t.managed_tensor_allocator,
+            t.managed_tensor_to_py_object_no_sync,
+        ) else {
+            return Err(PyRuntimeError::new_err(
+                "the exchange table has no allocator",
+            ));
         };
         let mut dims = shape.to_vec();
         let mut prototype = DLTensor {

@@ -75,11 +75,13 @@ pub fn device(place: Place) -> PyResult<Arc<Device>> {
             let gpu = Gpu::simulator().map_err(py_err)?;
             let algos = Algorithms::load(&gpu).map_err(py_err)?;
             Ok(SIMULATOR
-                .get_or_init(|| Arc::new(Device {
-                    gpu,
-                    algos,
-                    dense: OnceLock::new(),
-                }))
+                .get_or_init(|| {
+                    Arc::new(Device {
+                        gpu,
+                        algos,
+                        dense: OnceLock::new(),
+                    })
+                })
                 .clone())
         }
         Place::Cuda(i) => {

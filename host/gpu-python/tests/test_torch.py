@@ -149,3 +149,26 @@ def test_compile_fullgraph_matches_eager():
         torch.testing.assert_close(c, e, rtol=1e-5, atol=1e-5)
     for e, t in zip(grads, qkv):
         torch.testing.assert_close(t.grad, e, rtol=0, atol=0)  # the same deterministic kernels
+
+
+def test_exchange_table_and_attributes_agree():
+    """torch tensors are read (and outputs made) through torch's DLPack exchange table where
+    torch has one, else through their attributes: both give the same results."""
+    x = rand(5000, seed=30)
+    k = gk.load_kernels("example_kernels")
+    got = []
+    try:
+        for on in [True, False]:
+            gk._set_torch_exchange(on)
+            out = torch.empty_like(x)
+            k.saxpy(*gk.launch_1d(x.numel()), 2.0, x, x, out)
+            s = gk.reduce(x)
+            assert s.shape == () and s.device == x.device and s.dtype == x.dtype
+            with pytest.raises(TypeError, match="complex64"):
+                gk.reduce(x.to(torch.complex64))
+            got.append((out, s))
+    finally:
+        gk._set_torch_exchange(True)
+    assert torch.equal(got[0][0], 3 * x) and torch.equal(got[1][0], 3 * x)
+    assert torch.equal(got[0][1], got[1][1])
+    print("torch exchange table:", gk._torch_exchange())
