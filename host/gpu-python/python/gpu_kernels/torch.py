@@ -1,7 +1,8 @@
 """The toolkit's kernels as torch operators, ``torch.ops.gpu_kernels.<name>``, registered with
-``torch.library.custom_op``: torch.compile traces through them (each has a fake implementation
+``torch.library``: torch.compile traces through them (each has a fake implementation
 that gives its outputs' shapes and dtypes, so ``fullgraph=True`` holds), and attention is one
-autograd-aware operator whose backward is the toolkit's backward kernel.
+autograd-aware operator whose backward is the toolkit's backward kernel (softmax is
+differentiable too, its backward in torch ops; the others are not).
 
     import torch, gpu_kernels.torch as gkt
     o = gkt.attention(q, k, v, causal=True)    # bf16 [batch, heads, seq, head_dim]
@@ -12,8 +13,6 @@ CPU simulator) and, unlike the plain ``gpu_kernels`` functions, accept non-conti
 (copied with ``.contiguous()`` first, as torch's own operators would). Importing this module
 imports torch and registers the operators (once per process).
 """
-from typing import Optional, Tuple
-
 import torch
 from torch import Tensor
 
@@ -34,61 +33,30 @@ def _number(x: Tensor, v: float):
     return v if x.is_floating_point() else int(v)
 
 
-def _op(name: str):
-    return torch.library.custom_op(f"gpu_kernels::{name}", mutates_args=())
+# The operators are defined with torch.library.Library and implemented for the CPU and CUDA
+# dispatch keys directly: the dispatcher then calls the Python function with no wrapper in between
+# (a `torch.library.custom_op` costs several microseconds more per call). Each has a fake
+# implementation for torch.compile; attention and softmax have autograd formulas.
+_lib = torch.library.Library("gpu_kernels", "DEF")
 
 
-# ---- the built-in algorithms ---------------------------------------------------------------
+def _define(schema: str, fake):
+    """Defines `gpu_kernels::<schema>`; the decorated function is its CPU and CUDA kernel and
+    `fake` its fake (meta) implementation. Returns the operator (`torch.ops.gpu_kernels.<name>`)."""
+    name = schema.split("(", 1)[0]
+    _lib.define(schema)
 
-@_op("reduce")
-def _reduce(x: Tensor, op: str = "sum") -> Tensor:
-    return _gk.reduce(_c(x), op)
+    def register(impl):
+        _lib.impl(name, impl, "CPU")
+        _lib.impl(name, impl, "CUDA")
+        torch.library.register_fake(f"gpu_kernels::{name}", fake, lib=_lib)
+        return getattr(torch.ops.gpu_kernels, name).default
 
-
-@_reduce.register_fake
-def _(x, op="sum"):
-    return x.new_empty(())
-
-
-@_op("inclusive_scan")
-def _inclusive_scan(x: Tensor, op: str = "sum") -> Tensor:
-    return _gk.inclusive_scan(_c(x), op)
+    return register
 
 
-@_inclusive_scan.register_fake
-def _(x, op="sum"):
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
-
-
-@_op("exclusive_scan")
-def _exclusive_scan(x: Tensor, op: str = "sum", init: Optional[float] = None) -> Tensor:
-    return _gk.exclusive_scan(_c(x), op, None if init is None else _number(x, init))
-
-
-@_exclusive_scan.register_fake
-def _(x, op="sum", init=None):
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
-
-
-@_op("sort")
-def _sort(keys: Tensor) -> Tensor:
-    return _gk.sort(_c(keys))
-
-
-@_sort.register_fake
-def _(keys):
-    return torch.empty_like(keys, memory_format=torch.contiguous_format)
-
-
-@_op("sort_pairs")
-def _sort_pairs(keys: Tensor, values: Tensor) -> Tuple[Tensor, Tensor]:
-    return _gk.sort_pairs(_c(keys), _c(values))
-
-
-@_sort_pairs.register_fake
-def _(keys, values):
-    return (torch.empty_like(keys, memory_format=torch.contiguous_format),
-            torch.empty_like(values, memory_format=torch.contiguous_format))
+def _like(t: Tensor) -> Tensor:
+    return torch.empty_like(t, memory_format=torch.contiguous_format)
 
 
 def _count_dtype():
@@ -96,37 +64,52 @@ def _count_dtype():
     return getattr(torch, "uint32", torch.int32)
 
 
-@_op("histogram_even")
-def _histogram_even(x: Tensor, bins: int, lower: float, upper: float) -> Tensor:
+# ---- the built-in algorithms ---------------------------------------------------------------
+
+@_define("reduce(Tensor x, str op='sum') -> Tensor", lambda x, op="sum": x.new_empty(()))
+def _reduce(x, op="sum"):
+    return _gk.reduce(_c(x), op)
+
+
+@_define("inclusive_scan(Tensor x, str op='sum') -> Tensor", lambda x, op="sum": _like(x))
+def _inclusive_scan(x, op="sum"):
+    return _gk.inclusive_scan(_c(x), op)
+
+
+@_define("exclusive_scan(Tensor x, str op='sum', float? init=None) -> Tensor",
+         lambda x, op="sum", init=None: _like(x))
+def _exclusive_scan(x, op="sum", init=None):
+    return _gk.exclusive_scan(_c(x), op, None if init is None else _number(x, init))
+
+
+@_define("sort(Tensor keys) -> Tensor", _like)
+def _sort(keys):
+    return _gk.sort(_c(keys))
+
+
+@_define("sort_pairs(Tensor keys, Tensor values) -> (Tensor, Tensor)",
+         lambda keys, values: (_like(keys), _like(values)))
+def _sort_pairs(keys, values):
+    return _gk.sort_pairs(_c(keys), _c(values))
+
+
+@_define("histogram_even(Tensor x, int bins, float lower, float upper) -> Tensor",
+         lambda x, bins, lower, upper: x.new_empty((bins,), dtype=_count_dtype()))
+def _histogram_even(x, bins, lower, upper):
     return _gk.histogram_even(_c(x), bins, _number(x, lower), _number(x, upper))
 
 
-@_histogram_even.register_fake
-def _(x, bins, lower, upper):
-    return x.new_empty((bins,), dtype=_count_dtype())
-
-
-@_op("select_if")
-def _select_if(x: Tensor, op: str, threshold: float) -> Tuple[Tensor, Tensor]:
+@_define("select_if(Tensor x, str op, float threshold) -> (Tensor, Tensor)",
+         lambda x, op, threshold: (_like(x), x.new_empty((1,), dtype=_count_dtype())))
+def _select_if(x, op, threshold):
     return _gk.select_if(_c(x), op, _number(x, threshold))
-
-
-@_select_if.register_fake
-def _(x, op, threshold):
-    return (torch.empty_like(x, memory_format=torch.contiguous_format),
-            x.new_empty((1,), dtype=_count_dtype()))
 
 
 # ---- the dense kernels ---------------------------------------------------------------------
 
-@_op("softmax")
-def _softmax(x: Tensor) -> Tensor:
+@_define("softmax(Tensor x) -> Tensor", _like)
+def _softmax(x):
     return _gk.softmax(_c(x))
-
-
-@_softmax.register_fake
-def _(x):
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
 def _softmax_setup(ctx, inputs, output):
@@ -140,49 +123,33 @@ def _softmax_backward(ctx, grad):
     return (yf * (gf - (gf * yf).sum(-1, keepdim=True))).to(y.dtype)
 
 
-_softmax.register_autograd(_softmax_backward, setup_context=_softmax_setup)
+torch.library.register_autograd("gpu_kernels::softmax", _softmax_backward,
+                                setup_context=_softmax_setup, lib=_lib)
 
 
-@_op("layernorm")
-def _layernorm(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Tensor:
+@_define("layernorm(Tensor x, Tensor gamma, Tensor beta, float eps=1e-05) -> Tensor",
+         lambda x, gamma, beta, eps=1e-5: _like(x))
+def _layernorm(x, gamma, beta, eps=1e-5):
     return _gk.layernorm(_c(x), _c(gamma), _c(beta), eps)
 
 
-@_layernorm.register_fake
-def _(x, gamma, beta, eps=1e-5):
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
-
-
-@_op("gemm")
-def _gemm(a: Tensor, b: Tensor) -> Tensor:
+@_define("gemm(Tensor a, Tensor b) -> Tensor", lambda a, b: a.new_empty((a.shape[0], b.shape[0])))
+def _gemm(a, b):
     return _gk.gemm(_c(a), _c(b))
 
 
-@_gemm.register_fake
-def _(a, b):
-    return a.new_empty((a.shape[0], b.shape[0]))
+@_define("attention(Tensor q, Tensor k, Tensor v, bool causal=False) -> (Tensor, Tensor)",
+         lambda q, k, v, causal=False: (_like(q), q.new_empty(q.shape[:3], dtype=torch.float32)))
+def _attention(q, k, v, causal=False):
+    return tuple(_gk.attention(_c(q), _c(k), _c(v), causal=causal, return_lse=True))
 
 
-@_op("attention")
-def _attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = False) -> Tuple[Tensor, Tensor]:
-    return _gk.attention(_c(q), _c(k), _c(v), causal=causal, return_lse=True)
-
-
-@_attention.register_fake
-def _(q, k, v, causal=False):
-    return (torch.empty_like(q, memory_format=torch.contiguous_format),
-            q.new_empty(q.shape[:3], dtype=torch.float32))
-
-
-@_op("attention_backward")
-def _attention_backward(q: Tensor, k: Tensor, v: Tensor, o: Tensor, lse: Tensor, d_o: Tensor,
-                        causal: bool = False) -> Tuple[Tensor, Tensor, Tensor]:
-    return _gk.attention_backward(_c(q), _c(k), _c(v), _c(o), _c(lse), _c(d_o), causal=causal)
-
-
-@_attention_backward.register_fake
-def _(q, k, v, o, lse, d_o, causal=False):
-    return tuple(torch.empty_like(t, memory_format=torch.contiguous_format) for t in (q, k, v))
+@_define("attention_backward(Tensor q, Tensor k, Tensor v, Tensor o, Tensor lse, Tensor d_o, "
+         "bool causal=False) -> (Tensor, Tensor, Tensor)",
+         lambda q, k, v, o, lse, d_o, causal=False: (_like(q), _like(k), _like(v)))
+def _attention_backward(q, k, v, o, lse, d_o, causal=False):
+    return tuple(_gk.attention_backward(_c(q), _c(k), _c(v), _c(o), _c(lse), _c(d_o),
+                                        causal=causal))
 
 
 def _attention_setup(ctx, inputs, output):
@@ -200,7 +167,8 @@ def _attention_bwd(ctx, d_o, _d_lse):
     return dq, dk, dv, None
 
 
-_attention.register_autograd(_attention_bwd, setup_context=_attention_setup)
+torch.library.register_autograd("gpu_kernels::attention", _attention_bwd,
+                                setup_context=_attention_setup, lib=_lib)
 
 
 # ---- the public names: the operators, and attention with the plain API's options -----------
