@@ -266,6 +266,9 @@ impl<'py> Call<'py> {
         {
             return self.read_torch(t, obj, name);
         }
+        if let Some(arg) = self.read_cupy(obj, name) {
+            return arg;
+        }
         if let Some(api) = ExchangeApi::from_object(obj.as_borrowed())? {
             return self.read_exchange(&api, obj, name);
         }

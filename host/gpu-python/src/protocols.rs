@@ -16,7 +16,7 @@ use pyo3::types::PyDict;
 
 use crate::array::{ArrayArg, Call, Place, Producer, is_contiguous};
 use crate::dtype::DType;
-use crate::exchange::Table;
+use crate::exchange::{Table, View};
 
 /// The torch objects the fast path compares against, looked up once.
 pub(crate) struct TorchInfo {
@@ -134,6 +134,8 @@ pub(crate) struct CupyInfo {
     current_stream: Py<PyAny>,
     /// CuPy's DLPack exchange table, when it has one.
     pub(crate) exchange: Option<Table>,
+    /// `cupy.ndarray`.
+    ndarray: Py<PyAny>,
 }
 
 static CUPY: PyOnceLock<Option<CupyInfo>> = PyOnceLock::new();
@@ -153,6 +155,7 @@ pub(crate) fn cupy(py: Python<'_>) -> Option<&'static CupyInfo> {
             get_device: cuda.getattr("runtime")?.getattr("getDevice")?.unbind(),
             current_stream: cuda.getattr("get_current_stream")?.unbind(),
             exchange: Table::of_type(&cupy.getattr("ndarray")?),
+            ndarray: cupy.getattr("ndarray")?.unbind(),
         })
     })()
     .ok();
@@ -204,24 +207,58 @@ impl<'py> Call<'py> {
             && let Ok(v) = x.view(obj)
             && let Some(dtype) = DType::from_dlpack(v.dtype)
         {
-            let place = place_of(v.device, name)?;
-            if let (Place::Cuda(_), None) = (place, self.stream) {
-                self.producer_stream(v.stream);
-            }
-            return Ok(ArrayArg {
-                name: name.to_string(),
-                ptr: v.ptr,
-                dtype,
-                contiguous: is_contiguous(&v.shape, v.strides.as_deref()),
-                shape: v.shape,
-                readonly: false,
-                place,
-                producer: Producer::Torch,
-                obj: obj.clone(),
-                _export: None,
-            });
+            return self.read_view(v, dtype, obj, name, Producer::Torch);
         }
         self.read_torch_attributes(t, obj, name)
+    }
+
+    /// A CuPy array, through CuPy's exchange table when CuPy has one and has been seen (`None`:
+    /// not read here, the general protocols follow).
+    pub(crate) fn read_cupy(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        name: &str,
+    ) -> Option<PyResult<ArrayArg<'py>>> {
+        let py = self.py;
+        let c = CUPY.get(py)?.as_ref()?;
+        let x = c.exchange.as_ref()?;
+        if !obj.get_type().is(c.ndarray.bind(py)) {
+            return None;
+        }
+        let v = x.view(obj).ok()?;
+        let dtype = DType::from_dlpack(v.dtype)?;
+        Some(self.read_view(v, dtype, obj, name, Producer::CuPy))
+    }
+
+    /// An array its library's exchange table described. Torch tensors follow torch's current
+    /// stream only when the call has none yet (as through their attributes); other arrays are
+    /// waited for when their library works on another stream.
+    fn read_view(
+        &mut self,
+        v: View,
+        dtype: DType,
+        obj: &Bound<'py, PyAny>,
+        name: &str,
+        producer: Producer,
+    ) -> PyResult<ArrayArg<'py>> {
+        let place = place_of(v.device, name)?;
+        if let Place::Cuda(_) = place
+            && (producer != Producer::Torch || self.stream.is_none())
+        {
+            self.producer_stream(v.stream);
+        }
+        Ok(ArrayArg {
+            name: name.to_string(),
+            ptr: v.ptr,
+            dtype,
+            contiguous: is_contiguous(&v.shape, v.strides.as_deref()),
+            shape: v.shape,
+            readonly: false,
+            place,
+            producer,
+            obj: obj.clone(),
+            _export: None,
+        })
     }
 
     /// [`Call::read_torch`] through the tensor's Python attributes.
@@ -284,6 +321,10 @@ impl<'py> Call<'py> {
     ) -> PyResult<ArrayArg<'py>> {
         // The owning export (rather than the borrowed view some producers offer) carries the
         // read-only flag, which JAX's immutable arrays set.
+        let producer = producer_of(obj);
+        if producer == Producer::CuPy {
+            cupy(self.py); // CuPy's objects, for its next arrays and outputs
+        }
         let (tensor, stream) = api.import_managed_no_sync(obj.as_borrowed())?.into_parts();
         let readonly = tensor.flags().contains(dlpark::DlpackFlags::READ_ONLY);
         let view = tensor
@@ -301,7 +342,7 @@ impl<'py> Call<'py> {
             contiguous,
             readonly,
             place,
-            producer: producer_of(obj),
+            producer,
             obj: obj.clone(),
             _export: Some(ImportedDlpack::Versioned(tensor)),
         })
