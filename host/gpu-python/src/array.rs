@@ -305,7 +305,8 @@ impl<'py> Call<'py> {
         shape: &[i64],
     ) -> PyResult<ArrayArg<'py>> {
         let py = self.py;
-        let shape_tuple = PyTuple::new(py, shape)?;
+        // Made only on the Python routes (the exchange tables take the shape as it is).
+        let shape_tuple = || PyTuple::new(py, shape);
         let np_name = dtype.name();
         let made = match (like.producer, like.place) {
             (Producer::Torch, _) => {
@@ -340,7 +341,7 @@ impl<'py> Call<'py> {
                 kwargs.set_item(intern!(py, "dtype"), td)?;
                 let made = like.obj.call_method(
                     intern!(py, "new_empty"),
-                    (shape_tuple,),
+                    (shape_tuple()?,),
                     Some(&kwargs),
                 )?;
                 // A new tensor of known dtype, shape and device, contiguous: only its address
@@ -381,11 +382,11 @@ impl<'py> Call<'py> {
                 // `cupy.empty` allocates on the current device: switch only when it differs.
                 let current: i32 = c.get_device.bind(py).call0()?.extract()?;
                 let made = if current == i {
-                    c.empty.bind(py).call1((shape_tuple, np_name))?
+                    c.empty.bind(py).call1((shape_tuple()?, np_name))?
                 } else {
                     let device = c.device.bind(py).call1((i,))?;
                     device.call_method0(intern!(py, "__enter__"))?;
-                    let made = c.empty.bind(py).call1((shape_tuple, np_name));
+                    let made = c.empty.bind(py).call1((shape_tuple()?, np_name));
                     device
                         .call_method1(intern!(py, "__exit__"), (py.None(), py.None(), py.None()))?;
                     made?
@@ -415,7 +416,7 @@ impl<'py> Call<'py> {
                     )));
                 }
                 py.import("numpy")?
-                    .call_method1("empty", (shape_tuple, np_name))?
+                    .call_method1("empty", (shape_tuple()?, np_name))?
             }
             (_, Place::Cuda(i)) => {
                 // Other producers (JAX's arrays are immutable): a torch tensor if torch is
@@ -428,7 +429,7 @@ impl<'py> Call<'py> {
                     kwargs.set_item("dtype", td)?;
                     kwargs.set_item("device", format!("cuda:{i}"))?;
                     py.import("torch")?
-                        .call_method("empty", (shape_tuple,), Some(&kwargs))?
+                        .call_method("empty", (shape_tuple()?,), Some(&kwargs))?
                 } else {
                     return Err(PyTypeError::new_err(format!(
                         "`{name}`: cannot allocate an output like a {} (import torch, or pass \

@@ -60,7 +60,13 @@ pub struct Device {
     pub gpu: Gpu,
     pub algos: Algorithms,
     dense: OnceLock<Dense>,
+    /// The streams borrowed lately (torch's and CuPy's current streams, mostly the same one
+    /// call after call), most recent first: a call reuses the wrapper instead of making one.
+    streams: Mutex<Vec<(usize, Stream)>>,
 }
+
+/// How many borrowed stream wrappers a device keeps.
+const STREAM_CACHE: usize = 8;
 
 static SIMULATOR: OnceLock<Arc<Device>> = OnceLock::new();
 static CUDA: Mutex<Vec<Option<Arc<Device>>>> = Mutex::new(Vec::new());
@@ -80,6 +86,7 @@ pub fn device(place: Place) -> PyResult<Arc<Device>> {
                         gpu,
                         algos,
                         dense: OnceLock::new(),
+                        streams: Mutex::new(Vec::new()),
                     })
                 })
                 .clone())
@@ -104,6 +111,7 @@ pub fn device(place: Place) -> PyResult<Arc<Device>> {
                 gpu,
                 algos,
                 dense: OnceLock::new(),
+                streams: Mutex::new(Vec::new()),
             });
             if all.len() <= i {
                 all.resize(i + 1, None);
@@ -130,16 +138,33 @@ impl Device {
         if self.gpu.is_simulator() {
             return Ok(self.gpu.default_stream().clone());
         }
-        // SAFETY: the handle came from the array library that owns the arrays (its current
-        // stream), or from the caller's `stream=` argument; both are live streams of this
-        // device's primary context, which torch and CuPy use.
-        let s = unsafe { self.gpu.borrow_stream(call.stream()) }.map_err(py_err)?;
+        let s = self.borrowed_stream(call.stream())?;
         for &w in &call.waits {
-            // SAFETY: as above, a producer's live stream on this device.
-            let producer = unsafe { self.gpu.borrow_stream(w) }.map_err(py_err)?;
+            let producer = self.borrowed_stream(w)?;
             let event = producer.record_event().map_err(py_err)?;
             s.wait_event(&event).map_err(py_err)?;
         }
+        Ok(s)
+    }
+}
+
+impl Device {
+    /// The wrapper of CUDA stream `handle`, made on first use and kept (a wrapper only names
+    /// the stream: it never destroys it).
+    fn borrowed_stream(&self, handle: usize) -> PyResult<Stream> {
+        let mut cache = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = cache.iter().position(|(h, _)| *h == handle) {
+            let hit = cache.remove(i);
+            let s = hit.1.clone();
+            cache.insert(0, hit);
+            return Ok(s);
+        }
+        // SAFETY: the handle came from the array library that owns the arrays (its current
+        // stream), or from the caller's `stream=` argument; both are live streams of this
+        // device's primary context, which torch and CuPy use. The wrapper does not own it.
+        let s = unsafe { self.gpu.borrow_stream(handle) }.map_err(py_err)?;
+        cache.insert(0, (handle, s.clone()));
+        cache.truncate(STREAM_CACHE);
         Ok(s)
     }
 }
