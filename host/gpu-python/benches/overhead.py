@@ -83,8 +83,10 @@ def main():
     row("gk.softmax(x), 4x256 f32", lambda: gk.softmax(xs), "torch.softmax(x, -1)",
         lambda: torch.softmax(xs, -1))
     import gpu_kernels.torch as gkt
-    row("gkt.softmax(x) (torch.library op), 4x256 f32", lambda: gkt.softmax(xs),
+    row("gkt.softmax(x) (torch.library op, with autograd), 4x256 f32", lambda: gkt.softmax(xs),
         "torch.softmax(x, -1)", lambda: torch.softmax(xs, -1))
+    row("gkt.reduce(x) (torch.library op), 1024 f32", lambda: gkt.reduce(x), "torch.sum(x)",
+        lambda: torch.sum(x))
     if exchange:
         gk._set_torch_exchange(False)
         row("gk.reduce(x), torch (attributes, new_empty)", lambda: gk.reduce(x), "torch.sum(x)",
@@ -95,6 +97,8 @@ def main():
     try:
         import cupy
         xc = cupy.asarray(x)
+        print("| (CuPy exchange table: "
+              f"{hasattr(cupy.ndarray, '__dlpack_c_exchange_api__')}) | | | | |")
         assert abs(float(gk.reduce(xc)) - float(xc.sum())) < 1e-3 * n
         row("gk.reduce(x), CuPy", lambda: gk.reduce(xc), "cupy.sum(x)", lambda: cupy.sum(xc))
     except ImportError:
