@@ -4,9 +4,13 @@ device synchronized only before and after each batch), best of several batches.
 
     python3 host/gpu-python/benches/overhead.py [--calls N] [--json FILE]
 
-Rows: gk.reduce vs torch.sum on 1024 float32 (torch tensors through the attribute path, and
-through DLPack); a user kernel (saxpy, 1024 elements) vs torch.add(..., alpha=, out=); CuPy
-arrays when CuPy is installed. Each result is checked against the peer's first."""
+Rows: gk.reduce vs torch.sum on 1024 float32 (torch tensors through torch's DLPack exchange
+table, the default where torch has one; through their Python attributes; through DLPack's
+Python protocol); a user kernel (saxpy, 1024 elements) vs torch.add(..., alpha=, out=); softmax
+of 4x256 float32 vs torch.softmax, called directly and as the torch operator
+(torch.ops.gpu_kernels.softmax, torch.library's dispatch); CuPy arrays when CuPy is installed.
+Each result is checked against the peer's first. `--parts` adds what single torch calls on
+the bindings' Python path cost (making a 0-d tensor, reading an attribute)."""
 import argparse
 import json
 import time
@@ -35,6 +39,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=20000)
     ap.add_argument("--json")
+    ap.add_argument("--parts", action="store_true")
     args = ap.parse_args()
     n = 1024
     x = torch.rand(n, device="cuda")
@@ -64,16 +69,36 @@ def main():
     print("| case | ours | peer | peer time | ratio |")
     print("| --- | --- | --- | --- | --- |", flush=True)
 
-    row("gk.reduce(x) sum, 1024 f32, torch", lambda: gk.reduce(x), "torch.sum(x)",
+    exchange = gk._torch_exchange()
+    via = "exchange table" if exchange else "attributes (no exchange table)"
+    row(f"gk.reduce(x) sum, 1024 f32, torch ({via})", lambda: gk.reduce(x), "torch.sum(x)",
         lambda: torch.sum(x))
     row("gk.reduce(x, out=o), torch", lambda: gk.reduce(x, out=s_out), "torch.sum(x)",
         lambda: torch.sum(x))
-    row("k.saxpy(grid, block, 2.0, x, y, out), 1024 f32",
+    row(f"k.saxpy(grid, block, 2.0, x, y, out), 1024 f32 ({via})",
         lambda: k.saxpy(grid, block, 2.0, x, y, out),
         "torch.add(y, x, alpha=2.0, out=out)", lambda: torch.add(y, x, alpha=2.0, out=out))
+    xs = torch.rand(4, 256, device="cuda")
+    torch.testing.assert_close(gk.softmax(xs), torch.softmax(xs, -1))
+    row("gk.softmax(x), 4x256 f32", lambda: gk.softmax(xs), "torch.softmax(x, -1)",
+        lambda: torch.softmax(xs, -1))
+    import gpu_kernels.torch as gkt
+    row("gkt.softmax(x) (torch.library op, with autograd), 4x256 f32", lambda: gkt.softmax(xs),
+        "torch.softmax(x, -1)", lambda: torch.softmax(xs, -1))
+    row("gkt.reduce(x) (torch.library op), 1024 f32", lambda: gkt.reduce(x), "torch.sum(x)",
+        lambda: torch.sum(x))
+    if exchange:
+        gk._set_torch_exchange(False)
+        row("gk.reduce(x), torch (attributes, new_empty)", lambda: gk.reduce(x), "torch.sum(x)",
+            lambda: torch.sum(x))
+        row("k.saxpy(...), torch (attributes)", lambda: k.saxpy(grid, block, 2.0, x, y, out),
+            "torch.add(y, x, alpha=2.0, out=out)", lambda: torch.add(y, x, alpha=2.0, out=out))
+        gk._set_torch_exchange(True)
     try:
         import cupy
         xc = cupy.asarray(x)
+        print("| (CuPy exchange table: "
+              f"{hasattr(cupy.ndarray, '__dlpack_c_exchange_api__')}) | | | | |")
         assert abs(float(gk.reduce(xc)) - float(xc.sum())) < 1e-3 * n
         row("gk.reduce(x), CuPy", lambda: gk.reduce(xc), "cupy.sum(x)", lambda: cupy.sum(xc))
     except ImportError:
@@ -82,6 +107,25 @@ def main():
     assert abs(float(gk.reduce(x)) - float(torch.sum(x))) < 1e-5 * n
     row("gk.reduce(x), torch via DLPack", lambda: gk.reduce(x), "torch.sum(x)",
         lambda: torch.sum(x))
+    gk._set_fast_torch(True)
+
+    if args.parts:
+        print("\n| torch call on the Python path | us per call |\n| --- | --- |")
+        f32, dev = torch.float32, x.device
+        raw_stream = torch._C._cuda_getCurrentRawStream
+        for name, fn in [
+            ("x.new_empty(())", lambda: x.new_empty(())),
+            ("x.new_empty((), dtype=torch.float32)", lambda: x.new_empty((), dtype=f32)),
+            ("torch.empty((), dtype=torch.float32, device=x.device)",
+             lambda: torch.empty((), dtype=f32, device=dev)),
+            ("x.data_ptr()", lambda: x.data_ptr()),
+            ("x.is_contiguous()", lambda: x.is_contiguous()),
+            ("x.shape", lambda: x.shape),
+            ("torch._C._cuda_getCurrentRawStream(0)", lambda: raw_stream(0)),
+        ]:
+            t = per_call_us(fn, args.calls)
+            rows.append({"case": name, "ours_us": round(t, 3)})
+            print(f"| `{name}` | {t:.3f} |", flush=True)
 
     if args.json:
         with open(args.json, "w") as f:

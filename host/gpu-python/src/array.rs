@@ -24,13 +24,29 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
 use crate::dtype::DType;
-use crate::protocols::torch;
+use crate::protocols::{cupy, torch};
 
 /// Where an array lives: host memory (run on the CPU simulator) or CUDA device `n`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Place {
     Cpu,
     Cuda(i32),
+}
+
+impl Place {
+    /// The DLPack device of this place (host memory as `kDLCPU`).
+    pub fn dlpack(self) -> dlpark::ffi::DLDevice {
+        match self {
+            Place::Cpu => dlpark::ffi::DLDevice {
+                device_type: dlpark::ffi::DLDeviceType::CPU,
+                device_id: 0,
+            },
+            Place::Cuda(i) => dlpark::ffi::DLDevice {
+                device_type: dlpark::ffi::DLDeviceType::CUDA,
+                device_id: i,
+            },
+        }
+    }
 }
 
 impl std::fmt::Display for Place {
@@ -250,6 +266,9 @@ impl<'py> Call<'py> {
         {
             return self.read_torch(t, obj, name);
         }
+        if let Some(arg) = self.read_cupy(obj, name) {
+            return arg;
+        }
         if let Some(api) = ExchangeApi::from_object(obj.as_borrowed())? {
             return self.read_exchange(&api, obj, name);
         }
@@ -286,11 +305,31 @@ impl<'py> Call<'py> {
         shape: &[i64],
     ) -> PyResult<ArrayArg<'py>> {
         let py = self.py;
-        let shape_tuple = PyTuple::new(py, shape)?;
+        // Made only on the Python routes (the exchange tables take the shape as it is).
+        let shape_tuple = || PyTuple::new(py, shape);
         let np_name = dtype.name();
         let made = match (like.producer, like.place) {
             (Producer::Torch, _) => {
                 let t = torch(py).ok_or_else(|| PyTypeError::new_err("torch is not loaded"))?;
+                // torch's exchange table allocates with two C calls; where it is missing or
+                // refuses (a dtype this torch cannot hold), `new_empty` below.
+                if let Some(x) = t.exchange()
+                    && let Ok((made, ptr)) =
+                        x.empty(py, like.place.dlpack(), dtype.to_dlpack(), shape)
+                {
+                    return Ok(ArrayArg {
+                        name: name.to_string(),
+                        ptr,
+                        dtype,
+                        shape: shape.to_vec(),
+                        contiguous: true,
+                        readonly: false,
+                        place: like.place,
+                        producer: Producer::Torch,
+                        obj: made,
+                        _export: None,
+                    });
+                }
                 // Torch before 2.3 has no uint32: counts then come as int32 (same bits).
                 let td = t
                     .torch_dtype(py, dtype)
@@ -302,7 +341,7 @@ impl<'py> Call<'py> {
                 kwargs.set_item(intern!(py, "dtype"), td)?;
                 let made = like.obj.call_method(
                     intern!(py, "new_empty"),
-                    (shape_tuple,),
+                    (shape_tuple()?,),
                     Some(&kwargs),
                 )?;
                 // A new tensor of known dtype, shape and device, contiguous: only its address
@@ -322,12 +361,53 @@ impl<'py> Call<'py> {
                 });
             }
             (Producer::CuPy, Place::Cuda(i)) => {
-                let cupy = py.import("cupy")?;
-                let device = cupy.getattr("cuda")?.getattr("Device")?.call1((i,))?;
-                device.call_method0("__enter__")?;
-                let made = cupy.call_method1("empty", (shape_tuple, np_name));
-                device.call_method1("__exit__", (py.None(), py.None(), py.None()))?;
-                made?
+                let c = cupy(py).ok_or_else(|| PyTypeError::new_err("CuPy is not loaded"))?;
+                if let Some(x) = &c.exchange
+                    && let Ok((made, ptr)) =
+                        x.empty(py, like.place.dlpack(), dtype.to_dlpack(), shape)
+                {
+                    return Ok(ArrayArg {
+                        name: name.to_string(),
+                        ptr,
+                        dtype,
+                        shape: shape.to_vec(),
+                        contiguous: true,
+                        readonly: false,
+                        place: like.place,
+                        producer: Producer::CuPy,
+                        obj: made,
+                        _export: None,
+                    });
+                }
+                // `cupy.empty` allocates on the current device: switch only when it differs.
+                let current: i32 = c.get_device.bind(py).call0()?.extract()?;
+                let made = if current == i {
+                    c.empty.bind(py).call1((shape_tuple()?, np_name))?
+                } else {
+                    let device = c.device.bind(py).call1((i,))?;
+                    device.call_method0(intern!(py, "__enter__"))?;
+                    let made = c.empty.bind(py).call1((shape_tuple()?, np_name));
+                    device
+                        .call_method1(intern!(py, "__exit__"), (py.None(), py.None(), py.None()))?;
+                    made?
+                };
+                // A new array of known dtype, shape and device, contiguous: only its address.
+                let ptr: u64 = made
+                    .getattr(intern!(py, "data"))?
+                    .getattr(intern!(py, "ptr"))?
+                    .extract()?;
+                return Ok(ArrayArg {
+                    name: name.to_string(),
+                    ptr,
+                    dtype,
+                    shape: shape.to_vec(),
+                    contiguous: true,
+                    readonly: false,
+                    place: like.place,
+                    producer: Producer::CuPy,
+                    obj: made,
+                    _export: None,
+                });
             }
             (_, Place::Cpu) => {
                 if dtype == DType::BF16 {
@@ -336,7 +416,7 @@ impl<'py> Call<'py> {
                     )));
                 }
                 py.import("numpy")?
-                    .call_method1("empty", (shape_tuple, np_name))?
+                    .call_method1("empty", (shape_tuple()?, np_name))?
             }
             (_, Place::Cuda(i)) => {
                 // Other producers (JAX's arrays are immutable): a torch tensor if torch is
@@ -349,7 +429,7 @@ impl<'py> Call<'py> {
                     kwargs.set_item("dtype", td)?;
                     kwargs.set_item("device", format!("cuda:{i}"))?;
                     py.import("torch")?
-                        .call_method("empty", (shape_tuple,), Some(&kwargs))?
+                        .call_method("empty", (shape_tuple()?,), Some(&kwargs))?
                 } else {
                     return Err(PyTypeError::new_err(format!(
                         "`{name}`: cannot allocate an output like a {} (import torch, or pass \

@@ -133,7 +133,7 @@ const HISTOGRAM_TYPES: &[DType] = &[
 /// An output argument: the given array, checked (dtype, shape, writable, contiguous, no
 /// overlap with the inputs), or a new one like `like`.
 #[allow(clippy::too_many_arguments)] // one output's every property, named at each call
-fn output<'py>(
+pub(crate) fn output<'py>(
     call: &mut Call<'py>,
     given: Option<&Bound<'py, PyAny>>,
     name: &str,

@@ -123,6 +123,22 @@ impl DType {
         })
     }
 
+    /// The one-lane DLPack type of this element type.
+    pub fn to_dlpack(self) -> DLDataType {
+        let code = match self {
+            DType::Bool => DLDataTypeCode::BOOL,
+            DType::U8 | DType::U16 | DType::U32 | DType::U64 => DLDataTypeCode::UINT,
+            DType::I8 | DType::I16 | DType::I32 | DType::I64 => DLDataTypeCode::INT,
+            DType::F16 | DType::F32 | DType::F64 => DLDataTypeCode::FLOAT,
+            DType::BF16 => DLDataTypeCode::BFLOAT,
+        };
+        DLDataType {
+            code,
+            bits: (self.size() * 8) as u8,
+            lanes: 1,
+        }
+    }
+
     /// The type of an array interface's `typestr` (`<f4`, `|u1`, ...); bfloat16 has none.
     pub fn from_typestr(s: &str) -> Option<DType> {
         let b = s.as_bytes();

@@ -18,7 +18,9 @@
 mod args;
 mod array;
 mod builtins;
+mod dense;
 mod dtype;
+mod exchange;
 mod kernels;
 mod protocols;
 mod runtime;
@@ -57,11 +59,28 @@ fn _set_fast_torch(on: bool) {
     array::set_fast_torch(on);
 }
 
+/// `_set_torch_exchange(on)`: turns the use of torch's DLPack exchange table off (tensors are
+/// then read through their attributes, outputs made with `new_empty`) or back on; for measuring.
+#[pyfunction]
+fn _set_torch_exchange(on: bool) {
+    protocols::set_torch_exchange(on);
+}
+
+/// `_torch_exchange()`: whether torch's DLPack exchange table is found and used.
+#[pyfunction]
+fn _torch_exchange(py: Python<'_>) -> bool {
+    protocols::torch(py).is_some_and(|t| t.exchange().is_some())
+}
+
 /// Rust GPU kernels on torch, CuPy, JAX and NumPy arrays, zero-copy: the built-in algorithms
 /// (`reduce`, `inclusive_scan`, `exclusive_scan`, `sort`, `sort_pairs`, `histogram_even`,
-/// `select_if`) and your own kernel crates (`load_kernels`). CUDA arrays run on their GPU, on
-/// their library's current stream; host arrays on the CPU simulator.
+/// `select_if`), the dense kernels (`softmax`, `layernorm`, `gemm`, `attention`,
+/// `attention_backward`) and your own kernel crates (`load_kernels`). CUDA arrays run on their
+/// GPU, on their library's current stream; host arrays on the CPU simulator. The native part
+/// of the `gpu_kernels` package (`python/gpu_kernels/__init__.py` re-exports it;
+/// `gpu_kernels.torch` registers the kernels as torch operators).
 #[pymodule]
+#[pyo3(name = "_gpu_kernels")]
 fn gpu_kernels(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(builtins::reduce, m)?)?;
@@ -71,6 +90,11 @@ fn gpu_kernels(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtins::sort_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(builtins::histogram_even, m)?)?;
     m.add_function(wrap_pyfunction!(builtins::select_if, m)?)?;
+    m.add_function(wrap_pyfunction!(dense::softmax, m)?)?;
+    m.add_function(wrap_pyfunction!(dense::layernorm, m)?)?;
+    m.add_function(wrap_pyfunction!(dense::gemm, m)?)?;
+    m.add_function(wrap_pyfunction!(dense::attention, m)?)?;
+    m.add_function(wrap_pyfunction!(dense::attention_backward, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::load_kernels, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::launch_1d, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::launch_2d, m)?)?;
@@ -78,6 +102,8 @@ fn gpu_kernels(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(synchronize, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_available, m)?)?;
     m.add_function(wrap_pyfunction!(_set_fast_torch, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_torch_exchange, m)?)?;
+    m.add_function(wrap_pyfunction!(_torch_exchange, m)?)?;
     m.add_class::<kernels::Kernels>()?;
     m.add_class::<kernels::Kernel>()?;
     m.add("KernelPanic", py.get_type::<runtime::KernelPanic>())?;

@@ -16,6 +16,7 @@ use pyo3::types::PyDict;
 
 use crate::array::{ArrayArg, Call, Place, Producer, is_contiguous};
 use crate::dtype::DType;
+use crate::exchange::{Table, View};
 
 /// The torch objects the fast path compares against, looked up once.
 pub(crate) struct TorchInfo {
@@ -26,9 +27,30 @@ pub(crate) struct TorchInfo {
     raw_stream: Option<Py<PyAny>>,
     /// `torch.cuda.current_stream` (fallback).
     current_stream: Option<Py<PyAny>>,
+    /// torch's DLPack exchange table, when this torch has one: tensors are read and outputs
+    /// made through it (plain C calls), else through the attributes above.
+    exchange: Option<Table>,
 }
 
 static TORCH: PyOnceLock<Option<TorchInfo>> = PyOnceLock::new();
+
+/// Whether torch's exchange table is used (the benchmark turns it off to time the attributes).
+static TORCH_EXCHANGE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Turns the use of torch's exchange table off (tensors are then read through their attributes
+/// and outputs made with `new_empty`) or back on.
+pub fn set_torch_exchange(on: bool) {
+    TORCH_EXCHANGE.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+impl TorchInfo {
+    /// torch's exchange table, when it has one and it is not turned off.
+    pub(crate) fn exchange(&self) -> Option<&Table> {
+        self.exchange
+            .as_ref()
+            .filter(|_| TORCH_EXCHANGE.load(std::sync::atomic::Ordering::Relaxed))
+    }
+}
 
 /// Torch's objects, if torch has been imported by the program (never imported here).
 pub(crate) fn torch(py: Python<'_>) -> Option<&'static TorchInfo> {
@@ -54,8 +76,10 @@ pub(crate) fn torch(py: Python<'_>) -> Option<&'static TorchInfo> {
             .and_then(|c| c.getattr("current_stream"))
             .ok()
             .map(Bound::unbind);
+        let tensor_type = torch.getattr("Tensor")?;
         Ok(TorchInfo {
-            tensor_type: torch.getattr("Tensor")?.unbind(),
+            exchange: Table::of_type(&tensor_type),
+            tensor_type: tensor_type.unbind(),
             dtypes,
             raw_stream,
             current_stream,
@@ -97,6 +121,48 @@ impl TorchInfo {
     }
 }
 
+/// CuPy's objects the bindings call, looked up once (CuPy is never imported here: only once a
+/// CuPy array has come in).
+pub(crate) struct CupyInfo {
+    /// `cupy.empty`.
+    pub(crate) empty: Py<PyAny>,
+    /// `cupy.cuda.Device`.
+    pub(crate) device: Py<PyAny>,
+    /// `cupy.cuda.runtime.getDevice`: the current device, which `cupy.empty` allocates on.
+    pub(crate) get_device: Py<PyAny>,
+    /// `cupy.cuda.get_current_stream`.
+    current_stream: Py<PyAny>,
+    /// CuPy's DLPack exchange table, when it has one.
+    pub(crate) exchange: Option<Table>,
+    /// `cupy.ndarray`.
+    ndarray: Py<PyAny>,
+}
+
+static CUPY: PyOnceLock<Option<CupyInfo>> = PyOnceLock::new();
+
+/// CuPy's objects, if CuPy has been imported by the program.
+pub(crate) fn cupy(py: Python<'_>) -> Option<&'static CupyInfo> {
+    if let Some(c) = CUPY.get(py) {
+        return c.as_ref();
+    }
+    let modules = py.import("sys").ok()?.getattr("modules").ok()?;
+    let cupy = modules.get_item("cupy").ok()?;
+    let info = (|| -> PyResult<CupyInfo> {
+        let cuda = cupy.getattr("cuda")?;
+        Ok(CupyInfo {
+            empty: cupy.getattr("empty")?.unbind(),
+            device: cuda.getattr("Device")?.unbind(),
+            get_device: cuda.getattr("runtime")?.getattr("getDevice")?.unbind(),
+            current_stream: cuda.getattr("get_current_stream")?.unbind(),
+            exchange: Table::of_type(&cupy.getattr("ndarray")?),
+            ndarray: cupy.getattr("ndarray")?.unbind(),
+        })
+    })()
+    .ok();
+    let _ = CUPY.set(py, info);
+    CUPY.get(py).and_then(Option::as_ref)
+}
+
 /// The root package of an object's type (`torch`, `numpy`, `cupy`, `jaxlib`, ...).
 fn producer_of(obj: &Bound<'_, PyAny>) -> Producer {
     let module = obj
@@ -130,6 +196,73 @@ unsafe impl DlpackStream for ConsumerStream {
 
 impl<'py> Call<'py> {
     pub(crate) fn read_torch(
+        &mut self,
+        t: &TorchInfo,
+        obj: &Bound<'py, PyAny>,
+        name: &str,
+    ) -> PyResult<ArrayArg<'py>> {
+        // The exchange table when torch has one; its errors (a tensor it cannot describe)
+        // leave the attributes to say what is wrong.
+        if let Some(x) = t.exchange()
+            && let Ok(v) = x.view(obj)
+            && let Some(dtype) = DType::from_dlpack(v.dtype)
+        {
+            return self.read_view(v, dtype, obj, name, Producer::Torch);
+        }
+        self.read_torch_attributes(t, obj, name)
+    }
+
+    /// A CuPy array, through CuPy's exchange table when CuPy has one and has been seen (`None`:
+    /// not read here, the general protocols follow).
+    pub(crate) fn read_cupy(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        name: &str,
+    ) -> Option<PyResult<ArrayArg<'py>>> {
+        let py = self.py;
+        let c = CUPY.get(py)?.as_ref()?;
+        let x = c.exchange.as_ref()?;
+        if !obj.get_type().is(c.ndarray.bind(py)) {
+            return None;
+        }
+        let v = x.view(obj).ok()?;
+        let dtype = DType::from_dlpack(v.dtype)?;
+        Some(self.read_view(v, dtype, obj, name, Producer::CuPy))
+    }
+
+    /// An array its library's exchange table described. Torch tensors follow torch's current
+    /// stream only when the call has none yet (as through their attributes); other arrays are
+    /// waited for when their library works on another stream.
+    fn read_view(
+        &mut self,
+        v: View,
+        dtype: DType,
+        obj: &Bound<'py, PyAny>,
+        name: &str,
+        producer: Producer,
+    ) -> PyResult<ArrayArg<'py>> {
+        let place = place_of(v.device, name)?;
+        if let Place::Cuda(_) = place
+            && (producer != Producer::Torch || self.stream.is_none())
+        {
+            self.producer_stream(v.stream);
+        }
+        Ok(ArrayArg {
+            name: name.to_string(),
+            ptr: v.ptr,
+            dtype,
+            contiguous: is_contiguous(&v.shape, v.strides.as_deref()),
+            shape: v.shape,
+            readonly: false,
+            place,
+            producer,
+            obj: obj.clone(),
+            _export: None,
+        })
+    }
+
+    /// [`Call::read_torch`] through the tensor's Python attributes.
+    fn read_torch_attributes(
         &mut self,
         t: &TorchInfo,
         obj: &Bound<'py, PyAny>,
@@ -188,6 +321,10 @@ impl<'py> Call<'py> {
     ) -> PyResult<ArrayArg<'py>> {
         // The owning export (rather than the borrowed view some producers offer) carries the
         // read-only flag, which JAX's immutable arrays set.
+        let producer = producer_of(obj);
+        if producer == Producer::CuPy {
+            cupy(self.py); // CuPy's objects, for its next arrays and outputs
+        }
         let (tensor, stream) = api.import_managed_no_sync(obj.as_borrowed())?.into_parts();
         let readonly = tensor.flags().contains(dlpark::DlpackFlags::READ_ONLY);
         let view = tensor
@@ -205,7 +342,7 @@ impl<'py> Call<'py> {
             contiguous,
             readonly,
             place,
-            producer: producer_of(obj),
+            producer,
             obj: obj.clone(),
             _export: Some(ImportedDlpack::Versioned(tensor)),
         })
@@ -352,12 +489,15 @@ fn library_stream(obj: &Bound<'_, PyAny>, id: i32) -> PyResult<usize> {
             Some(t) => t.current_stream(py, id),
             None => Ok(0),
         },
-        Producer::CuPy => py
-            .import("cupy")?
-            .getattr("cuda")?
-            .call_method0("get_current_stream")?
-            .getattr("ptr")?
-            .extract(),
+        Producer::CuPy => match cupy(py) {
+            Some(c) => c
+                .current_stream
+                .bind(py)
+                .call0()?
+                .getattr(intern!(py, "ptr"))?
+                .extract(),
+            None => Ok(0),
+        },
         _ => Ok(0),
     }
 }

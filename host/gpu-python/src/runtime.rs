@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use gpu_algorithms::Algorithms;
+use gpu_dense::Dense;
 use gpu_host::{DeviceBuffer, DeviceCopy, Error, Gpu, Stream};
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -52,11 +53,20 @@ pub fn py_err(e: Error) -> PyErr {
     }
 }
 
-/// One device: its handle and the algorithm kernels on it (loaded per kernel on first use).
+/// One device: its handle and the algorithm kernels on it (loaded per kernel on first use), and
+/// the dense kernels, made ready on the first dense call (a program that only reduces or sorts
+/// never touches them).
 pub struct Device {
     pub gpu: Gpu,
     pub algos: Algorithms,
+    dense: OnceLock<Dense>,
+    /// The streams borrowed lately (torch's and CuPy's current streams, mostly the same one
+    /// call after call), most recent first: a call reuses the wrapper instead of making one.
+    streams: Mutex<Vec<(usize, Stream)>>,
 }
+
+/// How many borrowed stream wrappers a device keeps.
+const STREAM_CACHE: usize = 8;
 
 static SIMULATOR: OnceLock<Arc<Device>> = OnceLock::new();
 static CUDA: Mutex<Vec<Option<Arc<Device>>>> = Mutex::new(Vec::new());
@@ -71,7 +81,14 @@ pub fn device(place: Place) -> PyResult<Arc<Device>> {
             let gpu = Gpu::simulator().map_err(py_err)?;
             let algos = Algorithms::load(&gpu).map_err(py_err)?;
             Ok(SIMULATOR
-                .get_or_init(|| Arc::new(Device { gpu, algos }))
+                .get_or_init(|| {
+                    Arc::new(Device {
+                        gpu,
+                        algos,
+                        dense: OnceLock::new(),
+                        streams: Mutex::new(Vec::new()),
+                    })
+                })
                 .clone())
         }
         Place::Cuda(i) => {
@@ -90,7 +107,12 @@ pub fn device(place: Place) -> PyResult<Arc<Device>> {
                 unsafe { ctx.disable_event_tracking() };
             }
             let algos = Algorithms::load(&gpu).map_err(py_err)?;
-            let d = Arc::new(Device { gpu, algos });
+            let d = Arc::new(Device {
+                gpu,
+                algos,
+                dense: OnceLock::new(),
+                streams: Mutex::new(Vec::new()),
+            });
             if all.len() <= i {
                 all.resize(i + 1, None);
             }
@@ -101,22 +123,48 @@ pub fn device(place: Place) -> PyResult<Arc<Device>> {
 }
 
 impl Device {
+    /// The dense kernels on this device (`gpu-dense`), made ready on first use.
+    pub fn dense(&self) -> PyResult<&Dense> {
+        if let Some(d) = self.dense.get() {
+            return Ok(d);
+        }
+        let d = Dense::load(&self.gpu).map_err(py_err)?;
+        Ok(self.dense.get_or_init(|| d))
+    }
+
     /// The stream a call's work goes on: the call's (borrowed) stream on a GPU, made to wait
     /// for the producers' streams; the simulator's default stream.
     pub fn stream(&self, call: &Call<'_>) -> PyResult<Stream> {
         if self.gpu.is_simulator() {
             return Ok(self.gpu.default_stream().clone());
         }
-        // SAFETY: the handle came from the array library that owns the arrays (its current
-        // stream), or from the caller's `stream=` argument; both are live streams of this
-        // device's primary context, which torch and CuPy use.
-        let s = unsafe { self.gpu.borrow_stream(call.stream()) }.map_err(py_err)?;
+        let s = self.borrowed_stream(call.stream())?;
         for &w in &call.waits {
-            // SAFETY: as above, a producer's live stream on this device.
-            let producer = unsafe { self.gpu.borrow_stream(w) }.map_err(py_err)?;
+            let producer = self.borrowed_stream(w)?;
             let event = producer.record_event().map_err(py_err)?;
             s.wait_event(&event).map_err(py_err)?;
         }
+        Ok(s)
+    }
+}
+
+impl Device {
+    /// The wrapper of CUDA stream `handle`, made on first use and kept (a wrapper only names
+    /// the stream: it never destroys it).
+    fn borrowed_stream(&self, handle: usize) -> PyResult<Stream> {
+        let mut cache = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = cache.iter().position(|(h, _)| *h == handle) {
+            let hit = cache.remove(i);
+            let s = hit.1.clone();
+            cache.insert(0, hit);
+            return Ok(s);
+        }
+        // SAFETY: the handle came from the array library that owns the arrays (its current
+        // stream), or from the caller's `stream=` argument; both are live streams of this
+        // device's primary context, which torch and CuPy use. The wrapper does not own it.
+        let s = unsafe { self.gpu.borrow_stream(handle) }.map_err(py_err)?;
+        cache.insert(0, (handle, s.clone()));
+        cache.truncate(STREAM_CACHE);
         Ok(s)
     }
 }
