@@ -721,10 +721,13 @@ impl<'a> KernelLaunch<'a> {
         Ok(())
     }
 
-    /// [`KernelLaunch::launch`] for a kernel that has no Rust signature: foreign PTX (e.g. CUDA
-    /// C++ compiled by nvcc, as `gpu-twins` runs), whose arguments can only be pushed by hand.
-    /// This is the one escape hatch outside `gpu-host`; `#[kernel]` functions launch through
-    /// their generated launchers, which check the argument types at compile time.
+    /// [`KernelLaunch::launch`] for a kernel whose signature the calling Rust code does not
+    /// know at compile time: foreign PTX (e.g. CUDA C++ compiled by nvcc, as `gpu-twins` runs),
+    /// or a `#[kernel]` typed only at run time from its crate's manifest (the Python bindings'
+    /// user kernels), whose arguments can only be pushed by hand after checking them against
+    /// that signature. This is the one escape hatch outside `gpu-host`; Rust code launches
+    /// `#[kernel]` functions through their generated launchers, which check the argument types
+    /// at compile time.
     ///
     /// # Safety
     /// As for [`KernelLaunch::launch`]: the pushed parameters must match the kernel's PTX

@@ -413,7 +413,7 @@ impl Kernel {
         // (checked above); the launch also checks the pushed sizes against the PTX entry.
         // Outputs overlap no other argument. A kernel that is an `unsafe fn` runs only with
         // `allow_unsafe=True`, by which the caller states its contract holds.
-        unsafe { launch.launch() }.map_err(py_err)?;
+        unsafe { launch.launch_foreign() }.map_err(py_err)?;
         Ok(())
     }
 
