@@ -1,0 +1,439 @@
+//! Flash-attention forward on Hopper tensor cores (wgmma + TMA), FlashAttention-3's design
+//! (Shah et al. 2024) in our device library. bf16 in and out, f32 scores and accumulators;
+//! head dimension 64 or 128; causal or not; grouped-query attention; logsumexp output.
+//!
+//! `O = softmax(Q·Kᵀ·scale [causal]) · V` per (batch, head), Q and O `[batch, heads, seq_q, D]`,
+//! K and V `[batch, kv_heads, seq_k, D]`, contiguous. Query head `h` reads K/V head `h / group`.
+//!
+//! Design:
+//! - a block owns [`BM`] = 128 query rows of one (batch, head) and has 3 warpgroups: warpgroup
+//!   0 is the producer (one thread issues TMA copies), warpgroups 1 and 2 are consumers, each
+//!   owning 64 of the rows (one `wgmma` M of 64); `setmaxnreg` gives the producer's registers
+//!   to the consumers;
+//! - TMA loads Q once and streams K and V in [`BN`] = 128-key tiles through a [`STAGES`]-deep
+//!   ring, K and V with separate "full" (copies landed) and "empty" (consumers done) mbarriers,
+//!   so a K stage is refilled as soon as its scores are computed while its V is still in use;
+//!   the copies use 3-D tensor maps `[D, seq, batch·heads]` with a one-head-deep box, so rows
+//!   past a head's sequence arrive as zeros, and the 128-byte swizzle (64-column sub-tiles);
+//! - `S = Q·Kᵀ`: `wgmma.m64n128k16` with both operands K-major in shared memory;
+//! - online softmax in registers (each row's values live in the 4 threads of a quad: two
+//!   shuffles reduce its max), exponentials by `ex2.approx` on scores prescaled by
+//!   `scale·log2 e`;
+//! - `O += P·V`: P rounded to bf16 in registers is the A operand of `wgmma` directly (the
+//!   accumulator layout is the A-fragment layout, see `gpu::hopper::wgmma`), and V is read
+//!   from shared memory as an MN-major (transposed) B operand: no transpose pass;
+//! - intra-warpgroup overlap (FA3 §3.2): the scores of tile `j` are issued before `P·V` of tile
+//!   `j - 1`, so the tensor cores work on both while the warpgroup waits only for the scores,
+//!   and the softmax of tile `j` runs while `P·V` of tile `j - 1` is still in flight;
+//! - causal: key tiles entirely above the diagonal are not loaded, only tiles crossing it are
+//!   masked, and blocks start heaviest (last rows) first.
+
+use gpu::hopper::tma::{self, TensorMap};
+use gpu::hopper::{mbarrier, wgmma};
+use gpu::prelude::*;
+use gpu::unroll;
+use half::bf16;
+
+/// Query rows per block (two consumer warpgroups × 64).
+pub const BM: u32 = 128;
+/// Keys per K/V tile.
+pub const BN: u32 = 128;
+/// Depth of the K/V ring.
+pub const STAGES: u32 = 2;
+/// Threads per block: a producer warpgroup and two consumer warpgroups.
+pub const THREADS: u32 = 384;
+/// Bytes of one swizzled row: 64 two-byte elements. Tiles are stored as 64-column sub-tiles.
+const ROW: u32 = 128;
+/// mbarriers: Q full, then K full, V full, K empty, V empty per stage.
+const BARRIERS: u32 = 1 + 4 * STAGES;
+
+/// Dynamic shared memory for head dimension `head_dim`: 1 KiB of alignment slack (the 128-byte
+/// swizzle needs 1024-byte aligned tiles), the Q tile, the K and V stages, the barriers.
+pub const fn shared_bytes(head_dim: u32) -> u32 {
+    1024 + BM * head_dim * 2 + 2 * STAGES * BN * head_dim * 2 + 8 * BARRIERS
+}
+
+/// Sizes and flags of one launch; the grid is `(ceil(seq_q / BM), batch · heads)`.
+#[derive(Debug, Clone, Copy, PartialEq, DeviceCopy)]
+#[repr(C)]
+pub struct FlashParams {
+    pub seq_q: u32,
+    pub seq_k: u32,
+    /// `scale · log2 e`: scores times it are the softmax's exponent in base 2.
+    pub scale_log2: f32,
+    /// 1: key `j` is masked for query `i` when `j > i`.
+    pub causal: u32,
+    /// Query heads per batch entry.
+    pub heads: u32,
+    /// Query heads per K/V head.
+    pub group: u32,
+}
+
+/// Masks the scores of tile `j` that a row may not see: keys past `seq_k`, and with `causal`
+/// keys after the row. Only tiles at the sequence end or crossing the diagonal for this
+/// warpgroup's rows pay for it.
+#[inline(always)]
+fn mask(s: &mut [f32; 64], j: u32, p: &FlashParams, wg_row0: u32, row: u32, l: u32) {
+    let key0 = j * BN;
+    let causal = p.causal != 0;
+    if key0 + BN > p.seq_k || (causal && key0 + BN - 1 > wg_row0) {
+        unroll!(16, |jj| {
+            unroll!(4, |r| {
+                let key = key0 + 8 * jj as u32 + 2 * (l % 4) + (r as u32 & 1);
+                let row = row + 8 * (r as u32 >> 1);
+                if key >= p.seq_k || (causal && key > row) {
+                    s[4 * jj + r] = f32::NEG_INFINITY;
+                }
+            });
+        });
+    }
+}
+
+/// One tile of the online softmax for this thread's two rows: updates the running maxima `m`
+/// (base-2 units of the scaled scores), overwrites the scores with `2^(s·scale − m)`, and
+/// returns each row's correction `2^(m_old − m_new)` for the earlier sums and outputs and this
+/// thread's part of the tile's row sums. Every row sees a key in every tile it is given (key
+/// tiles start at or before the block's first row), so the maxima are finite.
+#[inline(always)]
+fn softmax(s: &mut [f32; 64], m: &mut [f32; 2], scale: f32) -> ([f32; 2], [f32; 2]) {
+    let mut corr = [0f32; 2];
+    let mut sum = [0f32; 2];
+    unroll!(2, |h| {
+        let mut mx = f32::NEG_INFINITY;
+        unroll!(16, |j| {
+            mx = mx.max(s[4 * j + 2 * h]).max(s[4 * j + 2 * h + 1]);
+        });
+        mx = mx.max(warp::shuffle_xor(mx, 1));
+        mx = mx.max(warp::shuffle_xor(mx, 2));
+        let m_new = m[h].max(mx * scale);
+        corr[h] = math::exp2_approx(m[h] - m_new);
+        m[h] = m_new;
+        let mut acc = 0f32;
+        unroll!(16, |j| {
+            unroll!(2, |e| {
+                let x = math::exp2_approx(math::fma(s[4 * j + 2 * h + e], scale, -m_new));
+                s[4 * j + 2 * h + e] = x;
+                acc += x;
+            });
+        });
+        sum[h] = acc;
+    });
+    (corr, sum)
+}
+
+/// P (the softmax numerators, f32 in the accumulator layout) as the bf16 A fragments of the 8
+/// k-steps of `P·V` (see `gpu::hopper::wgmma`'s module docs).
+#[inline(always)]
+fn pack(s: &[f32; 64], pf: &mut [[u32; 4]; 8]) {
+    unroll!(8, |kk| {
+        unroll!(4, |r| {
+            pf[kk][r] = wgmma::pack_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+        });
+    });
+}
+
+/// The kernel body for head dimension `D` (`KD = D / 16` k-steps of `Q·Kᵀ`, `OJ = D / 8`
+/// column groups and `ON = D / 2` registers of the O accumulator, separate parameters because
+/// stable Rust has no generic const expressions).
+///
+/// # Safety
+/// `maps` holds the 3-D tensor maps of Q, K and V (`[D, seq, batch·heads]`, box `[64, 128, 1]`,
+/// 128-byte swizzle); `o` addresses `batch · heads · seq_q · D` elements; `lse` is empty or
+/// holds `batch · heads · seq_q` values; launched with [`THREADS`] threads, the grid
+/// `(ceil(seq_q / BM), batch · heads)`, `shared_bytes(D)` of dynamic shared memory, and
+/// `seq_q, seq_k >= 1`, `group` dividing `heads`.
+#[inline(always)]
+unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: usize>(
+    maps: &[TensorMap],
+    out: *mut u32,
+    lse: DisjointSlice<f32>,
+    p: FlashParams,
+) {
+    const {
+        assert!(KD as u32 * 16 == D && OJ as u32 * 8 == D && ON as u32 * 2 == D);
+        assert!(D == 64 || D == 128);
+    }
+    let tid = thread::thread_idx_x();
+    let base = (shared::dynamic::<u8>().addr() + 1023) & !1023;
+    // Tiles: 64-column sub-tiles of `rows × 128` bytes, side by side.
+    let tile_kv = BN * D * 2;
+    let q_smem = base;
+    let k_smem = |s: u32| base + BM * D * 2 + s * tile_kv;
+    let v_smem = |s: u32| base + BM * D * 2 + (STAGES + s) * tile_kv;
+    let bars = base + BM * D * 2 + 2 * STAGES * tile_kv;
+    let full_q = bars;
+    let full_k = |s: u32| bars + 8 * (1 + s);
+    let full_v = |s: u32| bars + 8 * (1 + STAGES + s);
+    let empty_k = |s: u32| bars + 8 * (1 + 2 * STAGES + s);
+    let empty_v = |s: u32| bars + 8 * (1 + 3 * STAGES + s);
+
+    let causal = p.causal != 0;
+    let bx = thread::block_idx_x();
+    // Causal blocks further down do more work: start them first.
+    let mb = if causal {
+        thread::grid_dim_x() - 1 - bx
+    } else {
+        bx
+    };
+    let q0 = mb * BM;
+    let bh = thread::block_idx_y();
+    let (b, h) = (bh / p.heads, bh % p.heads);
+    let kv_bh = b * (p.heads / p.group) + h / p.group;
+    let q_rows = p.seq_q.min(q0 + BM);
+    let total_tiles = p.seq_k.div_ceil(BN);
+    let n_tiles = if causal {
+        // The block's last row sees keys 0 ..= q_rows - 1.
+        total_tiles.min((q_rows - 1) / BN + 1)
+    } else {
+        total_tiles
+    };
+
+    if tid == 0 {
+        // SAFETY: one thread initialises each barrier before the block barrier below.
+        unsafe {
+            mbarrier::init(full_q, 1);
+            for s in 0..STAGES {
+                mbarrier::init(full_k(s), 1);
+                mbarrier::init(full_v(s), 1);
+                // One arrival per consumer warp.
+                mbarrier::init(empty_k(s), 8);
+                mbarrier::init(empty_v(s), 8);
+            }
+        }
+        mbarrier::fence_init();
+    }
+    sync::sync_threads();
+
+    let warpgroup = tid / 128;
+    if warpgroup == 0 {
+        // SAFETY: the whole producer warpgroup; it needs few registers.
+        unsafe { wgmma::set_max_registers_dec::<24>() };
+        if tid == 0 {
+            let map_q = maps.as_ptr();
+            // SAFETY: the host passes three maps.
+            let (map_k, map_v) = unsafe { (map_q.add(1), map_q.add(2)) };
+            // SAFETY: valid tensor maps in global memory (host contract). Each phase expects
+            // exactly the bytes of its copies (whole boxes, out-of-bounds parts included); the
+            // stages are 1024-byte aligned; a stage is refilled only after all 8 consumer warps
+            // released it (the first round passes by the parity rule).
+            unsafe {
+                tma::prefetch_map(map_q);
+                tma::prefetch_map(map_k);
+                tma::prefetch_map(map_v);
+                mbarrier::arrive_expect_tx(full_q, BM * D * 2);
+                for c in 0..D / 64 {
+                    let dst = q_smem + c * BM * ROW;
+                    tma::load_3d(dst, map_q, full_q, (64 * c) as i32, q0 as i32, bh as i32);
+                }
+                for j in 0..n_tiles {
+                    let (s, phase) = (j % STAGES, (j / STAGES) & 1);
+                    let (y, z) = ((j * BN) as i32, kv_bh as i32);
+                    mbarrier::wait_parity(empty_k(s), phase ^ 1);
+                    mbarrier::arrive_expect_tx(full_k(s), tile_kv);
+                    for c in 0..D / 64 {
+                        let x = (64 * c) as i32;
+                        tma::load_3d(k_smem(s) + c * BN * ROW, map_k, full_k(s), x, y, z);
+                    }
+                    mbarrier::wait_parity(empty_v(s), phase ^ 1);
+                    mbarrier::arrive_expect_tx(full_v(s), tile_kv);
+                    for c in 0..D / 64 {
+                        let x = (64 * c) as i32;
+                        tma::load_3d(v_smem(s) + c * BN * ROW, map_v, full_v(s), x, y, z);
+                    }
+                }
+            }
+        }
+        return;
+    }
+
+    // SAFETY: the whole consumer warpgroup; 128 * 24 + 256 * 240 <= 65536.
+    unsafe { wgmma::set_max_registers_inc::<240>() };
+    let consumer = warpgroup - 1;
+    let t = tid - 128 * warpgroup;
+    let (w, l) = (t / 32, t % 32);
+    let wg_row0 = q0 + 64 * consumer;
+    // This thread's rows: `row` and `row + 8`.
+    let row = wg_row0 + 16 * w + l / 4;
+    let scale = p.scale_log2;
+    let q_desc = |kk: u32| {
+        wgmma::shared_desc_sw128(q_smem + (kk / 4) * BM * ROW + consumer * 64 * ROW + (kk % 4) * 32)
+    };
+    let k_desc =
+        |s: u32, kk: u32| wgmma::shared_desc_sw128(k_smem(s) + (kk / 4) * BN * ROW + (kk % 4) * 32);
+    // V as the MN-major B of `P·V`: k-step kk is keys 16 kk .. 16 kk + 16; the second 64
+    // columns (D = 128) are the next sub-tile, BN rows on.
+    let v_desc = |s: u32, kk: u32| wgmma::shared_desc_sw128_mn(v_smem(s) + kk * 2048, BN * ROW);
+
+    let mut s_acc = [0f32; 64];
+    let mut o_acc = [0f32; ON];
+    let mut pf = [[0u32; 4]; 8];
+    let mut m = [f32::NEG_INFINITY; 2];
+    let mut l_sum: [f32; 2];
+
+    // Issues S = Q · K_sᵀ (one batch).
+    let issue_qk = |s_acc: &mut [f32; 64], s: u32| {
+        unroll!(KD, |kk| {
+            // SAFETY: the whole warpgroup, after `fence`; Q and K_s have landed (waited on their
+            // full barriers) and are not refilled before the batch is waited for.
+            unsafe {
+                wgmma::mma_m64n128k16_bf16(s_acc, q_desc(kk as u32), k_desc(s, kk as u32), kk > 0)
+            };
+        });
+        // SAFETY: the whole warpgroup, after its products.
+        unsafe { wgmma::commit_group() };
+    };
+    // Issues O += P · V_s (one batch).
+    let issue_pv = |o_acc: &mut [f32; ON], pf: &mut [[u32; 4]; 8], s: u32| {
+        unroll!(8, |kk| {
+            let desc = v_desc(s, kk as u32);
+            // SAFETY: as `issue_qk`, for V_s; `o_acc` and `pf` are pinned after the wait.
+            unsafe {
+                if let Ok(o) = <&mut [f32; 32]>::try_from(&mut o_acc[..]) {
+                    wgmma::mma_rs_m64n64k16_bf16(o, &mut pf[kk], desc, true);
+                } else if let Ok(o) = <&mut [f32; 64]>::try_from(&mut o_acc[..]) {
+                    wgmma::mma_rs_m64n128k16_bf16(o, &mut pf[kk], desc, true);
+                }
+            }
+        });
+        // SAFETY: the whole warpgroup, after its products.
+        unsafe { wgmma::commit_group() };
+    };
+    let pin_o = |o_acc: &mut [f32; ON], pf: &mut [[u32; 4]; 8]| {
+        if let Ok(o) = <&mut [f32; 32]>::try_from(&mut o_acc[..]) {
+            wgmma::fence_accumulators_32(o);
+        } else if let Ok(o) = <&mut [f32; 64]>::try_from(&mut o_acc[..]) {
+            wgmma::fence_accumulators_64(o);
+        }
+        unroll!(8, |kk| {
+            wgmma::fence_fragment(&mut pf[kk]);
+        });
+    };
+    // Releases a stage to the producer: one arrival per warp, after the warp's wait_group.
+    let release = |bar: u32| {
+        if l == 0 {
+            // SAFETY: an initialised barrier whose phase expects this warp's arrival.
+            unsafe { mbarrier::arrive(bar) };
+        }
+    };
+
+    // SAFETY (the waits, fences and products below): every consumer thread runs them in the
+    // same order (warpgroup-converged); each product's operands landed (full barrier waited)
+    // and stay until the wait_group covering it; stages are released only after that wait.
+    unsafe {
+        mbarrier::wait_parity(full_q, 0);
+        // Tile 0: scores, softmax, P.
+        mbarrier::wait_parity(full_k(0), 0);
+        wgmma::fence();
+        issue_qk(&mut s_acc, 0);
+        wgmma::wait_group::<0>();
+        wgmma::fence_accumulators_64(&mut s_acc);
+        release(empty_k(0));
+        mask(&mut s_acc, 0, &p, wg_row0, row, l);
+        let (_, sum) = softmax(&mut s_acc, &mut m, scale);
+        l_sum = sum;
+        pack(&s_acc, &mut pf);
+
+        for j in 1..n_tiles {
+            let (s, phase) = (j % STAGES, (j / STAGES) & 1);
+            let (sp, phase_p) = ((j - 1) % STAGES, ((j - 1) / STAGES) & 1);
+            // Both operands first: one fence then covers both batches.
+            mbarrier::wait_parity(full_k(s), phase);
+            mbarrier::wait_parity(full_v(sp), phase_p);
+            wgmma::fence();
+            issue_qk(&mut s_acc, s);
+            issue_pv(&mut o_acc, &mut pf, sp);
+            // The scores of tile j are done (P·V of tile j - 1 may still run).
+            wgmma::wait_group::<1>();
+            wgmma::fence_accumulators_64(&mut s_acc);
+            release(empty_k(s));
+            mask(&mut s_acc, j, &p, wg_row0, row, l);
+            let (corr, sum) = softmax(&mut s_acc, &mut m, scale);
+            wgmma::wait_group::<0>();
+            pin_o(&mut o_acc, &mut pf);
+            release(empty_v(sp));
+            unroll!(2, |h| {
+                l_sum[h] = l_sum[h] * corr[h] + sum[h];
+                unroll!(OJ, |jj| {
+                    o_acc[4 * jj + 2 * h] *= corr[h];
+                    o_acc[4 * jj + 2 * h + 1] *= corr[h];
+                });
+            });
+            pack(&s_acc, &mut pf);
+        }
+        let last = n_tiles - 1;
+        let (s, phase) = (last % STAGES, (last / STAGES) & 1);
+        mbarrier::wait_parity(full_v(s), phase);
+        wgmma::fence();
+        issue_pv(&mut o_acc, &mut pf, s);
+        wgmma::wait_group::<0>();
+        pin_o(&mut o_acc, &mut pf);
+        release(empty_v(s));
+    }
+
+    // O / l, rounded to bf16, stored straight from the accumulator layout: each thread writes
+    // column pairs of its two rows.
+    unroll!(2, |h| {
+        let mut sum = l_sum[h];
+        sum += warp::shuffle_xor(sum, 1);
+        sum += warp::shuffle_xor(sum, 2);
+        let inv = 1.0 / sum;
+        let r = row + 8 * h as u32;
+        if r < p.seq_q {
+            let row_index = bh as usize * p.seq_q as usize + r as usize;
+            if !lse.is_empty() && l % 4 == 0 {
+                // Natural-log logsumexp of the scaled scores (m is in base-2 units of them).
+                let value = (m[h] + math::log2_approx(sum)) * core::f32::consts::LN_2;
+                // SAFETY: one lane per (batch·head, row); the host checked `lse`'s length.
+                unsafe { lse.write_unchecked_race(row_index, value) };
+            }
+            let first = row_index * D as usize / 2 + (l % 4) as usize;
+            unroll!(OJ, |jj| {
+                let word = wgmma::pack_bf16x2(
+                    o_acc[4 * jj + 2 * h] * inv,
+                    o_acc[4 * jj + 2 * h + 1] * inv,
+                );
+                // SAFETY: (row, column pair 8 jj + 2 (l % 4)) is inside O (row < seq_q, host-
+                // checked length) and belongs to this thread alone.
+                unsafe { out.add(first + 4 * jj).write(word) };
+            });
+        }
+    });
+}
+
+/// Flash-attention forward, head dimension 64, on Hopper (see the module docs). Launch with
+/// [`THREADS`] threads, grid `(ceil(seq_q / BM), batch · heads)`, `shared_bytes(64)` bytes of
+/// dynamic shared memory; `maps` holds the TMA descriptors of Q, K, V encoded by `gpu-dense`.
+///
+/// `q`, `k` and `v` are read only through the tensor maps; they are parameters so that the host
+/// runtime orders the launch after their writers and keeps them alive.
+#[kernel(launch_bounds(384, 1))]
+pub fn attention_fwd_bf16_d64_wgmma(
+    q: &[bf16],
+    k: &[bf16],
+    v: &[bf16],
+    maps: &[TensorMap],
+    o: DisjointSlice<bf16>,
+    lse: DisjointSlice<f32>,
+    p: FlashParams,
+) {
+    let _ = (q, k, v);
+    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
+    unsafe { attention::<64, 4, 8, 32>(maps, o.as_mut_ptr().cast(), lse, p) }
+}
+
+/// Flash-attention forward, head dimension 128; as [`attention_fwd_bf16_d64_wgmma`] with
+/// `shared_bytes(128)`.
+#[kernel(launch_bounds(384, 1))]
+pub fn attention_fwd_bf16_d128_wgmma(
+    q: &[bf16],
+    k: &[bf16],
+    v: &[bf16],
+    maps: &[TensorMap],
+    o: DisjointSlice<bf16>,
+    lse: DisjointSlice<f32>,
+    p: FlashParams,
+) {
+    let _ = (q, k, v);
+    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
+    unsafe { attention::<128, 8, 16, 64>(maps, o.as_mut_ptr().cast(), lse, p) }
+}
