@@ -121,12 +121,22 @@ fn check_kernel(
         Some(WGMMA) => {
             dense.attention_wgmma(s, &dq, &dk, &dv, &mut o, Some(&mut lse), shape, causal)
         }
+        Some(WGMMA_NO_PING_PONG) => dense.attention_wgmma_no_ping_pong(
+            s,
+            &dq,
+            &dk,
+            &dv,
+            &mut o,
+            Some(&mut lse),
+            shape,
+            causal,
+        ),
         Some(name) => dense.attention_kernel(name, s, &dq, &dk, &dv, &mut o, shape, causal),
     }
     .unwrap_or_else(|e| panic!("{kernel:?} {shape:?} causal={causal}: {e}"));
     let got = o.to_vec().unwrap();
     let (want, want_lse) = reference(&q, &k, &v, shape, causal);
-    if kernel.is_none() || kernel == Some(WGMMA) {
+    if matches!(kernel, None | Some(WGMMA | WGMMA_NO_PING_PONG)) {
         // The logsumexp: f32 from bf16 products and ex2/lg2.approx, absolute error.
         for (i, (g, w)) in lse.to_vec().unwrap().iter().zip(&want_lse).enumerate() {
             assert!(
@@ -153,6 +163,8 @@ fn check_kernel(
 
 /// `check_kernel`'s name for `Dense::attention_wgmma`.
 const WGMMA: &str = "wgmma";
+/// `check_kernel`'s name for `Dense::attention_wgmma_no_ping_pong`.
+const WGMMA_NO_PING_PONG: &str = "wgmma-no-ping-pong";
 
 fn shape(
     batch: usize,
@@ -229,8 +241,8 @@ fn attention_matches_reference() {
 /// The Hopper kernel (`Dense::attention_wgmma`) against the f64 reference, output and
 /// logsumexp: ragged lengths that are not multiples of its 128-row/128-key tiles, one row,
 /// seq_q != seq_k both ways, causal and not, grouped- and multi-query heads, several batches
-/// and heads (a tile must not read the next head's rows). Every failing case is reported, not
-/// only the first. SKIPPED without a compute capability 9.0 GPU (the simulator has no wgmma).
+/// and heads (a tile must not read the next head's rows); both schedules (ping-pong and
+/// not). Every failing case is reported, not only the first. SKIPPED without a compute capability 9.0 GPU (the simulator has no wgmma).
 #[test]
 fn attention_wgmma_matches_reference() {
     let Some(gpu) = hopper_gpu_or_skip("attention_wgmma_matches_reference") else {
@@ -253,12 +265,18 @@ fn attention_wgmma_matches_reference() {
     let mut seed = 900;
     let mut failures = Vec::new();
     for d in [64, 128] {
-        for &(b, h, kvh, sq, sk) in shapes {
+        for (i, &(b, h, kvh, sq, sk)) in shapes.iter().enumerate() {
             for causal in [false, true] {
                 seed += 1;
                 let shape = shape(b, h, sq, sk, d).with_kv_heads(kvh);
+                // The schedule without ping-pong on every other shape.
+                let kernel = if i % 2 == 0 {
+                    WGMMA
+                } else {
+                    WGMMA_NO_PING_PONG
+                };
                 let run = std::panic::AssertUnwindSafe(|| {
-                    check_kernel(&gpu, &dense, Some(WGMMA), shape, causal, seed)
+                    check_kernel(&gpu, &dense, Some(kernel), shape, causal, seed)
                 });
                 if let Err(e) = std::panic::catch_unwind(run) {
                     let message = e
@@ -266,7 +284,9 @@ fn attention_wgmma_matches_reference() {
                         .cloned()
                         .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
                         .unwrap_or_default();
-                    failures.push(format!("d{d} {shape:?} causal={causal}: {message}"));
+                    failures.push(format!(
+                        "{kernel} d{d} {shape:?} causal={causal}: {message}"
+                    ));
                 }
             }
         }

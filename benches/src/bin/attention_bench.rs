@@ -11,8 +11,8 @@
 //! when causal); `ratio` = peer time / our time (> 1: we are faster). Rows `bwd` time the
 //! backward pass (`Dense::attention_backward`, gradients of q, k, v) against SDPA's backward
 //! (`torch.autograd.grad` from one forward), counting 2.5 times the forward's operations.
-//! On an H100 the default rows (`wgmma`) run the Hopper kernel and `mma` rows the mma.sync
-//! kernel; `--tokens16k` runs FlashAttention-3's sweep (16k tokens, hidden 2048, seq 1k…16k).
+//! On an H100 the default rows (`wgmma`) run the Hopper kernel, `wg-nopp` rows the same without
+//! its ping-pong schedule, and `mma` rows the mma.sync kernel; `--tokens16k` runs FlashAttention-3's sweep (16k tokens, hidden 2048, seq 1k…16k).
 
 use gpu_test_kit::XorShift64;
 use std::process::ExitCode;
@@ -21,6 +21,9 @@ use benches::time_us;
 use gpu_dense::{AttentionShape, Dense, attention_kernel_names};
 use gpu_host::{Gpu, Stream};
 use half::bf16;
+
+/// The row name of the wgmma kernel without its ping-pong schedule.
+const NO_PING_PONG: &str = "no-ping-pong";
 
 /// (head_dim, batch, heads); keep in sync with benches/peers/attention.py.
 const CONFIGS: &[(usize, usize, usize)] = &[(64, 4, 16), (128, 4, 8)];
@@ -106,7 +109,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                 let names: Vec<&str> = if variants {
                     attention_kernel_names(d).collect()
                 } else if hopper {
-                    vec!["", &mma_default]
+                    vec!["", NO_PING_PONG, &mma_default]
                 } else {
                     vec![""]
                 };
@@ -116,12 +119,17 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     let ours = time_us(stream, &mut |st| {
                         if name.is_empty() {
                             dense.attention(st, &q, &k, &v, &mut o, shape, causal)
+                        } else if name == NO_PING_PONG {
+                            dense.attention_wgmma_no_ping_pong(
+                                st, &q, &k, &v, &mut o, None, shape, causal,
+                            )
                         } else {
                             dense.attention_kernel(name, st, &q, &k, &v, &mut o, shape, causal)
                         }
                     })?;
                     let label = match name.rsplit_once('_') {
                         _ if name.is_empty() && hopper => "wgmma",
+                        _ if name == NO_PING_PONG => "wg-nopp",
                         _ if name == mma_default && hopper && !variants => "mma",
                         Some((_, tiling)) if tiling.starts_with('w') => tiling,
                         _ => "default",

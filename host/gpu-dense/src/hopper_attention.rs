@@ -93,6 +93,43 @@ impl Dense {
         shape: AttentionShape,
         causal: bool,
     ) -> Result<()> {
+        self.launch_wgmma(stream, (q, k, v), o, lse, shape, causal, true)
+    }
+
+    /// [`Dense::attention_wgmma`] without the ping-pong schedule of the two consumer
+    /// warpgroups (they issue their products as soon as they are ready): for the benchmark's
+    /// comparison and the tests.
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention_wgmma_no_ping_pong(
+        &self,
+        stream: &Stream,
+        q: &DeviceBuffer<bf16>,
+        k: &DeviceBuffer<bf16>,
+        v: &DeviceBuffer<bf16>,
+        o: &mut DeviceBuffer<bf16>,
+        lse: Option<&mut DeviceBuffer<f32>>,
+        shape: AttentionShape,
+        causal: bool,
+    ) -> Result<()> {
+        self.launch_wgmma(stream, (q, k, v), o, lse, shape, causal, false)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn launch_wgmma(
+        &self,
+        stream: &Stream,
+        (q, k, v): (
+            &DeviceBuffer<bf16>,
+            &DeviceBuffer<bf16>,
+            &DeviceBuffer<bf16>,
+        ),
+        o: &mut DeviceBuffer<bf16>,
+        lse: Option<&mut DeviceBuffer<f32>>,
+        shape: AttentionShape,
+        causal: bool,
+        ping_pong: bool,
+    ) -> Result<()> {
         let name = match shape.head_dim {
             64 => "attention_fwd_bf16_d64_wgmma",
             128 => "attention_fwd_bf16_d128_wgmma",
@@ -166,6 +203,7 @@ impl Dense {
             causal: causal as u32,
             heads: shape.heads as u32,
             group: (shape.heads / shape.kv_heads) as u32,
+            ping_pong: ping_pong as u32,
         };
         let grid = (
             shape.seq_q.div_ceil(kernel::BM as usize) as u32,

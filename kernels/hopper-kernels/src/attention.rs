@@ -25,6 +25,9 @@
 //! - intra-warpgroup overlap (FA3 §3.2): the scores of tile `j` are issued before `P·V` of tile
 //!   `j - 1`, so the tensor cores work on both while the warpgroup waits only for the scores,
 //!   and the softmax of tile `j` runs while `P·V` of tile `j - 1` is still in flight;
+//! - ping-pong between the two consumer warpgroups (FA3 §3.1): they take turns issuing their
+//!   products (two named barriers), so one's softmax runs while the other's products keep the
+//!   tensor cores busy, instead of both computing exponentials at the same time;
 //! - causal: key tiles entirely above the diagonal are not loaded, only tiles crossing it are
 //!   masked, and blocks start heaviest (last rows) first.
 
@@ -67,6 +70,9 @@ pub struct FlashParams {
     pub heads: u32,
     /// Query heads per K/V head.
     pub group: u32,
+    /// 1: the consumer warpgroups take turns issuing their products (ping-pong, see the
+    /// module docs); 0: they issue as they are ready.
+    pub ping_pong: u32,
 }
 
 /// Masks the scores of tile `j` that a row may not see: keys past `seq_k`, and with `causal`
@@ -316,6 +322,28 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
         }
     };
 
+    // Ping-pong: consumer c waits on named barrier 1 + c for its turn to issue products, and
+    // hands the turn over by arriving on the other's. Both issue n_tiles + 1 batches; consumer
+    // 0 goes first (consumer 1 arrives on its barrier once up front) and consumer 1's last
+    // hand-over is left out, so the arrivals match the waits exactly.
+    let ping_pong = p.ping_pong != 0;
+    let turn = || {
+        if ping_pong {
+            // SAFETY: whole warpgroups on both sides; the counts balance (above).
+            unsafe { sync::named_barrier_sync(1 + consumer, 256) };
+        }
+    };
+    let hand_over = |last: bool| {
+        if ping_pong && !(last && consumer == 1) {
+            // SAFETY: as `turn`.
+            unsafe { sync::named_barrier_arrive(2 - consumer, 256) };
+        }
+    };
+    if ping_pong && consumer == 1 {
+        // SAFETY: as `turn`.
+        unsafe { sync::named_barrier_arrive(1, 256) };
+    }
+
     // SAFETY (the waits, fences and products below): every consumer thread runs them in the
     // same order (warpgroup-converged); each product's operands landed (full barrier waited)
     // and stay until the wait_group covering it; stages are released only after that wait.
@@ -323,8 +351,10 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
         mbarrier::wait_parity(full_q, 0);
         // Tile 0: scores, softmax, P.
         mbarrier::wait_parity(full_k(0), 0);
+        turn();
         wgmma::fence();
         issue_qk(&mut s_acc, 0);
+        hand_over(false);
         wgmma::wait_group::<0>();
         wgmma::fence_accumulators_64(&mut s_acc);
         release(empty_k(0));
@@ -339,9 +369,11 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
             // Both operands first: one fence then covers both batches.
             mbarrier::wait_parity(full_k(s), phase);
             mbarrier::wait_parity(full_v(sp), phase_p);
+            turn();
             wgmma::fence();
             issue_qk(&mut s_acc, s);
             issue_pv(&mut o_acc, &mut pf, sp);
+            hand_over(false);
             // The scores of tile j are done (P·V of tile j - 1 may still run).
             wgmma::wait_group::<1>();
             wgmma::fence_accumulators_64(&mut s_acc);
@@ -363,8 +395,10 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
         let last = n_tiles - 1;
         let (s, phase) = (last % STAGES, (last / STAGES) & 1);
         mbarrier::wait_parity(full_v(s), phase);
+        turn();
         wgmma::fence();
         issue_pv(&mut o_acc, &mut pf, s);
+        hand_over(true);
         wgmma::wait_group::<0>();
         pin_o(&mut o_acc, &mut pf);
         release(empty_v(s));
