@@ -7,7 +7,7 @@
 //! its forced entry point (SKIPPED elsewhere), and the tiling-variant test keeps the `mma.sync`
 //! kernels checked on every GPU.
 
-use gpu_dense::{AttentionShape, Dense, attention_kernel_names};
+use gpu_dense::{AttentionShape, Dense, WgmmaSchedule, attention_kernel_names};
 use gpu_host::{Error, Gpu};
 use gpu_test_kit::{RelNormError, XorShift64Star, hopper_gpu_or_skip};
 use gpu_tests::gpu_or_skip;
@@ -121,7 +121,11 @@ fn check_kernel(
         Some(WGMMA) => {
             dense.attention_wgmma(s, &dq, &dk, &dv, &mut o, Some(&mut lse), shape, causal)
         }
-        Some(WGMMA_NO_PING_PONG) => dense.attention_wgmma_no_ping_pong(
+        Some(WGMMA_NO_PING_PONG | WGMMA_ONE_TILE_PER_BLOCK) => dense.attention_wgmma_with(
+            WgmmaSchedule {
+                ping_pong: kernel != Some(WGMMA_NO_PING_PONG),
+                persistent: kernel != Some(WGMMA_ONE_TILE_PER_BLOCK),
+            },
             s,
             &dq,
             &dk,
@@ -136,7 +140,10 @@ fn check_kernel(
     .unwrap_or_else(|e| panic!("{kernel:?} {shape:?} causal={causal}: {e}"));
     let got = o.to_vec().unwrap();
     let (want, want_lse) = reference(&q, &k, &v, shape, causal);
-    if matches!(kernel, None | Some(WGMMA | WGMMA_NO_PING_PONG)) {
+    if matches!(
+        kernel,
+        None | Some(WGMMA | WGMMA_NO_PING_PONG | WGMMA_ONE_TILE_PER_BLOCK)
+    ) {
         // The logsumexp: f32 from bf16 products and ex2/lg2.approx, absolute error.
         for (i, (g, w)) in lse.to_vec().unwrap().iter().zip(&want_lse).enumerate() {
             assert!(
@@ -163,8 +170,10 @@ fn check_kernel(
 
 /// `check_kernel`'s name for `Dense::attention_wgmma`.
 const WGMMA: &str = "wgmma";
-/// `check_kernel`'s name for `Dense::attention_wgmma_no_ping_pong`.
+/// `check_kernel`'s names for `Dense::attention_wgmma_with` without ping-pong, and with one
+/// block per tile instead of persistent blocks.
 const WGMMA_NO_PING_PONG: &str = "wgmma-no-ping-pong";
+const WGMMA_ONE_TILE_PER_BLOCK: &str = "wgmma-one-tile-per-block";
 
 fn shape(
     batch: usize,
@@ -241,8 +250,8 @@ fn attention_matches_reference() {
 /// The Hopper kernel (`Dense::attention_wgmma`) against the f64 reference, output and
 /// logsumexp: ragged lengths that are not multiples of its 128-row/128-key tiles, one row,
 /// seq_q != seq_k both ways, causal and not, grouped- and multi-query heads, several batches
-/// and heads (a tile must not read the next head's rows); both schedules (ping-pong and
-/// not). Every failing case is reported, not only the first. SKIPPED without a compute capability 9.0 GPU (the simulator has no wgmma).
+/// and heads (a tile must not read the next head's rows); every schedule (ping-pong or not,
+/// persistent or one block per tile). Every failing case is reported, not only the first. SKIPPED without a compute capability 9.0 GPU (the simulator has no wgmma).
 #[test]
 fn attention_wgmma_matches_reference() {
     let Some(gpu) = hopper_gpu_or_skip("attention_wgmma_matches_reference") else {
@@ -269,12 +278,8 @@ fn attention_wgmma_matches_reference() {
             for causal in [false, true] {
                 seed += 1;
                 let shape = shape(b, h, sq, sk, d).with_kv_heads(kvh);
-                // The schedule without ping-pong on every other shape.
-                let kernel = if i % 2 == 0 {
-                    WGMMA
-                } else {
-                    WGMMA_NO_PING_PONG
-                };
+                // The other schedules on every third shape each.
+                let kernel = [WGMMA, WGMMA_NO_PING_PONG, WGMMA_ONE_TILE_PER_BLOCK][i % 3];
                 let run = std::panic::AssertUnwindSafe(|| {
                     check_kernel(&gpu, &dense, Some(kernel), shape, causal, seed)
                 });

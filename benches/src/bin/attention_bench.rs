@@ -12,18 +12,21 @@
 //! backward pass (`Dense::attention_backward`, gradients of q, k, v) against SDPA's backward
 //! (`torch.autograd.grad` from one forward), counting 2.5 times the forward's operations.
 //! On an H100 the default rows (`wgmma`) run the Hopper kernel, `wg-nopp` rows the same without
-//! its ping-pong schedule, and `mma` rows the mma.sync kernel; `--tokens16k` runs FlashAttention-3's sweep (16k tokens, hidden 2048, seq 1k…16k).
+//! its ping-pong schedule, `wg-grid` rows with one block per query tile instead of persistent
+//! blocks, and `mma` rows the mma.sync kernel; `--tokens16k` runs FlashAttention-3's sweep (16k tokens, hidden 2048, seq 1k…16k).
 
 use gpu_test_kit::XorShift64;
 use std::process::ExitCode;
 
 use benches::time_us;
-use gpu_dense::{AttentionShape, Dense, attention_kernel_names};
+use gpu_dense::{AttentionShape, Dense, WgmmaSchedule, attention_kernel_names};
 use gpu_host::{Gpu, Stream};
 use half::bf16;
 
-/// The row name of the wgmma kernel without its ping-pong schedule.
+/// The row names of the wgmma kernel without its ping-pong schedule, and with one block per
+/// query tile instead of persistent blocks.
 const NO_PING_PONG: &str = "no-ping-pong";
+const ONE_TILE_PER_BLOCK: &str = "one-tile-per-block";
 
 /// (head_dim, batch, heads); keep in sync with benches/peers/attention.py.
 const CONFIGS: &[(usize, usize, usize)] = &[(64, 4, 16), (128, 4, 8)];
@@ -109,7 +112,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                 let names: Vec<&str> = if variants {
                     attention_kernel_names(d).collect()
                 } else if hopper {
-                    vec!["", NO_PING_PONG, &mma_default]
+                    vec!["", NO_PING_PONG, ONE_TILE_PER_BLOCK, &mma_default]
                 } else {
                     vec![""]
                 };
@@ -119,9 +122,13 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     let ours = time_us(stream, &mut |st| {
                         if name.is_empty() {
                             dense.attention(st, &q, &k, &v, &mut o, shape, causal)
-                        } else if name == NO_PING_PONG {
-                            dense.attention_wgmma_no_ping_pong(
-                                st, &q, &k, &v, &mut o, None, shape, causal,
+                        } else if name == NO_PING_PONG || name == ONE_TILE_PER_BLOCK {
+                            let schedule = WgmmaSchedule {
+                                ping_pong: name != NO_PING_PONG,
+                                persistent: name != ONE_TILE_PER_BLOCK,
+                            };
+                            dense.attention_wgmma_with(
+                                schedule, st, &q, &k, &v, &mut o, None, shape, causal,
                             )
                         } else {
                             dense.attention_kernel(name, st, &q, &k, &v, &mut o, shape, causal)
@@ -130,6 +137,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     let label = match name.rsplit_once('_') {
                         _ if name.is_empty() && hopper => "wgmma",
                         _ if name == NO_PING_PONG => "wg-nopp",
+                        _ if name == ONE_TILE_PER_BLOCK => "wg-grid",
                         _ if name == mma_default && hopper && !variants => "mma",
                         Some((_, tiling)) if tiling.starts_with('w') => tiling,
                         _ => "default",

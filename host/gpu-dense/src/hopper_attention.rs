@@ -18,6 +18,26 @@ use crate::{AttentionShape, Dense, TensorMap};
 #[derive(Default)]
 pub(crate) struct MapCache(Mutex<HashMap<[u64; 9], DeviceBuffer<TensorMap>>>);
 
+/// How `attention_wgmma`'s blocks are scheduled (both on by default; the benchmark times each
+/// part off).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WgmmaSchedule {
+    /// The two consumer warpgroups take turns issuing their products.
+    pub ping_pong: bool,
+    /// One block per SM walks the query tiles (else one block per tile).
+    pub persistent: bool,
+}
+
+impl Default for WgmmaSchedule {
+    fn default() -> Self {
+        WgmmaSchedule {
+            ping_pong: true,
+            persistent: true,
+        }
+    }
+}
+
 /// Most cached map triples; the cache is cleared when full (a triple is 384 bytes of device
 /// memory).
 const MAP_CACHE_LIMIT: usize = 64;
@@ -93,16 +113,24 @@ impl Dense {
         shape: AttentionShape,
         causal: bool,
     ) -> Result<()> {
-        self.launch_wgmma(stream, (q, k, v), o, lse, shape, causal, true)
+        self.launch_wgmma(
+            stream,
+            (q, k, v),
+            o,
+            lse,
+            shape,
+            causal,
+            WgmmaSchedule::default(),
+        )
     }
 
-    /// [`Dense::attention_wgmma`] without the ping-pong schedule of the two consumer
-    /// warpgroups (they issue their products as soon as they are ready): for the benchmark's
-    /// comparison and the tests.
+    /// [`Dense::attention_wgmma`] with a chosen schedule (the default is both parts on): for
+    /// the benchmark's comparison and the tests.
     #[doc(hidden)]
     #[allow(clippy::too_many_arguments)]
-    pub fn attention_wgmma_no_ping_pong(
+    pub fn attention_wgmma_with(
         &self,
+        schedule: WgmmaSchedule,
         stream: &Stream,
         q: &DeviceBuffer<bf16>,
         k: &DeviceBuffer<bf16>,
@@ -112,7 +140,7 @@ impl Dense {
         shape: AttentionShape,
         causal: bool,
     ) -> Result<()> {
-        self.launch_wgmma(stream, (q, k, v), o, lse, shape, causal, false)
+        self.launch_wgmma(stream, (q, k, v), o, lse, shape, causal, schedule)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -128,7 +156,7 @@ impl Dense {
         lse: Option<&mut DeviceBuffer<f32>>,
         shape: AttentionShape,
         causal: bool,
-        ping_pong: bool,
+        schedule: WgmmaSchedule,
     ) -> Result<()> {
         let name = match shape.head_dim {
             64 => "attention_fwd_bf16_d64_wgmma",
@@ -202,14 +230,16 @@ impl Dense {
             scale_log2: (1.0 / (shape.head_dim as f64).sqrt() * std::f64::consts::LOG2_E) as f32,
             causal: causal as u32,
             heads: shape.heads as u32,
+            batch_heads: (shape.batch * shape.heads) as u32,
             group: (shape.heads / shape.kv_heads) as u32,
-            ping_pong: ping_pong as u32,
+            ping_pong: schedule.ping_pong as u32,
         };
-        let grid = (
-            shape.seq_q.div_ceil(kernel::BM as usize) as u32,
-            (shape.batch * shape.heads) as u32,
-            1,
-        );
+        let items = kernel::work_items(shape.seq_q as u32, (shape.batch * shape.heads) as u32);
+        let grid = if schedule.persistent {
+            items.min(self.wgmma.sm_count)
+        } else {
+            items
+        };
         let cfg = LaunchConfig::new(grid, (kernel::THREADS, 1, 1))
             .with_shared_mem(kernel::shared_bytes(shape.head_dim as u32));
         // No logsumexp wanted: an empty buffer (nothing allocated), which the kernel skips.

@@ -77,7 +77,7 @@ pub(crate) struct WgmmaState {
     maps: MapCache,
     /// Blocks of the persistent grid: one per SM (one 384-thread block with ~193 KiB of shared
     /// memory fills an SM).
-    sm_count: u32,
+    pub(crate) sm_count: u32,
 }
 
 impl WgmmaState {

@@ -28,8 +28,10 @@
 //! - ping-pong between the two consumer warpgroups (FA3 §3.1): they take turns issuing their
 //!   products (two named barriers), so one's softmax runs while the other's products keep the
 //!   tensor cores busy, instead of both computing exponentials at the same time;
+//! - persistent blocks (one per SM) walk the query tiles, the producer loading the next tile's
+//!   Q and K/V while the consumers finish and store the current one;
 //! - causal: key tiles entirely above the diagonal are not loaded, only tiles crossing it are
-//!   masked, and blocks start heaviest (last rows) first.
+//!   masked, and each head's heaviest (last) query tile comes first.
 
 use gpu::hopper::tma::{self, TensorMap};
 use gpu::hopper::{mbarrier, wgmma};
@@ -47,8 +49,8 @@ pub const STAGES: u32 = 2;
 pub const THREADS: u32 = 384;
 /// Bytes of one swizzled row: 64 two-byte elements. Tiles are stored as 64-column sub-tiles.
 const ROW: u32 = 128;
-/// mbarriers: Q full, then K full, V full, K empty, V empty per stage.
-const BARRIERS: u32 = 1 + 4 * STAGES;
+/// mbarriers: Q full and empty, then K full, V full, K empty, V empty per stage.
+const BARRIERS: u32 = 2 + 4 * STAGES;
 
 /// Dynamic shared memory for head dimension `head_dim`: 1 KiB of alignment slack (the 128-byte
 /// swizzle needs 1024-byte aligned tiles), the Q tile, the K and V stages, the barriers.
@@ -56,7 +58,7 @@ pub const fn shared_bytes(head_dim: u32) -> u32 {
     1024 + BM * head_dim * 2 + 2 * STAGES * BN * head_dim * 2 + 8 * BARRIERS
 }
 
-/// Sizes and flags of one launch; the grid is `(ceil(seq_q / BM), batch · heads)`.
+/// Sizes and flags of one launch; the grid is 1-D, at most [`work_items`] blocks.
 #[derive(Debug, Clone, Copy, PartialEq, DeviceCopy)]
 #[repr(C)]
 pub struct FlashParams {
@@ -68,6 +70,8 @@ pub struct FlashParams {
     pub causal: u32,
     /// Query heads per batch entry.
     pub heads: u32,
+    /// `batch · heads`.
+    pub batch_heads: u32,
     /// Query heads per K/V head.
     pub group: u32,
     /// 1: the consumer warpgroups take turns issuing their products (ping-pong, see the
@@ -138,16 +142,44 @@ fn pack(s: &[f32; 64], pf: &mut [[u32; 4]; 8]) {
     });
 }
 
+/// Which query tile work item `t` is, as (query block, batch·head): the query blocks of one
+/// head are consecutive, so the blocks running together share that head's K and V in L2; with
+/// `causal` each head's last (heaviest) query block comes first.
+#[inline(always)]
+fn work_item(t: u32, blocks_m: u32, causal: bool) -> (u32, u32) {
+    let (bh, m) = (t / blocks_m, t % blocks_m);
+    (if causal { blocks_m - 1 - m } else { m }, bh)
+}
+
+/// Key tiles a query block starting at row `q0` reads: all, or with `causal` those up to the
+/// block's last row (keys 0 ..= last row).
+#[inline(always)]
+fn key_tiles(q0: u32, p: &FlashParams) -> u32 {
+    let all = p.seq_k.div_ceil(BN);
+    if p.causal != 0 {
+        let q_rows = p.seq_q.min(q0 + BM);
+        all.min((q_rows - 1) / BN + 1)
+    } else {
+        all
+    }
+}
+
 /// The kernel body for head dimension `D` (`KD = D / 16` k-steps of `Q·Kᵀ`, `OJ = D / 8`
 /// column groups and `ON = D / 2` registers of the O accumulator, separate parameters because
 /// stable Rust has no generic const expressions).
 ///
+/// Persistent: block `b` computes work items `b, b + grid, b + 2 grid, …` (see
+/// [`work_item`]); the producer runs ahead into the next item (its Q once both consumers are
+/// done with the current one, its K/V as stages free up), so a block's next item loads while
+/// its consumers store the current one. With a grid of one block per item it is the plain
+/// one-tile-per-block kernel.
+///
 /// # Safety
 /// `maps` holds the 3-D tensor maps of Q, K and V (`[D, seq, batch·heads]`, box `[64, 128, 1]`,
 /// 128-byte swizzle); `o` addresses `batch · heads · seq_q · D` elements; `lse` is empty or
-/// holds `batch · heads · seq_q` values; launched with [`THREADS`] threads, the grid
-/// `(ceil(seq_q / BM), batch · heads)`, `shared_bytes(D)` of dynamic shared memory, and
-/// `seq_q, seq_k >= 1`, `group` dividing `heads`.
+/// holds `batch · heads · seq_q` values; launched with [`THREADS`] threads, a 1-D grid of at
+/// most [`work_items`] blocks, `shared_bytes(D)` of dynamic shared memory, and
+/// `seq_q, seq_k >= 1`, `group` dividing `heads`, `batch_heads = batch · heads`.
 #[inline(always)]
 unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: usize>(
     maps: &[TensorMap],
@@ -168,40 +200,30 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
     let v_smem = |s: u32| base + BM * D * 2 + (STAGES + s) * tile_kv;
     let bars = base + BM * D * 2 + 2 * STAGES * tile_kv;
     let full_q = bars;
-    let full_k = |s: u32| bars + 8 * (1 + s);
-    let full_v = |s: u32| bars + 8 * (1 + STAGES + s);
-    let empty_k = |s: u32| bars + 8 * (1 + 2 * STAGES + s);
-    let empty_v = |s: u32| bars + 8 * (1 + 3 * STAGES + s);
+    let empty_q = bars + 8;
+    let full_k = |s: u32| bars + 8 * (2 + s);
+    let full_v = |s: u32| bars + 8 * (2 + STAGES + s);
+    let empty_k = |s: u32| bars + 8 * (2 + 2 * STAGES + s);
+    let empty_v = |s: u32| bars + 8 * (2 + 3 * STAGES + s);
 
     let causal = p.causal != 0;
-    let bx = thread::block_idx_x();
-    // Causal blocks further down do more work: start them first.
-    let mb = if causal {
-        thread::grid_dim_x() - 1 - bx
-    } else {
-        bx
-    };
-    let q0 = mb * BM;
-    let bh = thread::block_idx_y();
-    let (b, h) = (bh / p.heads, bh % p.heads);
-    let kv_bh = b * (p.heads / p.group) + h / p.group;
-    let q_rows = p.seq_q.min(q0 + BM);
-    let total_tiles = p.seq_k.div_ceil(BN);
-    let n_tiles = if causal {
-        // The block's last row sees keys 0 ..= q_rows - 1.
-        total_tiles.min((q_rows - 1) / BN + 1)
-    } else {
-        total_tiles
+    let blocks_m = p.seq_q.div_ceil(BM);
+    let items = blocks_m * p.batch_heads;
+    let (first, step) = (thread::block_idx_x(), thread::grid_dim_x());
+    let kv_head = |bh: u32| {
+        let (b, h) = (bh / p.heads, bh % p.heads);
+        b * (p.heads / p.group) + h / p.group
     };
 
     if tid == 0 {
         // SAFETY: one thread initialises each barrier before the block barrier below.
         unsafe {
             mbarrier::init(full_q, 1);
+            // One arrival per consumer warp.
+            mbarrier::init(empty_q, 8);
             for s in 0..STAGES {
                 mbarrier::init(full_k(s), 1);
                 mbarrier::init(full_v(s), 1);
-                // One arrival per consumer warp.
                 mbarrier::init(empty_k(s), 8);
                 mbarrier::init(empty_v(s), 8);
             }
@@ -218,35 +240,50 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
             let map_q = maps.as_ptr();
             // SAFETY: the host passes three maps.
             let (map_k, map_v) = unsafe { (map_q.add(1), map_q.add(2)) };
-            // SAFETY: valid tensor maps in global memory (host contract). Each phase expects
-            // exactly the bytes of its copies (whole boxes, out-of-bounds parts included); the
-            // stages are 1024-byte aligned; a stage is refilled only after all 8 consumer warps
-            // released it (the first round passes by the parity rule).
+            // SAFETY: valid tensor maps in global memory (host contract).
             unsafe {
                 tma::prefetch_map(map_q);
                 tma::prefetch_map(map_k);
                 tma::prefetch_map(map_v);
-                mbarrier::arrive_expect_tx(full_q, BM * D * 2);
-                for c in 0..D / 64 {
-                    let dst = q_smem + c * BM * ROW;
-                    tma::load_3d(dst, map_q, full_q, (64 * c) as i32, q0 as i32, bh as i32);
-                }
-                for j in 0..n_tiles {
-                    let (s, phase) = (j % STAGES, (j / STAGES) & 1);
-                    let (y, z) = ((j * BN) as i32, kv_bh as i32);
-                    mbarrier::wait_parity(empty_k(s), phase ^ 1);
-                    mbarrier::arrive_expect_tx(full_k(s), tile_kv);
+            }
+            // `it` counts K/V tiles over all of this block's items (the ring runs on across
+            // them), `round` the items.
+            let (mut it, mut round, mut t) = (0u32, 0u32, first);
+            while t < items {
+                let (mb, bh) = work_item(t, blocks_m, causal);
+                let q0 = mb * BM;
+                let kv_bh = kv_head(bh) as i32;
+                // SAFETY: each phase expects exactly the bytes of its copies (whole boxes,
+                // out-of-bounds parts included); tiles are 1024-byte aligned; Q and each stage
+                // are refilled only after all 8 consumer warps released them (the first round
+                // passes by the parity rule).
+                unsafe {
+                    mbarrier::wait_parity(empty_q, (round & 1) ^ 1);
+                    mbarrier::arrive_expect_tx(full_q, BM * D * 2);
                     for c in 0..D / 64 {
-                        let x = (64 * c) as i32;
-                        tma::load_3d(k_smem(s) + c * BN * ROW, map_k, full_k(s), x, y, z);
+                        let dst = q_smem + c * BM * ROW;
+                        tma::load_3d(dst, map_q, full_q, (64 * c) as i32, q0 as i32, bh as i32);
                     }
-                    mbarrier::wait_parity(empty_v(s), phase ^ 1);
-                    mbarrier::arrive_expect_tx(full_v(s), tile_kv);
-                    for c in 0..D / 64 {
-                        let x = (64 * c) as i32;
-                        tma::load_3d(v_smem(s) + c * BN * ROW, map_v, full_v(s), x, y, z);
+                    for j in 0..key_tiles(q0, &p) {
+                        let (s, phase) = (it % STAGES, (it / STAGES) & 1);
+                        let y = (j * BN) as i32;
+                        mbarrier::wait_parity(empty_k(s), phase ^ 1);
+                        mbarrier::arrive_expect_tx(full_k(s), tile_kv);
+                        for c in 0..D / 64 {
+                            let (dst, x) = (k_smem(s) + c * BN * ROW, (64 * c) as i32);
+                            tma::load_3d(dst, map_k, full_k(s), x, y, kv_bh);
+                        }
+                        mbarrier::wait_parity(empty_v(s), phase ^ 1);
+                        mbarrier::arrive_expect_tx(full_v(s), tile_kv);
+                        for c in 0..D / 64 {
+                            let (dst, x) = (v_smem(s) + c * BN * ROW, (64 * c) as i32);
+                            tma::load_3d(dst, map_v, full_v(s), x, y, kv_bh);
+                        }
+                        it += 1;
                     }
                 }
+                round += 1;
+                t += step;
             }
         }
         return;
@@ -257,9 +294,6 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
     let consumer = warpgroup - 1;
     let t = tid - 128 * warpgroup;
     let (w, l) = (t / 32, t % 32);
-    let wg_row0 = q0 + 64 * consumer;
-    // This thread's rows: `row` and `row + 8`.
-    let row = wg_row0 + 16 * w + l / 4;
     let scale = p.scale_log2;
     let q_desc = |kk: u32| {
         wgmma::shared_desc_sw128(q_smem + (kk / 4) * BM * ROW + consumer * 64 * ROW + (kk % 4) * 32)
@@ -269,12 +303,6 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
     // V as the MN-major B of `P·V`: k-step kk is keys 16 kk .. 16 kk + 16; the second 64
     // columns (D = 128) are the next sub-tile, BN rows on.
     let v_desc = |s: u32, kk: u32| wgmma::shared_desc_sw128_mn(v_smem(s) + kk * 2048, BN * ROW);
-
-    let mut s_acc = [0f32; 64];
-    let mut o_acc = [0f32; ON];
-    let mut pf = [[0u32; 4]; 8];
-    let mut m = [f32::NEG_INFINITY; 2];
-    let mut l_sum: [f32; 2];
 
     // Issues S = Q · K_sᵀ (one batch).
     let issue_qk = |s_acc: &mut [f32; 64], s: u32| {
@@ -321,11 +349,10 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
             unsafe { mbarrier::arrive(bar) };
         }
     };
-
     // Ping-pong: consumer c waits on named barrier 1 + c for its turn to issue products, and
-    // hands the turn over by arriving on the other's. Both issue n_tiles + 1 batches; consumer
-    // 0 goes first (consumer 1 arrives on its barrier once up front) and consumer 1's last
-    // hand-over is left out, so the arrivals match the waits exactly.
+    // hands the turn over by arriving on the other's. Per work item both issue n + 1 batches
+    // (n key tiles); consumer 0 goes first (consumer 1 arrives on its barrier once up front)
+    // and consumer 1's last hand-over is left out, so the arrivals match the waits exactly.
     let ping_pong = p.ping_pong != 0;
     let turn = || {
         if ping_pong {
@@ -339,104 +366,132 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
             unsafe { sync::named_barrier_arrive(2 - consumer, 256) };
         }
     };
-    if ping_pong && consumer == 1 {
-        // SAFETY: as `turn`.
-        unsafe { sync::named_barrier_arrive(1, 256) };
-    }
 
-    // SAFETY (the waits, fences and products below): every consumer thread runs them in the
-    // same order (warpgroup-converged); each product's operands landed (full barrier waited)
-    // and stay until the wait_group covering it; stages are released only after that wait.
-    unsafe {
-        mbarrier::wait_parity(full_q, 0);
-        // Tile 0: scores, softmax, P.
-        mbarrier::wait_parity(full_k(0), 0);
-        turn();
-        wgmma::fence();
-        issue_qk(&mut s_acc, 0);
-        hand_over(false);
-        wgmma::wait_group::<0>();
-        wgmma::fence_accumulators_64(&mut s_acc);
-        release(empty_k(0));
-        mask(&mut s_acc, 0, &p, wg_row0, row, l);
-        let (_, sum) = softmax(&mut s_acc, &mut m, scale);
-        l_sum = sum;
-        pack(&s_acc, &mut pf);
+    let mut s_acc = [0f32; 64];
+    let mut pf = [[0u32; 4]; 8];
+    let (mut it, mut round, mut item) = (0u32, 0u32, first);
+    while item < items {
+        let (mb, bh) = work_item(item, blocks_m, causal);
+        let q0 = mb * BM;
+        let n_tiles = key_tiles(q0, &p);
+        let wg_row0 = q0 + 64 * consumer;
+        // This thread's rows: `row` and `row + 8`.
+        let row = wg_row0 + 16 * w + l / 4;
+        let mut o_acc = [0f32; ON];
+        let mut m = [f32::NEG_INFINITY; 2];
+        let mut l_sum: [f32; 2];
+        // Ring stage and phase of this item's key tile j.
+        let stage = |j: u32| ((it + j) % STAGES, ((it + j) / STAGES) & 1);
+        if ping_pong && consumer == 1 {
+            // SAFETY: as `turn`.
+            unsafe { sync::named_barrier_arrive(1, 256) };
+        }
 
-        for j in 1..n_tiles {
-            let (s, phase) = (j % STAGES, (j / STAGES) & 1);
-            let (sp, phase_p) = ((j - 1) % STAGES, ((j - 1) / STAGES) & 1);
-            // Both operands first: one fence then covers both batches.
+        // SAFETY (the waits, fences and products below): every consumer thread runs them in
+        // the same order (warpgroup-converged); each product's operands landed (full barrier
+        // waited) and stay until the wait_group covering it; stages and Q are released only
+        // after that wait.
+        unsafe {
+            mbarrier::wait_parity(full_q, round & 1);
+            // Key tile 0: scores, softmax, P.
+            let (s, phase) = stage(0);
             mbarrier::wait_parity(full_k(s), phase);
-            mbarrier::wait_parity(full_v(sp), phase_p);
             turn();
             wgmma::fence();
             issue_qk(&mut s_acc, s);
-            issue_pv(&mut o_acc, &mut pf, sp);
             hand_over(false);
-            // The scores of tile j are done (P·V of tile j - 1 may still run).
-            wgmma::wait_group::<1>();
+            wgmma::wait_group::<0>();
             wgmma::fence_accumulators_64(&mut s_acc);
             release(empty_k(s));
-            mask(&mut s_acc, j, &p, wg_row0, row, l);
-            let (corr, sum) = softmax(&mut s_acc, &mut m, scale);
+            mask(&mut s_acc, 0, &p, wg_row0, row, l);
+            let (_, sum) = softmax(&mut s_acc, &mut m, scale);
+            l_sum = sum;
+            pack(&s_acc, &mut pf);
+
+            for j in 1..n_tiles {
+                let (s, phase) = stage(j);
+                let (sp, phase_p) = stage(j - 1);
+                // Both operands first: one fence then covers both batches.
+                mbarrier::wait_parity(full_k(s), phase);
+                mbarrier::wait_parity(full_v(sp), phase_p);
+                turn();
+                wgmma::fence();
+                issue_qk(&mut s_acc, s);
+                issue_pv(&mut o_acc, &mut pf, sp);
+                hand_over(false);
+                // The scores of tile j are done (P·V of tile j - 1 may still run).
+                wgmma::wait_group::<1>();
+                wgmma::fence_accumulators_64(&mut s_acc);
+                release(empty_k(s));
+                mask(&mut s_acc, j, &p, wg_row0, row, l);
+                let (corr, sum) = softmax(&mut s_acc, &mut m, scale);
+                wgmma::wait_group::<0>();
+                pin_o(&mut o_acc, &mut pf);
+                release(empty_v(sp));
+                unroll!(2, |h| {
+                    l_sum[h] = l_sum[h] * corr[h] + sum[h];
+                    unroll!(OJ, |jj| {
+                        o_acc[4 * jj + 2 * h] *= corr[h];
+                        o_acc[4 * jj + 2 * h + 1] *= corr[h];
+                    });
+                });
+                pack(&s_acc, &mut pf);
+            }
+            let (s, phase) = stage(n_tiles - 1);
+            mbarrier::wait_parity(full_v(s), phase);
+            turn();
+            wgmma::fence();
+            issue_pv(&mut o_acc, &mut pf, s);
+            hand_over(true);
             wgmma::wait_group::<0>();
             pin_o(&mut o_acc, &mut pf);
-            release(empty_v(sp));
-            unroll!(2, |h| {
-                l_sum[h] = l_sum[h] * corr[h] + sum[h];
-                unroll!(OJ, |jj| {
-                    o_acc[4 * jj + 2 * h] *= corr[h];
-                    o_acc[4 * jj + 2 * h + 1] *= corr[h];
-                });
-            });
-            pack(&s_acc, &mut pf);
+            release(empty_v(s));
+            // Every product of this item is done: Q may be refilled for the next one.
+            release(empty_q);
         }
-        let last = n_tiles - 1;
-        let (s, phase) = (last % STAGES, (last / STAGES) & 1);
-        mbarrier::wait_parity(full_v(s), phase);
-        turn();
-        wgmma::fence();
-        issue_pv(&mut o_acc, &mut pf, s);
-        hand_over(true);
-        wgmma::wait_group::<0>();
-        pin_o(&mut o_acc, &mut pf);
-        release(empty_v(s));
-    }
 
-    // O / l, rounded to bf16, stored straight from the accumulator layout: each thread writes
-    // column pairs of its two rows.
-    unroll!(2, |h| {
-        let mut sum = l_sum[h];
-        sum += warp::shuffle_xor(sum, 1);
-        sum += warp::shuffle_xor(sum, 2);
-        let inv = 1.0 / sum;
-        let r = row + 8 * h as u32;
-        if r < p.seq_q {
-            let row_index = bh as usize * p.seq_q as usize + r as usize;
-            if !lse.is_empty() && l % 4 == 0 {
-                // Natural-log logsumexp of the scaled scores (m is in base-2 units of them).
-                let value = (m[h] + math::log2_approx(sum)) * core::f32::consts::LN_2;
-                // SAFETY: one lane per (batch·head, row); the host checked `lse`'s length.
-                unsafe { lse.write_unchecked_race(row_index, value) };
+        // O / l, rounded to bf16, stored straight from the accumulator layout: each thread
+        // writes column pairs of its two rows.
+        unroll!(2, |h| {
+            let mut sum = l_sum[h];
+            sum += warp::shuffle_xor(sum, 1);
+            sum += warp::shuffle_xor(sum, 2);
+            let inv = 1.0 / sum;
+            let r = row + 8 * h as u32;
+            if r < p.seq_q {
+                let row_index = bh as usize * p.seq_q as usize + r as usize;
+                if !lse.is_empty() && l % 4 == 0 {
+                    // Natural-log logsumexp of the scaled scores (m is in base-2 units of them).
+                    let value = (m[h] + math::log2_approx(sum)) * core::f32::consts::LN_2;
+                    // SAFETY: one lane per (batch·head, row); the host checked `lse`'s length.
+                    unsafe { lse.write_unchecked_race(row_index, value) };
+                }
+                let first = row_index * D as usize / 2 + (l % 4) as usize;
+                unroll!(OJ, |jj| {
+                    let word = wgmma::pack_bf16x2(
+                        o_acc[4 * jj + 2 * h] * inv,
+                        o_acc[4 * jj + 2 * h + 1] * inv,
+                    );
+                    // SAFETY: (row, column pair 8 jj + 2 (l % 4)) is inside O (row < seq_q,
+                    // host-checked length) and belongs to this thread alone.
+                    unsafe { out.add(first + 4 * jj).write(word) };
+                });
             }
-            let first = row_index * D as usize / 2 + (l % 4) as usize;
-            unroll!(OJ, |jj| {
-                let word = wgmma::pack_bf16x2(
-                    o_acc[4 * jj + 2 * h] * inv,
-                    o_acc[4 * jj + 2 * h + 1] * inv,
-                );
-                // SAFETY: (row, column pair 8 jj + 2 (l % 4)) is inside O (row < seq_q, host-
-                // checked length) and belongs to this thread alone.
-                unsafe { out.add(first + 4 * jj).write(word) };
-            });
-        }
-    });
+        });
+        it += n_tiles;
+        round += 1;
+        item += step;
+    }
+}
+
+/// Work items (query tiles) of a launch: launch at most this many blocks.
+pub const fn work_items(seq_q: u32, batch_heads: u32) -> u32 {
+    seq_q.div_ceil(BM) * batch_heads
 }
 
 /// Flash-attention forward, head dimension 64, on Hopper (see the module docs). Launch with
-/// [`THREADS`] threads, grid `(ceil(seq_q / BM), batch · heads)`, `shared_bytes(64)` bytes of
-/// dynamic shared memory; `maps` holds the TMA descriptors of Q, K, V encoded by `gpu-dense`.
+/// [`THREADS`] threads, a 1-D grid of at most [`work_items`] blocks (persistent: one per SM),
+/// `shared_bytes(64)` bytes of dynamic shared memory; `maps` holds the TMA descriptors of Q, K, V encoded by `gpu-dense`.
 ///
 /// `q`, `k` and `v` are read only through the tensor maps; they are parameters so that the host
 /// runtime orders the launch after their writers and keeps them alive.
