@@ -31,7 +31,8 @@
 //! - persistent blocks (one per SM) walk the query tiles, the producer loading the next tile's
 //!   Q and K/V while the consumers finish and store the current one;
 //! - causal: key tiles entirely above the diagonal are not loaded, only tiles crossing it are
-//!   masked, and each head's heaviest (last) query tile comes first.
+//!   masked, and the persistent blocks take the query tiles heaviest first, in a snake order
+//!   that evens out their work.
 
 use gpu::hopper::tma::{self, TensorMap};
 use gpu::hopper::{mbarrier, wgmma};
@@ -142,13 +143,31 @@ fn pack(s: &[f32; 64], pf: &mut [[u32; 4]; 8]) {
     });
 }
 
-/// Which query tile work item `t` is, as (query block, batch·head): the query blocks of one
-/// head are consecutive, so the blocks running together share that head's K and V in L2; with
-/// `causal` each head's last (heaviest) query block comes first.
+/// Which query tile work item `t` is, as (query block, batch·head). Not causal: the query
+/// blocks of one head are consecutive, so the blocks running together share that head's K and
+/// V in L2. Causal: items sorted by cost, heaviest (last query block of every head) first, so
+/// that [`item_of`]'s snake order balances the persistent blocks' work.
 #[inline(always)]
-fn work_item(t: u32, blocks_m: u32, causal: bool) -> (u32, u32) {
-    let (bh, m) = (t / blocks_m, t % blocks_m);
-    (if causal { blocks_m - 1 - m } else { m }, bh)
+fn work_item(t: u32, blocks_m: u32, batch_heads: u32, causal: bool) -> (u32, u32) {
+    if causal {
+        (blocks_m - 1 - t / batch_heads, t % batch_heads)
+    } else {
+        (t % blocks_m, t / blocks_m)
+    }
+}
+
+/// The work item block `block` of `grid` takes in its round `round`: round `r` hands items
+/// `r·grid .. (r+1)·grid` to the blocks, in reverse block order on odd rounds when `causal`
+/// (items sorted by decreasing cost: a block with a heavy item in one round gets a light one
+/// in the next). May be past the last item in the last round.
+#[inline(always)]
+fn item_of(round: u32, block: u32, grid: u32, causal: bool) -> u32 {
+    let position = if causal && round % 2 == 1 {
+        grid - 1 - block
+    } else {
+        block
+    };
+    round * grid + position
 }
 
 /// Key tiles a query block starting at row `q0` reads: all, or with `causal` those up to the
@@ -168,7 +187,7 @@ fn key_tiles(q0: u32, p: &FlashParams) -> u32 {
 /// column groups and `ON = D / 2` registers of the O accumulator, separate parameters because
 /// stable Rust has no generic const expressions).
 ///
-/// Persistent: block `b` computes work items `b, b + grid, b + 2 grid, …` (see
+/// Persistent: block `b` computes one work item per round (see [`item_of`] and
 /// [`work_item`]); the producer runs ahead into the next item (its Q once both consumers are
 /// done with the current one, its K/V as stages free up), so a block's next item loads while
 /// its consumers store the current one. With a grid of one block per item it is the plain
@@ -248,9 +267,13 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
             }
             // `it` counts K/V tiles over all of this block's items (the ring runs on across
             // them), `round` the items.
-            let (mut it, mut round, mut t) = (0u32, 0u32, first);
-            while t < items {
-                let (mb, bh) = work_item(t, blocks_m, causal);
+            let (mut it, mut round) = (0u32, 0u32);
+            for r in 0..items.div_ceil(step) {
+                let t = item_of(r, first, step, causal);
+                if t >= items {
+                    break;
+                }
+                let (mb, bh) = work_item(t, blocks_m, p.batch_heads, causal);
                 let q0 = mb * BM;
                 let kv_bh = kv_head(bh) as i32;
                 // SAFETY: each phase expects exactly the bytes of its copies (whole boxes,
@@ -283,7 +306,6 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
                     }
                 }
                 round += 1;
-                t += step;
             }
         }
         return;
@@ -369,9 +391,13 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
 
     let mut s_acc = [0f32; 64];
     let mut pf = [[0u32; 4]; 8];
-    let (mut it, mut round, mut item) = (0u32, 0u32, first);
-    while item < items {
-        let (mb, bh) = work_item(item, blocks_m, causal);
+    let (mut it, mut round) = (0u32, 0u32);
+    for r in 0..items.div_ceil(step) {
+        let item = item_of(r, first, step, causal);
+        if item >= items {
+            break;
+        }
+        let (mb, bh) = work_item(item, blocks_m, p.batch_heads, causal);
         let q0 = mb * BM;
         let n_tiles = key_tiles(q0, &p);
         let wg_row0 = q0 + 64 * consumer;
@@ -480,7 +506,6 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
         });
         it += n_tiles;
         round += 1;
-        item += step;
     }
 }
 
