@@ -121,20 +121,22 @@ fn check_kernel(
         Some(WGMMA) => {
             dense.attention_wgmma(s, &dq, &dk, &dv, &mut o, Some(&mut lse), shape, causal)
         }
-        Some(WGMMA_NO_PING_PONG | WGMMA_ONE_TILE_PER_BLOCK) => dense.attention_wgmma_with(
-            WgmmaSchedule {
-                ping_pong: kernel != Some(WGMMA_NO_PING_PONG),
-                persistent: kernel != Some(WGMMA_ONE_TILE_PER_BLOCK),
-            },
-            s,
-            &dq,
-            &dk,
-            &dv,
-            &mut o,
-            Some(&mut lse),
-            shape,
-            causal,
-        ),
+        Some(WGMMA_NO_PING_PONG | WGMMA_ONE_TILE_PER_BLOCK | WGMMA_4_STAGES) => dense
+            .attention_wgmma_with(
+                WgmmaSchedule {
+                    ping_pong: kernel != Some(WGMMA_NO_PING_PONG),
+                    persistent: kernel != Some(WGMMA_ONE_TILE_PER_BLOCK),
+                    stages: if kernel == Some(WGMMA_4_STAGES) { 4 } else { 0 },
+                },
+                s,
+                &dq,
+                &dk,
+                &dv,
+                &mut o,
+                Some(&mut lse),
+                shape,
+                causal,
+            ),
         Some(name) => dense.attention_kernel(name, s, &dq, &dk, &dv, &mut o, shape, causal),
     }
     .unwrap_or_else(|e| panic!("{kernel:?} {shape:?} causal={causal}: {e}"));
@@ -142,7 +144,7 @@ fn check_kernel(
     let (want, want_lse) = reference(&q, &k, &v, shape, causal);
     if matches!(
         kernel,
-        None | Some(WGMMA | WGMMA_NO_PING_PONG | WGMMA_ONE_TILE_PER_BLOCK)
+        None | Some(WGMMA | WGMMA_NO_PING_PONG | WGMMA_ONE_TILE_PER_BLOCK | WGMMA_4_STAGES)
     ) {
         // The logsumexp: f32 from bf16 products and ex2/lg2.approx, absolute error.
         for (i, (g, w)) in lse.to_vec().unwrap().iter().zip(&want_lse).enumerate() {
@@ -174,6 +176,8 @@ const WGMMA: &str = "wgmma";
 /// block per tile instead of persistent blocks.
 const WGMMA_NO_PING_PONG: &str = "wgmma-no-ping-pong";
 const WGMMA_ONE_TILE_PER_BLOCK: &str = "wgmma-one-tile-per-block";
+/// ... and with a 4-stage K/V ring (head dimension 64).
+const WGMMA_4_STAGES: &str = "wgmma-4-stages";
 
 fn shape(
     batch: usize,
@@ -251,7 +255,7 @@ fn attention_matches_reference() {
 /// logsumexp: ragged lengths that are not multiples of its 128-row/128-key tiles, one row,
 /// seq_q != seq_k both ways, causal and not, grouped- and multi-query heads, several batches
 /// and heads (a tile must not read the next head's rows); every schedule (ping-pong or not,
-/// persistent or one block per tile). Every failing case is reported, not only the first. SKIPPED without a compute capability 9.0 GPU (the simulator has no wgmma).
+/// persistent or one block per tile, 2 or 4 K/V stages). Every failing case is reported, not only the first. SKIPPED without a compute capability 9.0 GPU (the simulator has no wgmma).
 #[test]
 fn attention_wgmma_matches_reference() {
     let Some(gpu) = hopper_gpu_or_skip("attention_wgmma_matches_reference") else {
@@ -278,8 +282,13 @@ fn attention_wgmma_matches_reference() {
             for causal in [false, true] {
                 seed += 1;
                 let shape = shape(b, h, sq, sk, d).with_kv_heads(kvh);
-                // The other schedules on every third shape each.
-                let kernel = [WGMMA, WGMMA_NO_PING_PONG, WGMMA_ONE_TILE_PER_BLOCK][i % 3];
+                // The other schedules on every few shapes each.
+                let kernel = match (i % 4, d) {
+                    (1, _) => WGMMA_NO_PING_PONG,
+                    (2, _) => WGMMA_ONE_TILE_PER_BLOCK,
+                    (3, 64) => WGMMA_4_STAGES,
+                    _ => WGMMA,
+                };
                 let run = std::panic::AssertUnwindSafe(|| {
                     check_kernel(&gpu, &dense, Some(kernel), shape, causal, seed)
                 });
@@ -321,6 +330,20 @@ fn attention_wgmma_refuses_other_devices() {
     match dense.attention_wgmma(s, &q, &k, &k, &mut o, None, bad, false) {
         Err(Error::Argument { argument, .. }) => assert_eq!(argument, "shape.head_dim"),
         other => panic!("head_dim 96: expected an argument error, got {other:?}"),
+    }
+    // A 4-stage K/V ring does not fit beside head dimension 128's tiles.
+    let schedule = WgmmaSchedule {
+        stages: 4,
+        ..WgmmaSchedule::default()
+    };
+    let (q128, k128) = (buf(good.q_len() * 2), buf(good.kv_len() * 2));
+    let mut o128 = buf(good.q_len() * 2);
+    let d128 = shape(1, 2, 10, 12, 128);
+    match dense.attention_wgmma_with(
+        schedule, s, &q128, &k128, &k128, &mut o128, None, d128, false,
+    ) {
+        Err(Error::Argument { argument, .. }) => assert_eq!(argument, "schedule.stages"),
+        other => panic!("4 stages at head_dim 128: expected an argument error, got {other:?}"),
     }
     let hopper = !gpu.is_simulator() && gpu.properties().compute_capability == (9, 0);
     let result = dense.attention_wgmma(s, &q, &k, &k, &mut o, None, good, false);

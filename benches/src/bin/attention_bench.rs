@@ -13,7 +13,7 @@
 //! (`torch.autograd.grad` from one forward), counting 2.5 times the forward's operations.
 //! On an H100 the default rows (`wgmma`) run the Hopper kernel, `wg-nopp` rows the same without
 //! its ping-pong schedule, `wg-grid` rows with one block per query tile instead of persistent
-//! blocks, and `mma` rows the mma.sync kernel; `--tokens16k` runs FlashAttention-3's sweep (16k tokens, hidden 2048, seq 1k…16k).
+//! blocks, `wg-st4` rows (d64) with a 4-stage K/V ring, and `mma` rows the mma.sync kernel; `--tokens16k` runs FlashAttention-3's sweep (16k tokens, hidden 2048, seq 1k…16k).
 
 use gpu_test_kit::XorShift64;
 use std::process::ExitCode;
@@ -27,6 +27,8 @@ use half::bf16;
 /// query tile instead of persistent blocks.
 const NO_PING_PONG: &str = "no-ping-pong";
 const ONE_TILE_PER_BLOCK: &str = "one-tile-per-block";
+/// ... and with a 4-stage K/V ring (head dimension 64).
+const FOUR_STAGES: &str = "four-stages";
 
 /// (head_dim, batch, heads); keep in sync with benches/peers/attention.py.
 const CONFIGS: &[(usize, usize, usize)] = &[(64, 4, 16), (128, 4, 8)];
@@ -112,7 +114,12 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                 let names: Vec<&str> = if variants {
                     attention_kernel_names(d).collect()
                 } else if hopper {
-                    vec!["", NO_PING_PONG, ONE_TILE_PER_BLOCK, &mma_default]
+                    let mut names = vec!["", NO_PING_PONG, ONE_TILE_PER_BLOCK];
+                    if d == 64 {
+                        names.push(FOUR_STAGES);
+                    }
+                    names.push(&mma_default);
+                    names
                 } else {
                     vec![""]
                 };
@@ -122,10 +129,11 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     let ours = time_us(stream, &mut |st| {
                         if name.is_empty() {
                             dense.attention(st, &q, &k, &v, &mut o, shape, causal)
-                        } else if name == NO_PING_PONG || name == ONE_TILE_PER_BLOCK {
+                        } else if [NO_PING_PONG, ONE_TILE_PER_BLOCK, FOUR_STAGES].contains(&name) {
                             let schedule = WgmmaSchedule {
                                 ping_pong: name != NO_PING_PONG,
                                 persistent: name != ONE_TILE_PER_BLOCK,
+                                stages: if name == FOUR_STAGES { 4 } else { 0 },
                             };
                             dense.attention_wgmma_with(
                                 schedule, st, &q, &k, &v, &mut o, None, shape, causal,
@@ -138,6 +146,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                         _ if name.is_empty() && hopper => "wgmma",
                         _ if name == NO_PING_PONG => "wg-nopp",
                         _ if name == ONE_TILE_PER_BLOCK => "wg-grid",
+                        _ if name == FOUR_STAGES => "wg-st4",
                         _ if name == mma_default && hopper && !variants => "mma",
                         Some((_, tiling)) if tiling.starts_with('w') => tiling,
                         _ => "default",

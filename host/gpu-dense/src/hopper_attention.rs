@@ -27,6 +27,8 @@ pub struct WgmmaSchedule {
     pub ping_pong: bool,
     /// One block per SM walks the query tiles (else one block per tile).
     pub persistent: bool,
+    /// Stages of the K/V ring: 2, or 4 (head dimension 64 only); 0 picks the default.
+    pub stages: u32,
 }
 
 impl Default for WgmmaSchedule {
@@ -34,9 +36,13 @@ impl Default for WgmmaSchedule {
         WgmmaSchedule {
             ping_pong: true,
             persistent: true,
+            stages: 0,
         }
     }
 }
+
+/// The default depth of the K/V ring.
+const DEFAULT_STAGES: u32 = 2;
 
 /// Most cached map triples; the cache is cleared when full (a triple is 384 bytes of device
 /// memory).
@@ -171,6 +177,19 @@ impl Dense {
             shape,
             None,
         )?;
+        let stages = match (schedule.stages, shape.head_dim) {
+            (0, _) => DEFAULT_STAGES,
+            (2, _) | (4, 64) => schedule.stages,
+            (n, d) => {
+                return Err(Error::Argument {
+                    kernel: name.to_string(),
+                    argument: "schedule.stages".to_string(),
+                    message: format!(
+                        "{n} K/V stages for head_dim {d}: 2, or 4 with head_dim 64 (shared memory)"
+                    ),
+                });
+            }
+        };
         let Some(module) = self.hopper.as_ref() else {
             return Err(Error::LaunchConfig {
                 kernel: name.to_string(),
@@ -233,6 +252,7 @@ impl Dense {
             batch_heads: (shape.batch * shape.heads) as u32,
             group: (shape.heads / shape.kv_heads) as u32,
             ping_pong: schedule.ping_pong as u32,
+            stages,
         };
         let items = kernel::work_items(shape.seq_q as u32, (shape.batch * shape.heads) as u32);
         let grid = if schedule.persistent {
@@ -241,7 +261,7 @@ impl Dense {
             items
         };
         let cfg = LaunchConfig::new(grid, (kernel::THREADS, 1, 1))
-            .with_shared_mem(kernel::shared_bytes(shape.head_dim as u32));
+            .with_shared_mem(kernel::shared_bytes(shape.head_dim as u32, stages));
         // No logsumexp wanted: an empty buffer (nothing allocated), which the kernel skips.
         let mut none = stream.alloc_zeroed::<f32>(0)?;
         let lse = lse.unwrap_or(&mut none);

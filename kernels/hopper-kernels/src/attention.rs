@@ -10,7 +10,8 @@
 //!   0 is the producer (one thread issues TMA copies), warpgroups 1 and 2 are consumers, each
 //!   owning 64 of the rows (one `wgmma` M of 64); `setmaxnreg` gives the producer's registers
 //!   to the consumers;
-//! - TMA loads Q once and streams K and V in [`BN`] = 128-key tiles through a [`STAGES`]-deep
+//! - TMA loads Q once and streams K and V in [`BN`] = 128-key tiles through a ring of
+//!   `stages` (2 or 4, [`FlashParams::stages`]) shared-memory stages,
 //!   ring, K and V with separate "full" (copies landed) and "empty" (consumers done) mbarriers,
 //!   so a K stage is refilled as soon as its scores are computed while its V is still in use;
 //!   the copies use 3-D tensor maps `[D, seq, batch·heads]` with a one-head-deep box, so rows
@@ -44,19 +45,23 @@ use half::bf16;
 pub const BM: u32 = 128;
 /// Keys per K/V tile.
 pub const BN: u32 = 128;
-/// Depth of the K/V ring.
-pub const STAGES: u32 = 2;
+/// The deepest K/V ring: 4 stages (fits beside the Q tile for head dimension 64 only: 147 KiB;
+/// head dimension 128 has room for 2, 165 KiB).
+pub const MAX_STAGES: u32 = 4;
 /// Threads per block: a producer warpgroup and two consumer warpgroups.
 pub const THREADS: u32 = 384;
 /// Bytes of one swizzled row: 64 two-byte elements. Tiles are stored as 64-column sub-tiles.
 const ROW: u32 = 128;
 /// mbarriers: Q full and empty, then K full, V full, K empty, V empty per stage.
-const BARRIERS: u32 = 2 + 4 * STAGES;
+const fn barriers(stages: u32) -> u32 {
+    2 + 4 * stages
+}
 
-/// Dynamic shared memory for head dimension `head_dim`: 1 KiB of alignment slack (the 128-byte
-/// swizzle needs 1024-byte aligned tiles), the Q tile, the K and V stages, the barriers.
-pub const fn shared_bytes(head_dim: u32) -> u32 {
-    1024 + BM * head_dim * 2 + 2 * STAGES * BN * head_dim * 2 + 8 * BARRIERS
+/// Dynamic shared memory for head dimension `head_dim` and a ring of `stages` (a power of two
+/// up to [`MAX_STAGES`]): 1 KiB of alignment slack (the 128-byte swizzle needs 1024-byte
+/// aligned tiles), the Q tile, the K and V stages, the barriers.
+pub const fn shared_bytes(head_dim: u32, stages: u32) -> u32 {
+    1024 + BM * head_dim * 2 + 2 * stages * BN * head_dim * 2 + 8 * barriers(stages)
 }
 
 /// Sizes and flags of one launch; the grid is 1-D, at most [`work_items`] blocks.
@@ -73,6 +78,9 @@ pub struct FlashParams {
     pub heads: u32,
     /// `batch · heads`.
     pub batch_heads: u32,
+    /// Stages of the K/V ring: a power of two, at most [`MAX_STAGES`], that fits
+    /// ([`shared_bytes`]).
+    pub stages: u32,
     /// Query heads per K/V head.
     pub group: u32,
     /// 1: the consumer warpgroups take turns issuing their products (ping-pong, see the
@@ -197,7 +205,7 @@ fn key_tiles(q0: u32, p: &FlashParams) -> u32 {
 /// `maps` holds the 3-D tensor maps of Q, K and V (`[D, seq, batch·heads]`, box `[64, 128, 1]`,
 /// 128-byte swizzle); `o` addresses `batch · heads · seq_q · D` elements; `lse` is empty or
 /// holds `batch · heads · seq_q` values; launched with [`THREADS`] threads, a 1-D grid of at
-/// most [`work_items`] blocks, `shared_bytes(D)` of dynamic shared memory, and
+/// most [`work_items`] blocks, `shared_bytes(D, p.stages)` of dynamic shared memory, and
 /// `seq_q, seq_k >= 1`, `group` dividing `heads`, `batch_heads = batch · heads`.
 #[inline(always)]
 unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: usize>(
@@ -216,14 +224,18 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
     let tile_kv = BN * D * 2;
     let q_smem = base;
     let k_smem = |s: u32| base + BM * D * 2 + s * tile_kv;
-    let v_smem = |s: u32| base + BM * D * 2 + (STAGES + s) * tile_kv;
-    let bars = base + BM * D * 2 + 2 * STAGES * tile_kv;
+    let stages = p.stages;
+    let v_smem = |s: u32| base + BM * D * 2 + (stages + s) * tile_kv;
+    let bars = base + BM * D * 2 + 2 * stages * tile_kv;
     let full_q = bars;
     let empty_q = bars + 8;
     let full_k = |s: u32| bars + 8 * (2 + s);
-    let full_v = |s: u32| bars + 8 * (2 + STAGES + s);
-    let empty_k = |s: u32| bars + 8 * (2 + 2 * STAGES + s);
-    let empty_v = |s: u32| bars + 8 * (2 + 3 * STAGES + s);
+    let full_v = |s: u32| bars + 8 * (2 + stages + s);
+    let empty_k = |s: u32| bars + 8 * (2 + 2 * stages + s);
+    let empty_v = |s: u32| bars + 8 * (2 + 3 * stages + s);
+    // Ring stage and phase parity of K/V tile number `i` (stages is a power of two).
+    let shift = stages.trailing_zeros();
+    let ring = move |i: u32| (i & (stages - 1), (i >> shift) & 1);
 
     let causal = p.causal != 0;
     let blocks_m = p.seq_q.div_ceil(BM);
@@ -240,7 +252,7 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
             mbarrier::init(full_q, 1);
             // One arrival per consumer warp.
             mbarrier::init(empty_q, 8);
-            for s in 0..STAGES {
+            for s in 0..stages {
                 mbarrier::init(full_k(s), 1);
                 mbarrier::init(full_v(s), 1);
                 mbarrier::init(empty_k(s), 8);
@@ -288,7 +300,7 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
                         tma::load_3d(dst, map_q, full_q, (64 * c) as i32, q0 as i32, bh as i32);
                     }
                     for j in 0..key_tiles(q0, &p) {
-                        let (s, phase) = (it % STAGES, (it / STAGES) & 1);
+                        let (s, phase) = ring(it);
                         let y = (j * BN) as i32;
                         mbarrier::wait_parity(empty_k(s), phase ^ 1);
                         mbarrier::arrive_expect_tx(full_k(s), tile_kv);
@@ -407,7 +419,7 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
         let mut m = [f32::NEG_INFINITY; 2];
         let mut l_sum: [f32; 2];
         // Ring stage and phase of this item's key tile j.
-        let stage = |j: u32| ((it + j) % STAGES, ((it + j) / STAGES) & 1);
+        let stage = |j: u32| ring(it + j);
         if ping_pong && consumer == 1 {
             // SAFETY: as `turn`.
             unsafe { sync::named_barrier_arrive(1, 256) };
@@ -516,7 +528,7 @@ pub const fn work_items(seq_q: u32, batch_heads: u32) -> u32 {
 
 /// Flash-attention forward, head dimension 64, on Hopper (see the module docs). Launch with
 /// [`THREADS`] threads, a 1-D grid of at most [`work_items`] blocks (persistent: one per SM),
-/// `shared_bytes(64)` bytes of dynamic shared memory; `maps` holds the TMA descriptors of Q, K, V encoded by `gpu-dense`.
+/// `shared_bytes(64, p.stages)` bytes of dynamic shared memory; `maps` holds the TMA descriptors of Q, K, V encoded by `gpu-dense`.
 ///
 /// `q`, `k` and `v` are read only through the tensor maps; they are parameters so that the host
 /// runtime orders the launch after their writers and keeps them alive.
@@ -536,7 +548,7 @@ pub fn attention_fwd_bf16_d64_wgmma(
 }
 
 /// Flash-attention forward, head dimension 128; as [`attention_fwd_bf16_d64_wgmma`] with
-/// `shared_bytes(128)`.
+/// `shared_bytes(128, p.stages)`.
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_bf16_d128_wgmma(
     q: &[bf16],
