@@ -59,38 +59,15 @@ fn encode_map(
     box_rows: u32,
     name: &str,
 ) -> Result<TensorMap> {
-    let mut map = sys::CUtensorMap { opaque: [0; 16] };
-    let dims: [u64; 3] = [head_dim as u64, rows as u64, matrices as u64];
-    let strides: [u64; 2] = [head_dim as u64 * 2, (rows * head_dim) as u64 * 2];
-    let boxes: [u32; 3] = [64, box_rows, 1];
-    let elem_strides: [u32; 3] = [1, 1, 1];
-    // SAFETY: every pointer addresses a live local array of the length the rank (3) implies;
-    // `addr` is a device address (device allocations are 256-byte aligned) and the strides
-    // are multiples of 16 bytes (head_dim is 64 or 128).
-    unsafe {
-        sys::cuTensorMapEncodeTiled(
-            &mut map,
-            sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-            3,
-            addr as *mut std::ffi::c_void,
-            dims.as_ptr(),
-            strides.as_ptr(),
-            boxes.as_ptr(),
-            elem_strides.as_ptr(),
-            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
-            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
-        )
-    }
-    .result()
-    .map_err(|source| Error::Driver {
-        context: format!(
-            "encoding the TMA descriptor of {matrices} {rows}×{head_dim} matrices for `{name}`"
-        ),
-        source,
-    })?;
-    Ok(TensorMap { words: map.opaque })
+    // The strides are multiples of 16 bytes (head_dim is 64 or 128).
+    crate::tma_map::encode_tiled(
+        sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        addr,
+        &[head_dim as u64, rows as u64, matrices as u64],
+        &[head_dim as u64 * 2, (rows * head_dim) as u64 * 2],
+        &[64, box_rows, 1],
+        || format!("{matrices} {rows}×{head_dim} matrices for `{name}`"),
+    )
 }
 
 impl Dense {

@@ -15,6 +15,7 @@ mod hopper_attention;
 mod hopper_gemm;
 mod rows;
 mod sgemm;
+mod tma_map;
 
 use gpu_host::{Gpu, Result};
 
