@@ -116,36 +116,27 @@ fn check_kernel(
     let mut o = gpu.to_device(&vec![bf16::NAN; shape.q_len()]).unwrap();
     let mut lse = gpu.to_device(&vec![f32::NAN; shape.lse_len()]).unwrap();
     let s = gpu.default_stream();
-    match kernel {
-        None => dense.attention_with_lse(s, &dq, &dk, &dv, &mut o, Some(&mut lse), shape, causal),
-        Some(WGMMA) => {
-            dense.attention_wgmma(s, &dq, &dk, &dv, &mut o, Some(&mut lse), shape, causal)
+    match (kernel, kernel.and_then(wgmma_schedule)) {
+        (None, _) => {
+            dense.attention_with_lse(s, &dq, &dk, &dv, &mut o, Some(&mut lse), shape, causal)
         }
-        Some(WGMMA_NO_PING_PONG | WGMMA_ONE_TILE_PER_BLOCK | WGMMA_4_STAGES) => dense
-            .attention_wgmma_with(
-                WgmmaSchedule {
-                    ping_pong: kernel != Some(WGMMA_NO_PING_PONG),
-                    persistent: kernel != Some(WGMMA_ONE_TILE_PER_BLOCK),
-                    stages: if kernel == Some(WGMMA_4_STAGES) { 4 } else { 0 },
-                },
-                s,
-                &dq,
-                &dk,
-                &dv,
-                &mut o,
-                Some(&mut lse),
-                shape,
-                causal,
-            ),
-        Some(name) => dense.attention_kernel(name, s, &dq, &dk, &dv, &mut o, shape, causal),
+        (_, Some(schedule)) => dense.attention_wgmma_with(
+            schedule,
+            s,
+            &dq,
+            &dk,
+            &dv,
+            &mut o,
+            Some(&mut lse),
+            shape,
+            causal,
+        ),
+        (Some(name), None) => dense.attention_kernel(name, s, &dq, &dk, &dv, &mut o, shape, causal),
     }
     .unwrap_or_else(|e| panic!("{kernel:?} {shape:?} causal={causal}: {e}"));
     let got = o.to_vec().unwrap();
     let (want, want_lse) = reference(&q, &k, &v, shape, causal);
-    if matches!(
-        kernel,
-        None | Some(WGMMA | WGMMA_NO_PING_PONG | WGMMA_ONE_TILE_PER_BLOCK | WGMMA_4_STAGES)
-    ) {
+    if kernel.is_none() || kernel.and_then(wgmma_schedule).is_some() {
         // The logsumexp: f32 from bf16 products and ex2/lg2.approx, absolute error.
         for (i, (g, w)) in lse.to_vec().unwrap().iter().zip(&want_lse).enumerate() {
             assert!(
@@ -170,14 +161,40 @@ fn check_kernel(
     );
 }
 
-/// `check_kernel`'s name for `Dense::attention_wgmma`.
+/// `check_kernel`'s names for the Hopper kernel (`Dense::attention_wgmma_with`): the default
+/// schedule, and each part of it switched off or changed.
 const WGMMA: &str = "wgmma";
-/// `check_kernel`'s names for `Dense::attention_wgmma_with` without ping-pong, and with one
-/// block per tile instead of persistent blocks.
 const WGMMA_NO_PING_PONG: &str = "wgmma-no-ping-pong";
 const WGMMA_ONE_TILE_PER_BLOCK: &str = "wgmma-one-tile-per-block";
-/// ... and with a 4-stage K/V ring (head dimension 64).
+/// A 4-stage K/V ring (head dimension 64 only).
 const WGMMA_4_STAGES: &str = "wgmma-4-stages";
+/// Causal tiles ordered within groups of a few heads.
+const WGMMA_HEAD_GROUPS: &str = "wgmma-head-groups";
+
+/// The schedule a `check_kernel` name stands for, if it names the Hopper kernel.
+fn wgmma_schedule(name: &str) -> Option<WgmmaSchedule> {
+    let default = WgmmaSchedule::default();
+    Some(match name {
+        WGMMA => default,
+        WGMMA_NO_PING_PONG => WgmmaSchedule {
+            ping_pong: false,
+            ..default
+        },
+        WGMMA_ONE_TILE_PER_BLOCK => WgmmaSchedule {
+            persistent: false,
+            ..default
+        },
+        WGMMA_4_STAGES => WgmmaSchedule {
+            stages: 4,
+            ..default
+        },
+        WGMMA_HEAD_GROUPS => WgmmaSchedule {
+            head_group: 3,
+            ..default
+        },
+        _ => return None,
+    })
+}
 
 fn shape(
     batch: usize,
@@ -255,7 +272,8 @@ fn attention_matches_reference() {
 /// logsumexp: ragged lengths that are not multiples of its 128-row/128-key tiles, one row,
 /// seq_q != seq_k both ways, causal and not, grouped- and multi-query heads, several batches
 /// and heads (a tile must not read the next head's rows); every schedule (ping-pong or not,
-/// persistent or one block per tile, 2 or 4 K/V stages). Every failing case is reported, not only the first. SKIPPED without a compute capability 9.0 GPU (the simulator has no wgmma).
+/// persistent or one block per tile, 2 or 4 K/V stages, causal tiles ordered over all heads or
+/// within groups of 3). Every failing case is reported, not only the first. SKIPPED without a compute capability 9.0 GPU (the simulator has no wgmma).
 #[test]
 fn attention_wgmma_matches_reference() {
     let Some(gpu) = hopper_gpu_or_skip("attention_wgmma_matches_reference") else {
@@ -283,10 +301,12 @@ fn attention_wgmma_matches_reference() {
                 seed += 1;
                 let shape = shape(b, h, sq, sk, d).with_kv_heads(kvh);
                 // The other schedules on every few shapes each.
-                let kernel = match (i % 4, d) {
+                // Head groups on (2, 8, 2, 300, 300) too: 16 heads in groups of 3.
+                let kernel = match (if i == 7 { 4 } else { i % 5 }, d) {
                     (1, _) => WGMMA_NO_PING_PONG,
                     (2, _) => WGMMA_ONE_TILE_PER_BLOCK,
                     (3, 64) => WGMMA_4_STAGES,
+                    (4, _) => WGMMA_HEAD_GROUPS,
                     _ => WGMMA,
                 };
                 let run = std::panic::AssertUnwindSafe(|| {

@@ -13,7 +13,8 @@
 //! (`torch.autograd.grad` from one forward), counting 2.5 times the forward's operations.
 //! On an H100 the default rows (`wgmma`) run the Hopper kernel, `wg-nopp` rows the same without
 //! its ping-pong schedule, `wg-grid` rows with one block per query tile instead of persistent
-//! blocks, `wg-st4` rows (d64) with a 4-stage K/V ring, and `mma` rows the mma.sync kernel; `--tokens16k` runs FlashAttention-3's sweep (16k tokens, hidden 2048, seq 1k…16k).
+//! blocks, `wg-st4` rows (d64) with a 4-stage K/V ring, `wg-hgrp` rows (causal) with the tiles
+//! ordered within groups of a few heads, and `mma` rows the mma.sync kernel; `--tokens16k` runs FlashAttention-3's sweep (16k tokens, hidden 2048, seq 1k…16k).
 
 use gpu_test_kit::XorShift64;
 use std::process::ExitCode;
@@ -29,6 +30,8 @@ const NO_PING_PONG: &str = "no-ping-pong";
 const ONE_TILE_PER_BLOCK: &str = "one-tile-per-block";
 /// ... and with a 4-stage K/V ring (head dimension 64).
 const FOUR_STAGES: &str = "four-stages";
+/// ... and (causal) with the tiles ordered heaviest first within groups of a few heads.
+const HEAD_GROUPS: &str = "head-groups";
 
 /// (head_dim, batch, heads); keep in sync with benches/peers/attention.py.
 const CONFIGS: &[(usize, usize, usize)] = &[(64, 4, 16), (128, 4, 8)];
@@ -118,6 +121,9 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     if d == 64 {
                         names.push(FOUR_STAGES);
                     }
+                    if causal {
+                        names.push(HEAD_GROUPS);
+                    }
                     names.push(&mma_default);
                     names
                 } else {
@@ -129,11 +135,15 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     let ours = time_us(stream, &mut |st| {
                         if name.is_empty() {
                             dense.attention(st, &q, &k, &v, &mut o, shape, causal)
-                        } else if [NO_PING_PONG, ONE_TILE_PER_BLOCK, FOUR_STAGES].contains(&name) {
+                        } else if [NO_PING_PONG, ONE_TILE_PER_BLOCK, FOUR_STAGES, HEAD_GROUPS]
+                            .contains(&name)
+                        {
                             let schedule = WgmmaSchedule {
                                 ping_pong: name != NO_PING_PONG,
                                 persistent: name != ONE_TILE_PER_BLOCK,
                                 stages: if name == FOUR_STAGES { 4 } else { 0 },
+                                // Enough heads per group to give every SM a tile.
+                                head_group: if name == HEAD_GROUPS { u32::MAX } else { 0 },
                             };
                             dense.attention_wgmma_with(
                                 schedule, st, &q, &k, &v, &mut o, None, shape, causal,
@@ -147,6 +157,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                         _ if name == NO_PING_PONG => "wg-nopp",
                         _ if name == ONE_TILE_PER_BLOCK => "wg-grid",
                         _ if name == FOUR_STAGES => "wg-st4",
+                        _ if name == HEAD_GROUPS => "wg-hgrp",
                         _ if name == mma_default && hopper && !variants => "mma",
                         Some((_, tiling)) if tiling.starts_with('w') => tiling,
                         _ => "default",

@@ -29,6 +29,10 @@ pub struct WgmmaSchedule {
     pub persistent: bool,
     /// Stages of the K/V ring: 2, or 4 (head dimension 64 only); 0 picks the default.
     pub stages: u32,
+    /// Causal: order the query tiles heaviest first within groups of this many heads (0: all
+    /// heads, the default; `u32::MAX`: enough heads per group to give every SM a tile, so the
+    /// blocks running together share few heads' K and V in L2). Not measured yet.
+    pub head_group: u32,
 }
 
 impl Default for WgmmaSchedule {
@@ -37,6 +41,7 @@ impl Default for WgmmaSchedule {
             ping_pong: true,
             persistent: true,
             stages: 0,
+            head_group: 0,
         }
     }
 }
@@ -219,6 +224,13 @@ impl Dense {
             cache.insert(key, stream.to_device(&maps)?);
         }
         let maps = &cache[&key];
+        let bh = (shape.batch * shape.heads) as u32;
+        let blocks_m = shape.seq_q.div_ceil(kernel::BM as usize) as u32;
+        let head_group = match schedule.head_group {
+            0 => bh,
+            u32::MAX => self.wgmma.sm_count.div_ceil(blocks_m).clamp(1, bh),
+            n => n.clamp(1, bh),
+        };
         let params = FlashParams {
             seq_q: shape.seq_q as u32,
             seq_k: shape.seq_k as u32,
@@ -226,12 +238,13 @@ impl Dense {
             scale_log2: (1.0 / (shape.head_dim as f64).sqrt() * std::f64::consts::LOG2_E) as f32,
             causal: causal as u32,
             heads: shape.heads as u32,
-            batch_heads: (shape.batch * shape.heads) as u32,
+            batch_heads: bh,
             group: (shape.heads / shape.kv_heads) as u32,
             ping_pong: schedule.ping_pong as u32,
             stages,
+            head_group,
         };
-        let items = kernel::work_items(shape.seq_q as u32, (shape.batch * shape.heads) as u32);
+        let items = kernel::work_items(shape.seq_q as u32, bh);
         let grid = if schedule.persistent {
             items.min(self.wgmma.sm_count)
         } else {

@@ -78,6 +78,9 @@ pub struct FlashParams {
     pub heads: u32,
     /// `batch · heads`.
     pub batch_heads: u32,
+    /// Causal: heads per ordering group of the work items (1 ..= `batch_heads`, see
+    /// [`work_item`]).
+    pub head_group: u32,
     /// Stages of the K/V ring: a power of two, at most [`MAX_STAGES`], that fits
     /// ([`shared_bytes`]).
     pub stages: u32,
@@ -153,12 +156,21 @@ fn pack(s: &[f32; 64], pf: &mut [[u32; 4]; 8]) {
 
 /// Which query tile work item `t` is, as (query block, batch·head). Not causal: the query
 /// blocks of one head are consecutive, so the blocks running together share that head's K and
-/// V in L2. Causal: items sorted by cost, heaviest (last query block of every head) first, so
-/// that [`item_of`]'s snake order balances the persistent blocks' work.
+/// V in L2. Causal: the heads in groups of `head_group` (the last group may be smaller), and
+/// each group's items sorted by cost, heaviest (last query block of each head) first, so that
+/// [`item_of`]'s snake order balances the persistent blocks' work; `head_group` =
+/// `batch_heads` sorts all items (the default), a smaller group keeps the blocks that run
+/// together on fewer heads' K and V.
 #[inline(always)]
-fn work_item(t: u32, blocks_m: u32, batch_heads: u32, causal: bool) -> (u32, u32) {
+fn work_item(t: u32, blocks_m: u32, batch_heads: u32, head_group: u32, causal: bool) -> (u32, u32) {
     if causal {
-        (blocks_m - 1 - t / batch_heads, t % batch_heads)
+        let per_group = head_group * blocks_m;
+        let (g, within) = (t / per_group, t % per_group);
+        let heads = head_group.min(batch_heads - g * head_group);
+        (
+            blocks_m - 1 - within / heads,
+            g * head_group + within % heads,
+        )
     } else {
         (t % blocks_m, t / blocks_m)
     }
@@ -285,7 +297,7 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
                 if t >= items {
                     break;
                 }
-                let (mb, bh) = work_item(t, blocks_m, p.batch_heads, causal);
+                let (mb, bh) = work_item(t, blocks_m, p.batch_heads, p.head_group, causal);
                 let q0 = mb * BM;
                 let kv_bh = kv_head(bh) as i32;
                 // SAFETY: each phase expects exactly the bytes of its copies (whole boxes,
@@ -409,7 +421,7 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
         if item >= items {
             break;
         }
-        let (mb, bh) = work_item(item, blocks_m, p.batch_heads, causal);
+        let (mb, bh) = work_item(item, blocks_m, p.batch_heads, p.head_group, causal);
         let q0 = mb * BM;
         let n_tiles = key_tiles(q0, &p);
         let wg_row0 = q0 + 64 * consumer;
