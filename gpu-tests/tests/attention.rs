@@ -2,10 +2,14 @@
 //! same bf16 inputs: head dims 64 and 128, causal and not, batch and heads > 1, sequence lengths
 //! that are not multiples of the 64-row tiles (1, 77, 200, ...), seq_q != seq_k, grouped- and
 //! multi-query attention, the logsumexp output, and the errors for bad shapes. Small shapes on the CPU simulator, larger ones on a GPU.
+//! On a compute capability 9.0 GPU `Dense::attention` runs the Hopper kernel (wgmma + TMA): the
+//! default-kernel tests check it there, `attention_wgmma_matches_reference` checks it through
+//! its forced entry point (SKIPPED elsewhere), and the tiling-variant test keeps the `mma.sync`
+//! kernels checked on every GPU.
 
-use gpu_dense::{AttentionShape, Dense, attention_kernel_names};
+use gpu_dense::{AttentionShape, Dense, WgmmaSchedule, attention_kernel_names};
 use gpu_host::{Error, Gpu};
-use gpu_test_kit::{RelNormError, XorShift64Star};
+use gpu_test_kit::{RelNormError, XorShift64Star, hopper_gpu_or_skip};
 use gpu_tests::gpu_or_skip;
 use half::bf16;
 
@@ -88,7 +92,8 @@ fn check(gpu: &Gpu, dense: &Dense, shape: AttentionShape, causal: bool, seed: u6
     check_kernel(gpu, dense, None, shape, causal, seed)
 }
 
-/// [`check`] through the named kernel (a tuning variant), or the default with `None`.
+/// [`check`] through the named kernel (a tuning variant), the Hopper kernel with
+/// `Some(WGMMA)`, or the default with `None`.
 fn check_kernel(
     gpu: &Gpu,
     dense: &Dense,
@@ -111,14 +116,27 @@ fn check_kernel(
     let mut o = gpu.to_device(&vec![bf16::NAN; shape.q_len()]).unwrap();
     let mut lse = gpu.to_device(&vec![f32::NAN; shape.lse_len()]).unwrap();
     let s = gpu.default_stream();
-    match kernel {
-        None => dense.attention_with_lse(s, &dq, &dk, &dv, &mut o, Some(&mut lse), shape, causal),
-        Some(name) => dense.attention_kernel(name, s, &dq, &dk, &dv, &mut o, shape, causal),
+    match (kernel, kernel.and_then(wgmma_schedule)) {
+        (None, _) => {
+            dense.attention_with_lse(s, &dq, &dk, &dv, &mut o, Some(&mut lse), shape, causal)
+        }
+        (_, Some(schedule)) => dense.attention_wgmma_with(
+            schedule,
+            s,
+            &dq,
+            &dk,
+            &dv,
+            &mut o,
+            Some(&mut lse),
+            shape,
+            causal,
+        ),
+        (Some(name), None) => dense.attention_kernel(name, s, &dq, &dk, &dv, &mut o, shape, causal),
     }
     .unwrap_or_else(|e| panic!("{kernel:?} {shape:?} causal={causal}: {e}"));
     let got = o.to_vec().unwrap();
     let (want, want_lse) = reference(&q, &k, &v, shape, causal);
-    if kernel.is_none() {
+    if kernel.is_none() || kernel.and_then(wgmma_schedule).is_some() {
         // The logsumexp: f32 from bf16 products and ex2/lg2.approx, absolute error.
         for (i, (g, w)) in lse.to_vec().unwrap().iter().zip(&want_lse).enumerate() {
             assert!(
@@ -141,6 +159,41 @@ fn check_kernel(
         rel < 2e-2,
         "{kernel:?} {shape:?} causal={causal}: relative error {rel:.3e} >= 2e-2"
     );
+}
+
+/// `check_kernel`'s names for the Hopper kernel (`Dense::attention_wgmma_with`): the default
+/// schedule, and each part of it switched off or changed.
+const WGMMA: &str = "wgmma";
+const WGMMA_NO_PING_PONG: &str = "wgmma-no-ping-pong";
+const WGMMA_ONE_TILE_PER_BLOCK: &str = "wgmma-one-tile-per-block";
+/// A 4-stage K/V ring (head dimension 64 only).
+const WGMMA_4_STAGES: &str = "wgmma-4-stages";
+/// Causal tiles ordered within groups of a few heads.
+const WGMMA_HEAD_GROUPS: &str = "wgmma-head-groups";
+
+/// The schedule a `check_kernel` name stands for, if it names the Hopper kernel.
+fn wgmma_schedule(name: &str) -> Option<WgmmaSchedule> {
+    let default = WgmmaSchedule::default();
+    Some(match name {
+        WGMMA => default,
+        WGMMA_NO_PING_PONG => WgmmaSchedule {
+            ping_pong: false,
+            ..default
+        },
+        WGMMA_ONE_TILE_PER_BLOCK => WgmmaSchedule {
+            persistent: false,
+            ..default
+        },
+        WGMMA_4_STAGES => WgmmaSchedule {
+            stages: 4,
+            ..default
+        },
+        WGMMA_HEAD_GROUPS => WgmmaSchedule {
+            head_group: 3,
+            ..default
+        },
+        _ => return None,
+    })
 }
 
 fn shape(
@@ -215,6 +268,115 @@ fn attention_matches_reference() {
     }
 }
 
+/// The Hopper kernel (`Dense::attention_wgmma`) against the f64 reference, output and
+/// logsumexp: ragged lengths that are not multiples of its 128-row/128-key tiles, one row,
+/// seq_q != seq_k both ways, causal and not, grouped- and multi-query heads, several batches
+/// and heads (a tile must not read the next head's rows); every schedule (ping-pong or not,
+/// persistent or one block per tile, 2 or 4 K/V stages, causal tiles ordered over all heads or
+/// within groups of 3). Every failing case is reported, not only the first. SKIPPED without a compute capability 9.0 GPU (the simulator has no wgmma).
+#[test]
+fn attention_wgmma_matches_reference() {
+    let Some(gpu) = hopper_gpu_or_skip("attention_wgmma_matches_reference") else {
+        return;
+    };
+    let dense = Dense::load(&gpu).unwrap();
+    // (batch, heads, kv_heads, seq_q, seq_k)
+    let shapes: &[(usize, usize, usize, usize, usize)] = &[
+        (1, 1, 1, 1, 1),
+        (2, 3, 3, 77, 77),
+        (2, 2, 2, 200, 200),
+        (1, 2, 2, 128, 128),
+        (1, 3, 3, 128, 300),
+        (2, 1, 1, 300, 100),
+        (1, 2, 2, 1000, 1000),
+        (2, 8, 2, 300, 300),
+        (1, 6, 1, 129, 500),
+        (1, 2, 2, 513, 700),
+    ];
+    let mut seed = 900;
+    let mut failures = Vec::new();
+    for d in [64, 128] {
+        for (i, &(b, h, kvh, sq, sk)) in shapes.iter().enumerate() {
+            for causal in [false, true] {
+                seed += 1;
+                let shape = shape(b, h, sq, sk, d).with_kv_heads(kvh);
+                // The other schedules on every few shapes each.
+                // Head groups on (2, 8, 2, 300, 300) too: 16 heads in groups of 3.
+                let kernel = match (if i == 7 { 4 } else { i % 5 }, d) {
+                    (1, _) => WGMMA_NO_PING_PONG,
+                    (2, _) => WGMMA_ONE_TILE_PER_BLOCK,
+                    (3, 64) => WGMMA_4_STAGES,
+                    (4, _) => WGMMA_HEAD_GROUPS,
+                    _ => WGMMA,
+                };
+                let run = std::panic::AssertUnwindSafe(|| {
+                    check_kernel(&gpu, &dense, Some(kernel), shape, causal, seed)
+                });
+                if let Err(e) = std::panic::catch_unwind(run) {
+                    let message = e
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_default();
+                    failures.push(format!(
+                        "{kernel} d{d} {shape:?} causal={causal}: {message}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failing cases:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Without a Hopper GPU (the simulator included) the forced Hopper entry point is an error
+/// before anything runs, and bad shapes are refused the same way on every device.
+#[test]
+fn attention_wgmma_refuses_other_devices() {
+    let Some(gpu) = gpu_or_skip("attention_wgmma_refuses_other_devices") else {
+        return;
+    };
+    let dense = Dense::load(&gpu).unwrap();
+    let s = gpu.default_stream();
+    let good = shape(1, 2, 10, 12, 64);
+    let buf = |n: usize| gpu.to_device(&vec![bf16::ONE; n]).unwrap();
+    let (q, k) = (buf(good.q_len()), buf(good.kv_len()));
+    let mut o = buf(good.q_len());
+    let bad = shape(1, 2, 10, 12, 96);
+    match dense.attention_wgmma(s, &q, &k, &k, &mut o, None, bad, false) {
+        Err(Error::Argument { argument, .. }) => assert_eq!(argument, "shape.head_dim"),
+        other => panic!("head_dim 96: expected an argument error, got {other:?}"),
+    }
+    // A 4-stage K/V ring does not fit beside head dimension 128's tiles.
+    let schedule = WgmmaSchedule {
+        stages: 4,
+        ..WgmmaSchedule::default()
+    };
+    let (q128, k128) = (buf(good.q_len() * 2), buf(good.kv_len() * 2));
+    let mut o128 = buf(good.q_len() * 2);
+    let d128 = shape(1, 2, 10, 12, 128);
+    match dense.attention_wgmma_with(
+        schedule, s, &q128, &k128, &k128, &mut o128, None, d128, false,
+    ) {
+        Err(Error::Argument { argument, .. }) => assert_eq!(argument, "schedule.stages"),
+        other => panic!("4 stages at head_dim 128: expected an argument error, got {other:?}"),
+    }
+    let hopper = !gpu.is_simulator() && gpu.properties().compute_capability == (9, 0);
+    let result = dense.attention_wgmma(s, &q, &k, &k, &mut o, None, good, false);
+    if hopper {
+        result.unwrap();
+    } else {
+        assert!(
+            matches!(result, Err(Error::LaunchConfig { .. })),
+            "expected a launch-configuration error off Hopper, got {result:?}"
+        );
+    }
+}
+
 /// Every tiling the benchmark compares computes the same function (ragged shapes, causal).
 #[test]
 fn attention_variants_match_reference() {
@@ -278,10 +440,14 @@ fn attention_rejects_bad_input() {
     assert_eq!(argument, "v");
     let mut short = buf(good.q_len() - 1);
     let (kernel, argument) = argument_of(dense.attention(s, &q, &k, &v, &mut short, good, false));
-    assert_eq!(
-        (kernel.as_str(), argument.as_str()),
-        ("attention_fwd_bf16_d64", "o")
-    );
+    // The kernel `Dense::attention` picks: the Hopper one on compute capability 9.0.
+    let hopper = !gpu.is_simulator() && gpu.properties().compute_capability == (9, 0);
+    let want = if hopper {
+        "attention_fwd_bf16_d64_wgmma"
+    } else {
+        "attention_fwd_bf16_d64"
+    };
+    assert_eq!((kernel.as_str(), argument.as_str()), (want, "o"));
 
     // K/V heads that do not divide the query heads.
     let (_, argument) = argument_of(dense.attention(

@@ -11,14 +11,27 @@
 //! when causal); `ratio` = peer time / our time (> 1: we are faster). Rows `bwd` time the
 //! backward pass (`Dense::attention_backward`, gradients of q, k, v) against SDPA's backward
 //! (`torch.autograd.grad` from one forward), counting 2.5 times the forward's operations.
+//! On an H100 the default rows (`wgmma`) run the Hopper kernel, `wg-nopp` rows the same without
+//! its ping-pong schedule, `wg-grid` rows with one block per query tile instead of persistent
+//! blocks, `wg-st4` rows (d64) with a 4-stage K/V ring, `wg-hgrp` rows (causal) with the tiles
+//! ordered within groups of a few heads, and `mma` rows the mma.sync kernel; `--tokens16k` runs FlashAttention-3's sweep (16k tokens, hidden 2048, seq 1k…16k).
 
 use gpu_test_kit::XorShift64;
 use std::process::ExitCode;
 
 use benches::time_us;
-use gpu_dense::{AttentionShape, Dense, attention_kernel_names};
+use gpu_dense::{AttentionShape, Dense, WgmmaSchedule, attention_kernel_names};
 use gpu_host::{Gpu, Stream};
 use half::bf16;
+
+/// The row names of the wgmma kernel without its ping-pong schedule, and with one block per
+/// query tile instead of persistent blocks.
+const NO_PING_PONG: &str = "no-ping-pong";
+const ONE_TILE_PER_BLOCK: &str = "one-tile-per-block";
+/// ... and with a 4-stage K/V ring (head dimension 64).
+const FOUR_STAGES: &str = "four-stages";
+/// ... and (causal) with the tiles ordered heaviest first within groups of a few heads.
+const HEAD_GROUPS: &str = "head-groups";
 
 /// (head_dim, batch, heads); keep in sync with benches/peers/attention.py.
 const CONFIGS: &[(usize, usize, usize)] = &[(64, 4, 16), (128, 4, 8)];
@@ -45,24 +58,32 @@ fn main() -> ExitCode {
 
 fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let (mut peers_path, mut quick, mut variants) = (None, false, false);
+    let (mut peers_path, mut quick, mut variants, mut tokens16k) = (None, false, false, false);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--peers" => peers_path = Some(args.next().ok_or("--peers needs a file")?),
             "--quick" => quick = true,
             // Also time the tuning variants (other tilings) of each head dimension.
             "--variants" => variants = true,
+            // FlashAttention-3's sweep: 16k tokens (batch = 16384 / seq), hidden size 2048
+            // (heads = 2048 / head_dim), seq 1k ... 16k; forward rows only.
+            "--tokens16k" => tokens16k = true,
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
     let peers = benches::load_peers(peers_path.as_deref())?;
-    let seqs: &[usize] = if quick {
+    let seqs: &[usize] = if tokens16k {
+        &[1024, 2048, 4096, 8192, 16384]
+    } else if quick {
         &[1024, 4096]
     } else {
         &[1024, 4096, 8192]
     };
     let gpu = Gpu::first()?;
     let dense = Dense::load(&gpu)?;
+    // On compute capability 9.0 `Dense::attention` runs the wgmma kernel: its rows are labelled
+    // `wgmma`, and `mma` rows time the mma.sync kernel beside it.
+    let hopper = dense.has_hopper() && !gpu.is_simulator();
     println!(
         "GPU: {} ({} SMs)",
         gpu.properties().name,
@@ -73,31 +94,71 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
         "case", "kernel", "seq", "ours us", "ours TF/s", "peer us", "peer TF/s", "ratio"
     );
     let stream: &Stream = gpu.default_stream();
-    for &(d, b, h) in CONFIGS {
+    let configs: Vec<(usize, usize, usize)> = if tokens16k {
+        vec![(64, 0, 32), (128, 0, 16)]
+    } else {
+        CONFIGS.to_vec()
+    };
+    for &(d, b, h) in &configs {
         for causal in [false, true] {
-            let case = format!("d{d}_b{b}_h{h}{}", if causal { "_causal" } else { "" });
+            let case = if tokens16k {
+                format!("d{d}_h{h}_t16k{}", if causal { "_causal" } else { "" })
+            } else {
+                format!("d{d}_b{b}_h{h}{}", if causal { "_causal" } else { "" })
+            };
             for &s in seqs {
+                let b = if tokens16k { 16384 / s } else { b };
                 let shape = AttentionShape::new(b, h, s, s, d);
                 let q = gpu.to_device(&random_bf16(shape.q_len(), 1))?;
                 let k = gpu.to_device(&random_bf16(shape.kv_len(), 2))?;
                 let v = gpu.to_device(&random_bf16(shape.kv_len(), 3))?;
                 let mut o = gpu.alloc_zeroed::<bf16>(shape.q_len())?;
+                let mma_default = format!("attention_fwd_bf16_d{d}");
                 let names: Vec<&str> = if variants {
                     attention_kernel_names(d).collect()
+                } else if hopper {
+                    let mut names = vec!["", NO_PING_PONG, ONE_TILE_PER_BLOCK];
+                    if d == 64 {
+                        names.push(FOUR_STAGES);
+                    }
+                    if causal {
+                        names.push(HEAD_GROUPS);
+                    }
+                    names.push(&mma_default);
+                    names
                 } else {
                     vec![""]
                 };
                 // The backward pass (default tiling rows only): gradients of q, k, v.
-                let backward_row = !variants;
+                let backward_row = !variants && !tokens16k;
                 for name in names {
                     let ours = time_us(stream, &mut |st| {
                         if name.is_empty() {
                             dense.attention(st, &q, &k, &v, &mut o, shape, causal)
+                        } else if [NO_PING_PONG, ONE_TILE_PER_BLOCK, FOUR_STAGES, HEAD_GROUPS]
+                            .contains(&name)
+                        {
+                            let schedule = WgmmaSchedule {
+                                ping_pong: name != NO_PING_PONG,
+                                persistent: name != ONE_TILE_PER_BLOCK,
+                                stages: if name == FOUR_STAGES { 4 } else { 0 },
+                                // Enough heads per group to give every SM a tile.
+                                head_group: if name == HEAD_GROUPS { u32::MAX } else { 0 },
+                            };
+                            dense.attention_wgmma_with(
+                                schedule, st, &q, &k, &v, &mut o, None, shape, causal,
+                            )
                         } else {
                             dense.attention_kernel(name, st, &q, &k, &v, &mut o, shape, causal)
                         }
                     })?;
                     let label = match name.rsplit_once('_') {
+                        _ if name.is_empty() && hopper => "wgmma",
+                        _ if name == NO_PING_PONG => "wg-nopp",
+                        _ if name == ONE_TILE_PER_BLOCK => "wg-grid",
+                        _ if name == FOUR_STAGES => "wg-st4",
+                        _ if name == HEAD_GROUPS => "wg-hgrp",
+                        _ if name == mma_default && hopper && !variants => "mma",
                         Some((_, tiling)) if tiling.starts_with('w') => tiling,
                         _ => "default",
                     };

@@ -4,7 +4,8 @@
 //! of shape `[batch, heads, seq, head_dim]`, contiguous. The kernel never materializes the
 //! `seq_q × seq_k` score matrix: each block streams 64-key tiles of K and V through shared memory
 //! and keeps a running softmax (FlashAttention-2), so memory traffic is one read of Q, K, V per
-//! query block and one write of O.
+//! query block and one write of O. On compute capability 9.0 `Dense::attention` runs the
+//! FlashAttention-3 style kernel of `hopper_attention` instead.
 
 use gpu_host::{DeviceBuffer, Error, LaunchConfig, Result, Stream};
 use half::bf16;
@@ -75,7 +76,9 @@ impl AttentionShape {
 
 impl Dense {
     /// Flash-attention forward: `o = softmax(q·kᵀ / sqrt(head_dim) [causal]) · v` for every
-    /// (batch, head), bf16 in and out, f32 scores and accumulators.
+    /// (batch, head), bf16 in and out, f32 scores and accumulators. On a compute capability 9.0
+    /// GPU this runs the Hopper kernel ([`Dense::attention_wgmma`]: wgmma + TMA), elsewhere (and
+    /// on the simulator) the `mma.sync` kernel.
     ///
     /// `causal` masks key `j` for query `i` when `j > i` (top-left aligned, like torch's
     /// `scaled_dot_product_attention(is_causal=True)`), and skips key tiles that are entirely
@@ -112,6 +115,9 @@ impl Dense {
         shape: AttentionShape,
         causal: bool,
     ) -> Result<()> {
+        if self.wgmma_attention_fits(stream, shape) {
+            return self.attention_wgmma(stream, q, k, v, o, lse, shape, causal);
+        }
         let name = match shape.head_dim {
             64 => "attention_fwd_bf16_d64",
             128 => "attention_fwd_bf16_d128",
@@ -273,11 +279,14 @@ impl Dense {
             argument: argument.to_string(),
             message,
         };
-        if shape.head_dim != 64 && shape.head_dim != 128 {
-            return Err(bad(
-                "shape.head_dim",
-                format!("head_dim {} is not supported: 64 or 128", shape.head_dim),
-            ));
+        if !check_forward(
+            name,
+            (q.len(), k.len(), v.len(), o.len()),
+            lse.as_ref().map(|l| l.len()),
+            shape,
+            varlen,
+        )? {
+            return Ok(());
         }
         let tiling = kernel::TILINGS
             .iter()
@@ -293,82 +302,7 @@ impl Dense {
                     ),
                 )
             })?;
-        if shape.kv_heads == 0 || !shape.heads.is_multiple_of(shape.kv_heads) {
-            return Err(bad(
-                "shape.kv_heads",
-                format!(
-                    "{} K/V heads for {} query heads: it must divide them (grouped-query \
-                     attention)",
-                    shape.kv_heads, shape.heads
-                ),
-            ));
-        }
-        // Every product below must fit; a shape whose tensors overflow usize is nonsense.
-        let checked = |dims: &[usize]| dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-        let (q_rows, k_rows) = match varlen {
-            None => (shape.batch * shape.seq_q, shape.batch * shape.seq_k),
-            Some((cq, ck)) => (cq[cq.len() - 1] as usize, ck[ck.len() - 1] as usize),
-        };
-        let q_len = checked(&[q_rows, shape.heads, shape.head_dim])
-            .ok_or_else(|| bad("shape", format!("{shape:?}: Q's element count overflows")))?;
-        let kv_len = checked(&[k_rows, shape.kv_heads, shape.head_dim])
-            .ok_or_else(|| bad("shape", format!("{shape:?}: K's element count overflows")))?;
-        let lse_len = q_rows * shape.heads;
-        for (argument, len, want) in [
-            ("q", q.len(), q_len),
-            ("k", k.len(), kv_len),
-            ("v", v.len(), kv_len),
-            ("o", o.len(), q_len),
-        ] {
-            if len != want {
-                return Err(bad(
-                    argument,
-                    format!(
-                        "has {len} elements; shape {shape:?} needs {want} \
-                         ([batch, heads, seq, head_dim] contiguous)"
-                    ),
-                ));
-            }
-        }
-        if let Some(l) = &lse
-            && l.len() != lse_len
-        {
-            return Err(bad(
-                "lse",
-                format!(
-                    "has {} elements; shape {shape:?} needs {lse_len} (one per query row and \
-                     head)",
-                    l.len(),
-                ),
-            ));
-        }
-        if q_len == 0 {
-            return Ok(());
-        }
-        if shape.seq_k == 0 {
-            return Err(bad(
-                "shape.seq_k",
-                "is 0: a softmax over no keys is undefined".to_string(),
-            ));
-        }
-        // The kernel indexes rows with 32-bit arithmetic per (batch, head) and the grid's y
-        // dimension holds batch * heads.
         let bh = shape.batch * shape.heads;
-        if bh > 65_535 {
-            return Err(bad(
-                "shape",
-                format!("batch * heads = {bh}: at most 65535 (the grid's y dimension)"),
-            ));
-        }
-        if shape.seq_q.max(shape.seq_k) > (u32::MAX / 256) as usize {
-            return Err(bad(
-                "shape",
-                format!(
-                    "sequence length {} is too long",
-                    shape.seq_q.max(shape.seq_k)
-                ),
-            ));
-        }
         let params = AttentionParams {
             seq_q: shape.seq_q as u32,
             seq_k: shape.seq_k as u32,
@@ -418,6 +352,105 @@ impl Dense {
             _ => Err(bad("name", format!("no launcher for `{name}`"))),
         }
     }
+}
+
+/// Checks a forward call's arguments for kernel `name` (the errors name it): head dimension,
+/// K/V heads, buffer lengths (`lens`: q, k, v, o; `lse`'s when given), sizes the kernels index.
+/// `Ok(false)`: there is nothing to compute (no queries). `varlen` as in `launch_attention_in`.
+pub(crate) fn check_forward(
+    name: &str,
+    lens: (usize, usize, usize, usize),
+    lse: Option<usize>,
+    shape: AttentionShape,
+    varlen: Option<(&[u32], &[u32])>,
+) -> Result<bool> {
+    let bad = |argument: &str, message: String| Error::Argument {
+        kernel: name.to_string(),
+        argument: argument.to_string(),
+        message,
+    };
+    if shape.head_dim != 64 && shape.head_dim != 128 {
+        return Err(bad(
+            "shape.head_dim",
+            format!("head_dim {} is not supported: 64 or 128", shape.head_dim),
+        ));
+    }
+    if shape.kv_heads == 0 || !shape.heads.is_multiple_of(shape.kv_heads) {
+        return Err(bad(
+            "shape.kv_heads",
+            format!(
+                "{} K/V heads for {} query heads: it must divide them (grouped-query \
+                 attention)",
+                shape.kv_heads, shape.heads
+            ),
+        ));
+    }
+    // Every product below must fit; a shape whose tensors overflow usize is nonsense.
+    let checked = |dims: &[usize]| dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    let (q_rows, k_rows) = match varlen {
+        None => (shape.batch * shape.seq_q, shape.batch * shape.seq_k),
+        Some((cq, ck)) => (cq[cq.len() - 1] as usize, ck[ck.len() - 1] as usize),
+    };
+    let q_len = checked(&[q_rows, shape.heads, shape.head_dim])
+        .ok_or_else(|| bad("shape", format!("{shape:?}: Q's element count overflows")))?;
+    let kv_len = checked(&[k_rows, shape.kv_heads, shape.head_dim])
+        .ok_or_else(|| bad("shape", format!("{shape:?}: K's element count overflows")))?;
+    let lse_len = q_rows * shape.heads;
+    for (argument, len, want) in [
+        ("q", lens.0, q_len),
+        ("k", lens.1, kv_len),
+        ("v", lens.2, kv_len),
+        ("o", lens.3, q_len),
+    ] {
+        if len != want {
+            return Err(bad(
+                argument,
+                format!(
+                    "has {len} elements; shape {shape:?} needs {want} \
+                     ([batch, heads, seq, head_dim] contiguous)"
+                ),
+            ));
+        }
+    }
+    if let Some(l) = lse
+        && l != lse_len
+    {
+        return Err(bad(
+            "lse",
+            format!(
+                "has {l} elements; shape {shape:?} needs {lse_len} (one per query row and \
+                 head)",
+            ),
+        ));
+    }
+    if q_len == 0 {
+        return Ok(false);
+    }
+    if shape.seq_k == 0 {
+        return Err(bad(
+            "shape.seq_k",
+            "is 0: a softmax over no keys is undefined".to_string(),
+        ));
+    }
+    // The kernel indexes rows with 32-bit arithmetic per (batch, head) and the grid's y
+    // dimension holds batch * heads.
+    let bh = shape.batch * shape.heads;
+    if bh > 65_535 {
+        return Err(bad(
+            "shape",
+            format!("batch * heads = {bh}: at most 65535 (the grid's y dimension)"),
+        ));
+    }
+    if shape.seq_q.max(shape.seq_k) > (u32::MAX / 256) as usize {
+        return Err(bad(
+            "shape",
+            format!(
+                "sequence length {} is too long",
+                shape.seq_q.max(shape.seq_k)
+            ),
+        ));
+    }
+    Ok(true)
 }
 
 impl Dense {

@@ -77,7 +77,7 @@ pub(crate) struct WgmmaState {
     maps: MapCache,
     /// Blocks of the persistent grid: one per SM (one 384-thread block with ~193 KiB of shared
     /// memory fills an SM).
-    sm_count: u32,
+    pub(crate) sm_count: u32,
 }
 
 impl WgmmaState {
@@ -100,39 +100,15 @@ fn encode_map<T: WgmmaElement>(
     cols: u32,
     box_rows: u32,
 ) -> Result<TensorMap> {
-    let mut map = sys::CUtensorMap { opaque: [0; 16] };
-    let dims: [u64; 2] = [cols as u64, rows as u64];
-    let strides: [u64; 1] = [cols as u64 * 2];
-    let boxes: [u32; 2] = [BK, box_rows];
-    let elem_strides: [u32; 2] = [1, 1];
-    // SAFETY: every pointer addresses a live local array of the length the rank (2) implies;
-    // `addr` is a device address (16-byte aligned: device allocations are 256-byte aligned) and
-    // the row stride is a multiple of 16 bytes (checked by the caller: K % 8 == 0).
-    unsafe {
-        sys::cuTensorMapEncodeTiled(
-            &mut map,
-            T::TMA_TYPE,
-            2,
-            addr as *mut std::ffi::c_void,
-            dims.as_ptr(),
-            strides.as_ptr(),
-            boxes.as_ptr(),
-            elem_strides.as_ptr(),
-            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
-            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
-        )
-    }
-    .result()
-    .map_err(|source| Error::Driver {
-        context: format!(
-            "encoding the TMA descriptor of a {rows}×{cols} matrix for `{}`",
-            T::KERNEL
-        ),
-        source,
-    })?;
-    Ok(TensorMap { words: map.opaque })
+    // The row stride is a multiple of 16 bytes (checked by the caller: K % 8 == 0).
+    crate::tma_map::encode_tiled(
+        T::TMA_TYPE,
+        addr,
+        &[cols as u64, rows as u64],
+        &[cols as u64 * 2],
+        &[BK, box_rows],
+        || format!("a {rows}×{cols} matrix for `{}`", T::KERNEL),
+    )
 }
 
 impl Dense {

@@ -11,9 +11,11 @@
 
 mod attention;
 mod gemm;
+mod hopper_attention;
 mod hopper_gemm;
 mod rows;
 mod sgemm;
+mod tma_map;
 
 use gpu_host::{Gpu, Result};
 
@@ -23,6 +25,7 @@ pub use ::dense_kernels::gemm::{
 pub use attention::{AttentionShape, attention_kernel_names};
 pub use gemm::GemmElement;
 pub use gpu_host::gpu;
+pub use hopper_attention::WgmmaSchedule;
 pub use hopper_gemm::{TensorMap, WgmmaElement};
 pub use rows::{RowElement, row_block_size};
 
@@ -37,6 +40,8 @@ pub struct Dense {
     hopper: Option<hopper_kernels::Module>,
     /// `gemm_wgmma`'s tensor-map cache and grid size (see `hopper_gemm`).
     wgmma: hopper_gemm::WgmmaState,
+    /// `attention_wgmma`'s tensor-map cache.
+    wgmma_attention_maps: hopper_attention::MapCache,
     /// Shared memory a block may have on this device (opt-in included), in bytes: picks the
     /// mma.sync GEMM's policy.
     shared_limit: u32,
@@ -57,6 +62,7 @@ impl Dense {
             dense: dense_kernels::Module::load(gpu)?,
             hopper,
             wgmma: hopper_gemm::WgmmaState::new(gpu),
+            wgmma_attention_maps: Default::default(),
             shared_limit: gpu.properties().shared_memory_limit_per_block(),
         })
     }

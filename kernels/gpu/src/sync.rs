@@ -168,3 +168,36 @@ pub fn fence_acq_rel(scope: Scope) {
         }
     }, sim: { crate::sim::intrinsics::fence() })
 }
+
+/// Named barrier `id` (1..=15; 0 is [`sync_threads`]'s) for `threads` threads (a multiple of
+/// 32): waits until `threads` threads have arrived on it, counting this one, by this function
+/// or [`named_barrier_arrive`] (`barrier.sync id, threads`). Lets a subset of the block's warps
+/// synchronise, e.g. two warpgroups taking turns (FlashAttention-3's ping-pong schedule).
+///
+/// # Safety
+/// Every thread of each participating warp executes it; the counts of all threads using
+/// barrier `id` agree and the arrivals balance the waits, or the block hangs.
+#[inline(always)]
+pub unsafe fn named_barrier_sync(id: u32, threads: u32) {
+    device!("sync::named_barrier_sync", {
+        // SAFETY: the caller guarantees the participation contract above.
+        unsafe {
+            core::arch::asm!("barrier.sync {i}, {n};", i = in(reg32) id, n = in(reg32) threads, options(nostack))
+        }
+    })
+}
+
+/// Arrives on named barrier `id` for `threads` threads without waiting (`barrier.arrive id,
+/// threads`): the producer side of [`named_barrier_sync`].
+///
+/// # Safety
+/// As [`named_barrier_sync`].
+#[inline(always)]
+pub unsafe fn named_barrier_arrive(id: u32, threads: u32) {
+    device!("sync::named_barrier_arrive", {
+        // SAFETY: the caller guarantees the participation contract above.
+        unsafe {
+            core::arch::asm!("barrier.arrive {i}, {n};", i = in(reg32) id, n = in(reg32) threads, options(nostack))
+        }
+    })
+}

@@ -54,6 +54,27 @@ pub unsafe fn load_2d(dst: u32, map: *const TensorMap, bar: u32, x: i32, y: i32)
     })
 }
 
+/// [`load_2d`] for a 3-D tensor: the box at element coordinates (`x`, `y`, `z`), x innermost.
+/// A box one element deep in `z` copies a 2-D tile of one matrix of a batch (one attention
+/// head), and rows past that matrix's end are out of bounds, so they arrive as zeros instead
+/// of the next matrix's rows.
+///
+/// # Safety
+/// As [`load_2d`].
+#[inline(always)]
+pub unsafe fn load_3d(dst: u32, map: *const TensorMap, bar: u32, x: i32, y: i32, z: i32) {
+    device!("hopper::tma::load_3d", {
+        // SAFETY: the caller guarantees the map, destination and barrier contracts above.
+        unsafe {
+            core::arch::asm!(
+                "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{x}, {y}, {z}}}], [{b}];",
+                d = in(reg32) dst, m = in(reg64) map, x = in(reg32) x, y = in(reg32) y,
+                z = in(reg32) z, b = in(reg32) bar, options(nostack)
+            )
+        }
+    })
+}
+
 /// Copies the box at (`x`, `y`) of shared memory at `src` to the tensor described by `map`;
 /// out-of-bounds parts of the box are not written. Issued by one thread; complete it with
 /// [`store_commit`] and [`store_wait_read`] before reusing `src`.

@@ -10,6 +10,15 @@
 //! Accumulator layout (per thread of the warpgroup, `t = 0..128`, warp `w = t / 32`, lane
 //! `l = t % 32`): register `4 j + 2 h + e` holds row `16 w + l / 4 + 8 h`, column
 //! `8 j + 2 (l % 4) + e` of the 64×N tile.
+//!
+//! The `_rs` forms take A (64×16) from registers instead: four `b32` words per thread, each two
+//! 16-bit values, word `r` holding row `16 w + l / 4 + 8 (r % 2)`, columns
+//! `8 (r / 2) + 2 (l % 4) + {0, 1}` (low half first). That is the accumulator layout of the
+//! 16 columns `16 kk .. 16 kk + 16` of a 64×N product rounded pairwise: word `r` of k-step `kk`
+//! packs accumulator registers `8 kk + 2 r` and `8 kk + 2 r + 1`, so a product's result feeds
+//! the next product with no shared-memory round trip (flash attention's `P · V`). Their B
+//! operand is MN-major (`imm-trans-b` = 1, [`shared_desc_sw128_mn`]): B stored as K rows of N
+//! contiguous elements, as a row-major `[K, N]` matrix (V in `P · V`) arrives from TMA.
 #![cfg_attr(not(target_arch = "nvptx64"), allow(unused_variables, unused_mut))]
 
 /// `wgmma.fence`: orders this warpgroup's earlier register and shared-memory accesses before
@@ -100,6 +109,24 @@ pub const fn shared_desc_sw128(addr: u32) -> u64 {
     ((addr as u64 >> 4) & 0x3fff) | (1u64 << 16) | ((1024u64 >> 4) << 32) | (1u64 << 62)
 }
 
+/// A shared-memory matrix descriptor for an MN-major operand (B of the `_rs` products, read
+/// with `imm-trans-b` = 1) stored with the 128-byte swizzle: K rows of 64 N-elements (128
+/// bytes), as a TMA load of a row-major `[K, N]` box with a 64-element inner box writes them.
+/// Eight K rows make a 1024-byte swizzle atom; atoms follow each other along K 1024 bytes
+/// apart (the stride byte offset), and the next 64 N-elements start `lbo` bytes after the
+/// first (the leading byte offset: the size of one 64-column tile, used when N > 64).
+///
+/// `addr` is the shared address of K row `k` (a multiple of 8) of the first 64 columns:
+/// k-step `kk` of 16 rows starts at `base + 2048 kk`, so every step starts on an atom and the
+/// tile must be 1024-byte aligned.
+#[inline(always)]
+pub const fn shared_desc_sw128_mn(addr: u32, lbo: u32) -> u64 {
+    ((addr as u64 >> 4) & 0x3fff)
+        | (((lbo as u64 >> 4) & 0x3fff) << 16)
+        | ((1024u64 >> 4) << 32)
+        | (1u64 << 62)
+}
+
 /// Pins the accumulator registers: an empty asm that claims to read and write them, so the
 /// compiler neither reads them before a [`wait_group`] nor moves their definitions after a
 /// product that updates them in place.
@@ -156,8 +183,72 @@ macro_rules! mma {
     };
 }
 
+fence_regs!(fence_accumulators_32, 32, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]);
 fence_regs!(fence_accumulators_64, 64, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]);
 fence_regs!(fence_accumulators_128, 128, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127]);
+
+/// Pins the A-fragment registers of an `_rs` product: as the accumulators, they must not be
+/// overwritten (or moved) until a [`wait_group`] covering the product returns.
+#[inline(always)]
+pub fn fence_fragment(a: &mut [u32; 4]) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: an empty template; no memory access.
+    unsafe {
+        core::arch::asm!(
+            "// wgmma A fragment: {0} {1} {2} {3}",
+            inout(reg32) a[0], inout(reg32) a[1], inout(reg32) a[2], inout(reg32) a[3],
+            options(nostack, nomem, preserves_flags)
+        )
+    }
+}
+
+/// Defines one `wgmma.mma_async` with A from registers and an MN-major B
+/// (`imm-trans-b` = 1) from a shared-memory descriptor.
+macro_rules! mma_rs {
+    ($(#[$doc:meta])* $name:ident, $shape:literal, $ty:literal, $n:literal, [$i0:tt $($i:tt)*]) => {
+        $(#[$doc])*
+        ///
+        /// `d += A · B` (or `d = A · B` when `accumulate` is false), A = `a` (64×16 in
+        /// registers, the layout in the module docs), B = `b` (16×N, MN-major,
+        /// [`shared_desc_sw128_mn`]), f32 accumulate.
+        ///
+        /// # Safety
+        /// Executed by all 128 threads of a warpgroup with the same descriptor, after a
+        /// [`fence`]; the descriptor addresses a valid tile that nothing writes until a
+        /// [`wait_group`] covering this product returns; neither `d` nor `a` is read or written by
+        /// ordinary code until then (pin them with the fence functions after the wait).
+        #[inline(always)]
+        pub unsafe fn $name(d: &mut [f32; $n], a: &mut [u32; 4], b: u64, accumulate: bool) {
+            device!(concat!("hopper::wgmma::", stringify!($name)), {
+                // SAFETY: the caller guarantees the warpgroup and operand contracts above.
+                unsafe {
+                    core::arch::asm!(
+                        concat!(
+                            "{{ .reg .pred %p; setp.ne.u32 %p, {sc}, 0; wgmma.mma_async.sync.aligned.",
+                            $shape, ".f32.", $ty, ".", $ty, " {{{", stringify!($i0), "}",
+                            $(", {", stringify!($i), "}",)*
+                            "}}, {{{a0}, {a1}, {a2}, {a3}}}, {db}, %p, 1, 1, 1; }}"
+                        ),
+                        inout(reg32) d[$i0], $(inout(reg32) d[$i],)*
+                        a0 = inout(reg32) a[0], a1 = inout(reg32) a[1],
+                        a2 = inout(reg32) a[2], a3 = inout(reg32) a[3],
+                        db = in(reg64) b, sc = in(reg32) accumulate as u32,
+                        options(nostack)
+                    )
+                }
+            })
+        }
+    };
+}
+
+mma_rs!(
+    /// `wgmma.mma_async.m64n64k16.f32.bf16.bf16`, A from registers, B MN-major.
+    mma_rs_m64n64k16_bf16, "m64n64k16", "bf16", 32, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]
+);
+mma_rs!(
+    /// `wgmma.mma_async.m64n128k16.f32.bf16.bf16`, A from registers, B MN-major.
+    mma_rs_m64n128k16_bf16, "m64n128k16", "bf16", 64, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]
+);
 
 mma!(
     /// `wgmma.mma_async.m64n128k16.f32.bf16.bf16`.

@@ -1,0 +1,264 @@
+//! `Dense::attention_wgmma`: the flash-attention forward on Hopper tensor cores (wgmma + TMA,
+//! FlashAttention-3's design), see `hopper_kernels::attention` for the kernel. `Dense::attention`
+//! picks it on compute capability 9.0 devices.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use ::hopper_kernels::attention::{self as kernel, FlashParams};
+use gpu_host::cudarc::driver::sys;
+use gpu_host::{DeviceBuffer, Error, LaunchConfig, Result, Stream};
+use half::bf16;
+
+use crate::attention::check_forward;
+use crate::{AttentionShape, Dense, TensorMap};
+
+/// Tensor maps of Q, K, V already on the device, by (the three addresses, batch, heads,
+/// kv_heads, seq_q, seq_k, head_dim): a map's bytes depend only on these (see `hopper_gemm`).
+#[derive(Default)]
+pub(crate) struct MapCache(Mutex<HashMap<[u64; 9], DeviceBuffer<TensorMap>>>);
+
+/// How `attention_wgmma`'s blocks are scheduled (both on by default; the benchmark times each
+/// part off).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WgmmaSchedule {
+    /// The two consumer warpgroups take turns issuing their products.
+    pub ping_pong: bool,
+    /// One block per SM walks the query tiles (else one block per tile).
+    pub persistent: bool,
+    /// Stages of the K/V ring: 2, or 4 (head dimension 64 only); 0 picks the default.
+    pub stages: u32,
+    /// Causal: order the query tiles heaviest first within groups of this many heads (0: all
+    /// heads, the default; `u32::MAX`: enough heads per group to give every SM a tile, so the
+    /// blocks running together share few heads' K and V in L2). Not measured yet.
+    pub head_group: u32,
+}
+
+impl Default for WgmmaSchedule {
+    fn default() -> Self {
+        WgmmaSchedule {
+            ping_pong: true,
+            persistent: true,
+            stages: 0,
+            head_group: 0,
+        }
+    }
+}
+
+/// The default depth of the K/V ring.
+const DEFAULT_STAGES: u32 = 2;
+
+/// Most cached map triples; the cache is cleared when full (a triple is 384 bytes of device
+/// memory).
+const MAP_CACHE_LIMIT: usize = 64;
+
+/// Encodes the 3-D tensor map of `matrices` row-major `rows × head_dim` bf16 matrices at
+/// `addr` (`[matrices, rows, head_dim]` contiguous), read in boxes of `box_rows × 64` elements
+/// of one matrix with the 128-byte swizzle: rows past a matrix's end read as zeros.
+fn encode_map(
+    addr: u64,
+    matrices: usize,
+    rows: usize,
+    head_dim: usize,
+    box_rows: u32,
+    name: &str,
+) -> Result<TensorMap> {
+    // The strides are multiples of 16 bytes (head_dim is 64 or 128).
+    crate::tma_map::encode_tiled(
+        sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        addr,
+        &[head_dim as u64, rows as u64, matrices as u64],
+        &[head_dim as u64 * 2, (rows * head_dim) as u64 * 2],
+        &[64, box_rows, 1],
+        || format!("{matrices} {rows}×{head_dim} matrices for `{name}`"),
+    )
+}
+
+impl Dense {
+    /// Whether [`Dense::attention`] runs the Hopper kernel for `shape` on `stream`: a compute
+    /// capability 9.0 GPU (not the simulator) and head dimension 64 or 128.
+    pub(crate) fn wgmma_attention_fits(&self, stream: &Stream, shape: AttentionShape) -> bool {
+        self.hopper.is_some() && !stream.is_simulator() && matches!(shape.head_dim, 64 | 128)
+    }
+
+    /// [`Dense::attention_with_lse`] through the Hopper kernel (wgmma + TMA, FlashAttention-3's
+    /// design), whatever the default would pick: for tests and the benchmark's comparison
+    /// with the `mma.sync` kernel ([`Dense::attention_kernel`]).
+    ///
+    /// Errors (nothing launched): what [`Dense::attention`] refuses, and any device other than
+    /// a compute capability 9.0 GPU (the simulator included: wgmma, TMA and mbarrier
+    /// transaction counts are not simulated).
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention_wgmma(
+        &self,
+        stream: &Stream,
+        q: &DeviceBuffer<bf16>,
+        k: &DeviceBuffer<bf16>,
+        v: &DeviceBuffer<bf16>,
+        o: &mut DeviceBuffer<bf16>,
+        lse: Option<&mut DeviceBuffer<f32>>,
+        shape: AttentionShape,
+        causal: bool,
+    ) -> Result<()> {
+        self.launch_wgmma(
+            stream,
+            (q, k, v),
+            o,
+            lse,
+            shape,
+            causal,
+            WgmmaSchedule::default(),
+        )
+    }
+
+    /// [`Dense::attention_wgmma`] with a chosen schedule (the default is both parts on): for
+    /// the benchmark's comparison and the tests.
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention_wgmma_with(
+        &self,
+        schedule: WgmmaSchedule,
+        stream: &Stream,
+        q: &DeviceBuffer<bf16>,
+        k: &DeviceBuffer<bf16>,
+        v: &DeviceBuffer<bf16>,
+        o: &mut DeviceBuffer<bf16>,
+        lse: Option<&mut DeviceBuffer<f32>>,
+        shape: AttentionShape,
+        causal: bool,
+    ) -> Result<()> {
+        self.launch_wgmma(stream, (q, k, v), o, lse, shape, causal, schedule)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn launch_wgmma(
+        &self,
+        stream: &Stream,
+        (q, k, v): (
+            &DeviceBuffer<bf16>,
+            &DeviceBuffer<bf16>,
+            &DeviceBuffer<bf16>,
+        ),
+        o: &mut DeviceBuffer<bf16>,
+        lse: Option<&mut DeviceBuffer<f32>>,
+        shape: AttentionShape,
+        causal: bool,
+        schedule: WgmmaSchedule,
+    ) -> Result<()> {
+        let name = match shape.head_dim {
+            64 => "attention_fwd_bf16_d64_wgmma",
+            128 => "attention_fwd_bf16_d128_wgmma",
+            _ => "attention_fwd_bf16_wgmma",
+        };
+        // Shapes first (they are wrong on any device), then the device.
+        let work = check_forward(
+            name,
+            (q.len(), k.len(), v.len(), o.len()),
+            lse.as_ref().map(|l| l.len()),
+            shape,
+            None,
+        )?;
+        let stages = match (schedule.stages, shape.head_dim) {
+            (0, _) => DEFAULT_STAGES,
+            (2, _) | (4, 64) => schedule.stages,
+            (n, d) => {
+                return Err(Error::Argument {
+                    kernel: name.to_string(),
+                    argument: "schedule.stages".to_string(),
+                    message: format!(
+                        "{n} K/V stages for head_dim {d}: 2, or 4 with head_dim 64 (shared memory)"
+                    ),
+                });
+            }
+        };
+        let Some(module) = self.hopper.as_ref() else {
+            return Err(Error::LaunchConfig {
+                kernel: name.to_string(),
+                message: "needs a compute capability 9.0 GPU (H100/H200: wgmma and TMA exist on \
+                          sm_90a only); Dense::attention runs the mma.sync kernel elsewhere"
+                    .to_string(),
+            });
+        };
+        if stream.is_simulator() {
+            return Err(Error::LaunchConfig {
+                kernel: name.to_string(),
+                message: "wgmma, TMA and mbarrier transaction counts are not simulated; this \
+                          kernel runs on a compute capability 9.0 GPU only"
+                    .to_string(),
+            });
+        }
+        if !work {
+            return Ok(());
+        }
+        let key = [
+            q.device_ptr(),
+            k.device_ptr(),
+            v.device_ptr(),
+            shape.batch as u64,
+            shape.heads as u64,
+            shape.kv_heads as u64,
+            shape.seq_q as u64,
+            shape.seq_k as u64,
+            shape.head_dim as u64,
+        ];
+        let mut cache = self
+            .wgmma_attention_maps
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if !cache.contains_key(&key) {
+            let (bh, kv_bh, d) = (
+                shape.batch * shape.heads,
+                shape.batch * shape.kv_heads,
+                shape.head_dim,
+            );
+            let maps = [
+                encode_map(key[0], bh, shape.seq_q, d, kernel::BM, name)?,
+                encode_map(key[1], kv_bh, shape.seq_k, d, kernel::BN, name)?,
+                encode_map(key[2], kv_bh, shape.seq_k, d, kernel::BN, name)?,
+            ];
+            if cache.len() >= MAP_CACHE_LIMIT {
+                cache.clear();
+            }
+            cache.insert(key, stream.to_device(&maps)?);
+        }
+        let maps = &cache[&key];
+        let bh = (shape.batch * shape.heads) as u32;
+        let blocks_m = shape.seq_q.div_ceil(kernel::BM as usize) as u32;
+        let head_group = match schedule.head_group {
+            0 => bh,
+            u32::MAX => self.wgmma.sm_count.div_ceil(blocks_m).clamp(1, bh),
+            n => n.clamp(1, bh),
+        };
+        let params = FlashParams {
+            seq_q: shape.seq_q as u32,
+            seq_k: shape.seq_k as u32,
+            // softmax(x·scale) = 2^(x·scale·log2 e − max) / Σ: prescaling lets ex2.approx do it.
+            scale_log2: (1.0 / (shape.head_dim as f64).sqrt() * std::f64::consts::LOG2_E) as f32,
+            causal: causal as u32,
+            heads: shape.heads as u32,
+            batch_heads: bh,
+            group: (shape.heads / shape.kv_heads) as u32,
+            ping_pong: schedule.ping_pong as u32,
+            stages,
+            head_group,
+        };
+        let items = kernel::work_items(shape.seq_q as u32, bh);
+        let grid = if schedule.persistent {
+            items.min(self.wgmma.sm_count)
+        } else {
+            items
+        };
+        let cfg = LaunchConfig::new(grid, (kernel::THREADS, 1, 1))
+            .with_shared_mem(kernel::shared_bytes(shape.head_dim as u32, stages));
+        // No logsumexp wanted: an empty buffer (nothing allocated), which the kernel skips.
+        let mut none = stream.alloc_zeroed::<f32>(0)?;
+        let lse = lse.unwrap_or(&mut none);
+        if shape.head_dim == 64 {
+            module.attention_fwd_bf16_d64_wgmma(stream, cfg, q, k, v, maps, o, lse, params)
+        } else {
+            module.attention_fwd_bf16_d128_wgmma(stream, cfg, q, k, v, maps, o, lse, params)
+        }
+    }
+}

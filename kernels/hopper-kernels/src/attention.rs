@@ -1,0 +1,577 @@
+//! Flash-attention forward on Hopper tensor cores (wgmma + TMA), FlashAttention-3's design
+//! (Shah et al. 2024) in our device library. bf16 in and out, f32 scores and accumulators;
+//! head dimension 64 or 128; causal or not; grouped-query attention; logsumexp output.
+//!
+//! `O = softmax(Q·Kᵀ·scale [causal]) · V` per (batch, head), Q and O `[batch, heads, seq_q, D]`,
+//! K and V `[batch, kv_heads, seq_k, D]`, contiguous. Query head `h` reads K/V head `h / group`.
+//!
+//! Design:
+//! - a block owns [`BM`] = 128 query rows of one (batch, head) and has 3 warpgroups: warpgroup
+//!   0 is the producer (one thread issues TMA copies), warpgroups 1 and 2 are consumers, each
+//!   owning 64 of the rows (one `wgmma` M of 64); `setmaxnreg` gives the producer's registers
+//!   to the consumers;
+//! - TMA loads Q once and streams K and V in [`BN`] = 128-key tiles through a ring of
+//!   `stages` (2 or 4, [`FlashParams::stages`]) shared-memory stages,
+//!   ring, K and V with separate "full" (copies landed) and "empty" (consumers done) mbarriers,
+//!   so a K stage is refilled as soon as its scores are computed while its V is still in use;
+//!   the copies use 3-D tensor maps `[D, seq, batch·heads]` with a one-head-deep box, so rows
+//!   past a head's sequence arrive as zeros, and the 128-byte swizzle (64-column sub-tiles);
+//! - `S = Q·Kᵀ`: `wgmma.m64n128k16` with both operands K-major in shared memory;
+//! - online softmax in registers (each row's values live in the 4 threads of a quad: two
+//!   shuffles reduce its max), exponentials by `ex2.approx` on scores prescaled by
+//!   `scale·log2 e`;
+//! - `O += P·V`: P rounded to bf16 in registers is the A operand of `wgmma` directly (the
+//!   accumulator layout is the A-fragment layout, see `gpu::hopper::wgmma`), and V is read
+//!   from shared memory as an MN-major (transposed) B operand: no transpose pass;
+//! - intra-warpgroup overlap (FA3 §3.2): the scores of tile `j` are issued before `P·V` of tile
+//!   `j - 1`, so the tensor cores work on both while the warpgroup waits only for the scores,
+//!   and the softmax of tile `j` runs while `P·V` of tile `j - 1` is still in flight;
+//! - ping-pong between the two consumer warpgroups (FA3 §3.1): they take turns issuing their
+//!   products (two named barriers), so one's softmax runs while the other's products keep the
+//!   tensor cores busy, instead of both computing exponentials at the same time;
+//! - persistent blocks (one per SM) walk the query tiles, the producer loading the next tile's
+//!   Q and K/V while the consumers finish and store the current one;
+//! - causal: key tiles entirely above the diagonal are not loaded, only tiles crossing it are
+//!   masked, and the persistent blocks take the query tiles heaviest first, in a snake order
+//!   that evens out their work.
+
+use gpu::hopper::tma::{self, TensorMap};
+use gpu::hopper::{mbarrier, wgmma};
+use gpu::prelude::*;
+use gpu::unroll;
+use half::bf16;
+
+/// Query rows per block (two consumer warpgroups × 64).
+pub const BM: u32 = 128;
+/// Keys per K/V tile.
+pub const BN: u32 = 128;
+/// The deepest K/V ring: 4 stages (fits beside the Q tile for head dimension 64 only: 147 KiB;
+/// head dimension 128 has room for 2, 165 KiB).
+pub const MAX_STAGES: u32 = 4;
+/// Threads per block: a producer warpgroup and two consumer warpgroups.
+pub const THREADS: u32 = 384;
+/// Bytes of one swizzled row: 64 two-byte elements. Tiles are stored as 64-column sub-tiles.
+const ROW: u32 = 128;
+/// mbarriers: Q full and empty, then K full, V full, K empty, V empty per stage.
+const fn barriers(stages: u32) -> u32 {
+    2 + 4 * stages
+}
+
+/// Dynamic shared memory for head dimension `head_dim` and a ring of `stages` (a power of two
+/// up to [`MAX_STAGES`]): 1 KiB of alignment slack (the 128-byte swizzle needs 1024-byte
+/// aligned tiles), the Q tile, the K and V stages, the barriers.
+pub const fn shared_bytes(head_dim: u32, stages: u32) -> u32 {
+    1024 + BM * head_dim * 2 + 2 * stages * BN * head_dim * 2 + 8 * barriers(stages)
+}
+
+/// Sizes and flags of one launch; the grid is 1-D, at most [`work_items`] blocks.
+#[derive(Debug, Clone, Copy, PartialEq, DeviceCopy)]
+#[repr(C)]
+pub struct FlashParams {
+    pub seq_q: u32,
+    pub seq_k: u32,
+    /// `scale · log2 e`: scores times it are the softmax's exponent in base 2.
+    pub scale_log2: f32,
+    /// 1: key `j` is masked for query `i` when `j > i`.
+    pub causal: u32,
+    /// Query heads per batch entry.
+    pub heads: u32,
+    /// `batch · heads`.
+    pub batch_heads: u32,
+    /// Causal: heads per ordering group of the work items (1 ..= `batch_heads`, see
+    /// [`work_item`]).
+    pub head_group: u32,
+    /// Stages of the K/V ring: a power of two, at most [`MAX_STAGES`], that fits
+    /// ([`shared_bytes`]).
+    pub stages: u32,
+    /// Query heads per K/V head.
+    pub group: u32,
+    /// 1: the consumer warpgroups take turns issuing their products (ping-pong, see the
+    /// module docs); 0: they issue as they are ready.
+    pub ping_pong: u32,
+}
+
+/// Masks the scores of tile `j` that a row may not see: keys past `seq_k`, and with `causal`
+/// keys after the row. Only tiles at the sequence end or crossing the diagonal for this
+/// warpgroup's rows pay for it.
+#[inline(always)]
+fn mask(s: &mut [f32; 64], j: u32, p: &FlashParams, wg_row0: u32, row: u32, l: u32) {
+    let key0 = j * BN;
+    let causal = p.causal != 0;
+    if key0 + BN > p.seq_k || (causal && key0 + BN - 1 > wg_row0) {
+        unroll!(16, |jj| {
+            unroll!(4, |r| {
+                let key = key0 + 8 * jj as u32 + 2 * (l % 4) + (r as u32 & 1);
+                let row = row + 8 * (r as u32 >> 1);
+                if key >= p.seq_k || (causal && key > row) {
+                    s[4 * jj + r] = f32::NEG_INFINITY;
+                }
+            });
+        });
+    }
+}
+
+/// One tile of the online softmax for this thread's two rows: updates the running maxima `m`
+/// (base-2 units of the scaled scores), overwrites the scores with `2^(s·scale − m)`, and
+/// returns each row's correction `2^(m_old − m_new)` for the earlier sums and outputs and this
+/// thread's part of the tile's row sums. Every row sees a key in every tile it is given (key
+/// tiles start at or before the block's first row), so the maxima are finite.
+#[inline(always)]
+fn softmax(s: &mut [f32; 64], m: &mut [f32; 2], scale: f32) -> ([f32; 2], [f32; 2]) {
+    let mut corr = [0f32; 2];
+    let mut sum = [0f32; 2];
+    unroll!(2, |h| {
+        let mut mx = f32::NEG_INFINITY;
+        unroll!(16, |j| {
+            mx = mx.max(s[4 * j + 2 * h]).max(s[4 * j + 2 * h + 1]);
+        });
+        mx = mx.max(warp::shuffle_xor(mx, 1));
+        mx = mx.max(warp::shuffle_xor(mx, 2));
+        let m_new = m[h].max(mx * scale);
+        corr[h] = math::exp2_approx(m[h] - m_new);
+        m[h] = m_new;
+        let mut acc = 0f32;
+        unroll!(16, |j| {
+            unroll!(2, |e| {
+                let x = math::exp2_approx(math::fma(s[4 * j + 2 * h + e], scale, -m_new));
+                s[4 * j + 2 * h + e] = x;
+                acc += x;
+            });
+        });
+        sum[h] = acc;
+    });
+    (corr, sum)
+}
+
+/// P (the softmax numerators, f32 in the accumulator layout) as the bf16 A fragments of the 8
+/// k-steps of `P·V` (see `gpu::hopper::wgmma`'s module docs).
+#[inline(always)]
+fn pack(s: &[f32; 64], pf: &mut [[u32; 4]; 8]) {
+    unroll!(8, |kk| {
+        unroll!(4, |r| {
+            pf[kk][r] = wgmma::pack_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+        });
+    });
+}
+
+/// Which query tile work item `t` is, as (query block, batch·head). Not causal: the query
+/// blocks of one head are consecutive, so the blocks running together share that head's K and
+/// V in L2. Causal: the heads in groups of `head_group` (the last group may be smaller), and
+/// each group's items sorted by cost, heaviest (last query block of each head) first, so that
+/// [`item_of`]'s snake order balances the persistent blocks' work; `head_group` =
+/// `batch_heads` sorts all items (the default), a smaller group keeps the blocks that run
+/// together on fewer heads' K and V.
+#[inline(always)]
+fn work_item(t: u32, blocks_m: u32, batch_heads: u32, head_group: u32, causal: bool) -> (u32, u32) {
+    if causal {
+        let per_group = head_group * blocks_m;
+        let (g, within) = (t / per_group, t % per_group);
+        let heads = head_group.min(batch_heads - g * head_group);
+        (
+            blocks_m - 1 - within / heads,
+            g * head_group + within % heads,
+        )
+    } else {
+        (t % blocks_m, t / blocks_m)
+    }
+}
+
+/// The work item block `block` of `grid` takes in its round `round`: round `r` hands items
+/// `r·grid .. (r+1)·grid` to the blocks, in reverse block order on odd rounds when `causal`
+/// (items sorted by decreasing cost: a block with a heavy item in one round gets a light one
+/// in the next). May be past the last item in the last round.
+#[inline(always)]
+fn item_of(round: u32, block: u32, grid: u32, causal: bool) -> u32 {
+    let position = if causal && round % 2 == 1 {
+        grid - 1 - block
+    } else {
+        block
+    };
+    round * grid + position
+}
+
+/// Key tiles a query block starting at row `q0` reads: all, or with `causal` those up to the
+/// block's last row (keys 0 ..= last row).
+#[inline(always)]
+fn key_tiles(q0: u32, p: &FlashParams) -> u32 {
+    let all = p.seq_k.div_ceil(BN);
+    if p.causal != 0 {
+        let q_rows = p.seq_q.min(q0 + BM);
+        all.min((q_rows - 1) / BN + 1)
+    } else {
+        all
+    }
+}
+
+/// The kernel body for head dimension `D` (`KD = D / 16` k-steps of `Q·Kᵀ`, `OJ = D / 8`
+/// column groups and `ON = D / 2` registers of the O accumulator, separate parameters because
+/// stable Rust has no generic const expressions).
+///
+/// Persistent: block `b` computes one work item per round (see [`item_of`] and
+/// [`work_item`]); the producer runs ahead into the next item (its Q once both consumers are
+/// done with the current one, its K/V as stages free up), so a block's next item loads while
+/// its consumers store the current one. With a grid of one block per item it is the plain
+/// one-tile-per-block kernel.
+///
+/// # Safety
+/// `maps` holds the 3-D tensor maps of Q, K and V (`[D, seq, batch·heads]`, box `[64, 128, 1]`,
+/// 128-byte swizzle); `o` addresses `batch · heads · seq_q · D` elements; `lse` is empty or
+/// holds `batch · heads · seq_q` values; launched with [`THREADS`] threads, a 1-D grid of at
+/// most [`work_items`] blocks, `shared_bytes(D, p.stages)` of dynamic shared memory, and
+/// `seq_q, seq_k >= 1`, `group` dividing `heads`, `batch_heads = batch · heads`.
+#[inline(always)]
+unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: usize>(
+    maps: &[TensorMap],
+    out: *mut u32,
+    lse: DisjointSlice<f32>,
+    p: FlashParams,
+) {
+    const {
+        assert!(KD as u32 * 16 == D && OJ as u32 * 8 == D && ON as u32 * 2 == D);
+        assert!(D == 64 || D == 128);
+    }
+    let tid = thread::thread_idx_x();
+    let base = (shared::dynamic::<u8>().addr() + 1023) & !1023;
+    // Tiles: 64-column sub-tiles of `rows × 128` bytes, side by side.
+    let tile_kv = BN * D * 2;
+    let q_smem = base;
+    let k_smem = |s: u32| base + BM * D * 2 + s * tile_kv;
+    let stages = p.stages;
+    let v_smem = |s: u32| base + BM * D * 2 + (stages + s) * tile_kv;
+    let bars = base + BM * D * 2 + 2 * stages * tile_kv;
+    let full_q = bars;
+    let empty_q = bars + 8;
+    let full_k = |s: u32| bars + 8 * (2 + s);
+    let full_v = |s: u32| bars + 8 * (2 + stages + s);
+    let empty_k = |s: u32| bars + 8 * (2 + 2 * stages + s);
+    let empty_v = |s: u32| bars + 8 * (2 + 3 * stages + s);
+    // Ring stage and phase parity of K/V tile number `i` (stages is a power of two).
+    let shift = stages.trailing_zeros();
+    let ring = move |i: u32| (i & (stages - 1), (i >> shift) & 1);
+
+    let causal = p.causal != 0;
+    let blocks_m = p.seq_q.div_ceil(BM);
+    let items = blocks_m * p.batch_heads;
+    let (first, step) = (thread::block_idx_x(), thread::grid_dim_x());
+    let kv_head = |bh: u32| {
+        let (b, h) = (bh / p.heads, bh % p.heads);
+        b * (p.heads / p.group) + h / p.group
+    };
+
+    if tid == 0 {
+        // SAFETY: one thread initialises each barrier before the block barrier below.
+        unsafe {
+            mbarrier::init(full_q, 1);
+            // One arrival per consumer warp.
+            mbarrier::init(empty_q, 8);
+            for s in 0..stages {
+                mbarrier::init(full_k(s), 1);
+                mbarrier::init(full_v(s), 1);
+                mbarrier::init(empty_k(s), 8);
+                mbarrier::init(empty_v(s), 8);
+            }
+        }
+        mbarrier::fence_init();
+    }
+    sync::sync_threads();
+
+    let warpgroup = tid / 128;
+    if warpgroup == 0 {
+        // SAFETY: the whole producer warpgroup; it needs few registers.
+        unsafe { wgmma::set_max_registers_dec::<24>() };
+        if tid == 0 {
+            let map_q = maps.as_ptr();
+            // SAFETY: the host passes three maps.
+            let (map_k, map_v) = unsafe { (map_q.add(1), map_q.add(2)) };
+            // SAFETY: valid tensor maps in global memory (host contract).
+            unsafe {
+                tma::prefetch_map(map_q);
+                tma::prefetch_map(map_k);
+                tma::prefetch_map(map_v);
+            }
+            // `it` counts K/V tiles over all of this block's items (the ring runs on across
+            // them), `round` the items.
+            let (mut it, mut round) = (0u32, 0u32);
+            for r in 0..items.div_ceil(step) {
+                let t = item_of(r, first, step, causal);
+                if t >= items {
+                    break;
+                }
+                let (mb, bh) = work_item(t, blocks_m, p.batch_heads, p.head_group, causal);
+                let q0 = mb * BM;
+                let kv_bh = kv_head(bh) as i32;
+                // SAFETY: each phase expects exactly the bytes of its copies (whole boxes,
+                // out-of-bounds parts included); tiles are 1024-byte aligned; Q and each stage
+                // are refilled only after all 8 consumer warps released them (the first round
+                // passes by the parity rule).
+                unsafe {
+                    mbarrier::wait_parity(empty_q, (round & 1) ^ 1);
+                    mbarrier::arrive_expect_tx(full_q, BM * D * 2);
+                    for c in 0..D / 64 {
+                        let dst = q_smem + c * BM * ROW;
+                        tma::load_3d(dst, map_q, full_q, (64 * c) as i32, q0 as i32, bh as i32);
+                    }
+                    for j in 0..key_tiles(q0, &p) {
+                        let (s, phase) = ring(it);
+                        let y = (j * BN) as i32;
+                        mbarrier::wait_parity(empty_k(s), phase ^ 1);
+                        mbarrier::arrive_expect_tx(full_k(s), tile_kv);
+                        for c in 0..D / 64 {
+                            let (dst, x) = (k_smem(s) + c * BN * ROW, (64 * c) as i32);
+                            tma::load_3d(dst, map_k, full_k(s), x, y, kv_bh);
+                        }
+                        mbarrier::wait_parity(empty_v(s), phase ^ 1);
+                        mbarrier::arrive_expect_tx(full_v(s), tile_kv);
+                        for c in 0..D / 64 {
+                            let (dst, x) = (v_smem(s) + c * BN * ROW, (64 * c) as i32);
+                            tma::load_3d(dst, map_v, full_v(s), x, y, kv_bh);
+                        }
+                        it += 1;
+                    }
+                }
+                round += 1;
+            }
+        }
+        return;
+    }
+
+    // SAFETY: the whole consumer warpgroup; 128 * 24 + 256 * 240 <= 65536.
+    unsafe { wgmma::set_max_registers_inc::<240>() };
+    let consumer = warpgroup - 1;
+    let t = tid - 128 * warpgroup;
+    let (w, l) = (t / 32, t % 32);
+    let scale = p.scale_log2;
+    let q_desc = |kk: u32| {
+        wgmma::shared_desc_sw128(q_smem + (kk / 4) * BM * ROW + consumer * 64 * ROW + (kk % 4) * 32)
+    };
+    let k_desc =
+        |s: u32, kk: u32| wgmma::shared_desc_sw128(k_smem(s) + (kk / 4) * BN * ROW + (kk % 4) * 32);
+    // V as the MN-major B of `P·V`: k-step kk is keys 16 kk .. 16 kk + 16; the second 64
+    // columns (D = 128) are the next sub-tile, BN rows on.
+    let v_desc = |s: u32, kk: u32| wgmma::shared_desc_sw128_mn(v_smem(s) + kk * 2048, BN * ROW);
+
+    // Issues S = Q · K_sᵀ (one batch).
+    let issue_qk = |s_acc: &mut [f32; 64], s: u32| {
+        unroll!(KD, |kk| {
+            // SAFETY: the whole warpgroup, after `fence`; Q and K_s have landed (waited on their
+            // full barriers) and are not refilled before the batch is waited for.
+            unsafe {
+                wgmma::mma_m64n128k16_bf16(s_acc, q_desc(kk as u32), k_desc(s, kk as u32), kk > 0)
+            };
+        });
+        // SAFETY: the whole warpgroup, after its products.
+        unsafe { wgmma::commit_group() };
+    };
+    // Issues O += P · V_s (one batch).
+    let issue_pv = |o_acc: &mut [f32; ON], pf: &mut [[u32; 4]; 8], s: u32| {
+        unroll!(8, |kk| {
+            let desc = v_desc(s, kk as u32);
+            // SAFETY: as `issue_qk`, for V_s; `o_acc` and `pf` are pinned after the wait.
+            unsafe {
+                if let Ok(o) = <&mut [f32; 32]>::try_from(&mut o_acc[..]) {
+                    wgmma::mma_rs_m64n64k16_bf16(o, &mut pf[kk], desc, true);
+                } else if let Ok(o) = <&mut [f32; 64]>::try_from(&mut o_acc[..]) {
+                    wgmma::mma_rs_m64n128k16_bf16(o, &mut pf[kk], desc, true);
+                }
+            }
+        });
+        // SAFETY: the whole warpgroup, after its products.
+        unsafe { wgmma::commit_group() };
+    };
+    let pin_o = |o_acc: &mut [f32; ON], pf: &mut [[u32; 4]; 8]| {
+        if let Ok(o) = <&mut [f32; 32]>::try_from(&mut o_acc[..]) {
+            wgmma::fence_accumulators_32(o);
+        } else if let Ok(o) = <&mut [f32; 64]>::try_from(&mut o_acc[..]) {
+            wgmma::fence_accumulators_64(o);
+        }
+        unroll!(8, |kk| {
+            wgmma::fence_fragment(&mut pf[kk]);
+        });
+    };
+    // Releases a stage to the producer: one arrival per warp, after the warp's wait_group.
+    let release = |bar: u32| {
+        if l == 0 {
+            // SAFETY: an initialised barrier whose phase expects this warp's arrival.
+            unsafe { mbarrier::arrive(bar) };
+        }
+    };
+    // Ping-pong: consumer c waits on named barrier 1 + c for its turn to issue products, and
+    // hands the turn over by arriving on the other's. Per work item both issue n + 1 batches
+    // (n key tiles); consumer 0 goes first (consumer 1 arrives on its barrier once up front)
+    // and consumer 1's last hand-over is left out, so the arrivals match the waits exactly.
+    let ping_pong = p.ping_pong != 0;
+    let turn = || {
+        if ping_pong {
+            // SAFETY: whole warpgroups on both sides; the counts balance (above).
+            unsafe { sync::named_barrier_sync(1 + consumer, 256) };
+        }
+    };
+    let hand_over = |last: bool| {
+        if ping_pong && !(last && consumer == 1) {
+            // SAFETY: as `turn`.
+            unsafe { sync::named_barrier_arrive(2 - consumer, 256) };
+        }
+    };
+
+    let mut s_acc = [0f32; 64];
+    let mut pf = [[0u32; 4]; 8];
+    let (mut it, mut round) = (0u32, 0u32);
+    for r in 0..items.div_ceil(step) {
+        let item = item_of(r, first, step, causal);
+        if item >= items {
+            break;
+        }
+        let (mb, bh) = work_item(item, blocks_m, p.batch_heads, p.head_group, causal);
+        let q0 = mb * BM;
+        let n_tiles = key_tiles(q0, &p);
+        let wg_row0 = q0 + 64 * consumer;
+        // This thread's rows: `row` and `row + 8`.
+        let row = wg_row0 + 16 * w + l / 4;
+        let mut o_acc = [0f32; ON];
+        let mut m = [f32::NEG_INFINITY; 2];
+        let mut l_sum: [f32; 2];
+        // Ring stage and phase of this item's key tile j.
+        let stage = |j: u32| ring(it + j);
+        if ping_pong && consumer == 1 {
+            // SAFETY: as `turn`.
+            unsafe { sync::named_barrier_arrive(1, 256) };
+        }
+
+        // SAFETY (the waits, fences and products below): every consumer thread runs them in
+        // the same order (warpgroup-converged); each product's operands landed (full barrier
+        // waited) and stay until the wait_group covering it; stages and Q are released only
+        // after that wait.
+        unsafe {
+            mbarrier::wait_parity(full_q, round & 1);
+            // Key tile 0: scores, softmax, P.
+            let (s, phase) = stage(0);
+            mbarrier::wait_parity(full_k(s), phase);
+            turn();
+            wgmma::fence();
+            issue_qk(&mut s_acc, s);
+            hand_over(false);
+            wgmma::wait_group::<0>();
+            wgmma::fence_accumulators_64(&mut s_acc);
+            release(empty_k(s));
+            mask(&mut s_acc, 0, &p, wg_row0, row, l);
+            let (_, sum) = softmax(&mut s_acc, &mut m, scale);
+            l_sum = sum;
+            pack(&s_acc, &mut pf);
+
+            for j in 1..n_tiles {
+                let (s, phase) = stage(j);
+                let (sp, phase_p) = stage(j - 1);
+                // Both operands first: one fence then covers both batches.
+                mbarrier::wait_parity(full_k(s), phase);
+                mbarrier::wait_parity(full_v(sp), phase_p);
+                turn();
+                wgmma::fence();
+                issue_qk(&mut s_acc, s);
+                issue_pv(&mut o_acc, &mut pf, sp);
+                hand_over(false);
+                // The scores of tile j are done (P·V of tile j - 1 may still run).
+                wgmma::wait_group::<1>();
+                wgmma::fence_accumulators_64(&mut s_acc);
+                release(empty_k(s));
+                mask(&mut s_acc, j, &p, wg_row0, row, l);
+                let (corr, sum) = softmax(&mut s_acc, &mut m, scale);
+                wgmma::wait_group::<0>();
+                pin_o(&mut o_acc, &mut pf);
+                release(empty_v(sp));
+                unroll!(2, |h| {
+                    l_sum[h] = l_sum[h] * corr[h] + sum[h];
+                    unroll!(OJ, |jj| {
+                        o_acc[4 * jj + 2 * h] *= corr[h];
+                        o_acc[4 * jj + 2 * h + 1] *= corr[h];
+                    });
+                });
+                pack(&s_acc, &mut pf);
+            }
+            let (s, phase) = stage(n_tiles - 1);
+            mbarrier::wait_parity(full_v(s), phase);
+            turn();
+            wgmma::fence();
+            issue_pv(&mut o_acc, &mut pf, s);
+            hand_over(true);
+            wgmma::wait_group::<0>();
+            pin_o(&mut o_acc, &mut pf);
+            release(empty_v(s));
+            // Every product of this item is done: Q may be refilled for the next one.
+            release(empty_q);
+        }
+
+        // O / l, rounded to bf16, stored straight from the accumulator layout: each thread
+        // writes column pairs of its two rows.
+        unroll!(2, |h| {
+            let mut sum = l_sum[h];
+            sum += warp::shuffle_xor(sum, 1);
+            sum += warp::shuffle_xor(sum, 2);
+            let inv = 1.0 / sum;
+            let r = row + 8 * h as u32;
+            if r < p.seq_q {
+                let row_index = bh as usize * p.seq_q as usize + r as usize;
+                if !lse.is_empty() && l % 4 == 0 {
+                    // Natural-log logsumexp of the scaled scores (m is in base-2 units of them).
+                    let value = (m[h] + math::log2_approx(sum)) * core::f32::consts::LN_2;
+                    // SAFETY: one lane per (batch·head, row); the host checked `lse`'s length.
+                    unsafe { lse.write_unchecked_race(row_index, value) };
+                }
+                let first = row_index * D as usize / 2 + (l % 4) as usize;
+                unroll!(OJ, |jj| {
+                    let word = wgmma::pack_bf16x2(
+                        o_acc[4 * jj + 2 * h] * inv,
+                        o_acc[4 * jj + 2 * h + 1] * inv,
+                    );
+                    // SAFETY: (row, column pair 8 jj + 2 (l % 4)) is inside O (row < seq_q,
+                    // host-checked length) and belongs to this thread alone.
+                    unsafe { out.add(first + 4 * jj).write(word) };
+                });
+            }
+        });
+        it += n_tiles;
+        round += 1;
+    }
+}
+
+/// Work items (query tiles) of a launch: launch at most this many blocks.
+pub const fn work_items(seq_q: u32, batch_heads: u32) -> u32 {
+    seq_q.div_ceil(BM) * batch_heads
+}
+
+/// Flash-attention forward, head dimension 64, on Hopper (see the module docs). Launch with
+/// [`THREADS`] threads, a 1-D grid of at most [`work_items`] blocks (persistent: one per SM),
+/// `shared_bytes(64, p.stages)` bytes of dynamic shared memory; `maps` holds the TMA descriptors of Q, K, V encoded by `gpu-dense`.
+///
+/// `q`, `k` and `v` are read only through the tensor maps; they are parameters so that the host
+/// runtime orders the launch after their writers and keeps them alive.
+#[kernel(launch_bounds(384, 1))]
+pub fn attention_fwd_bf16_d64_wgmma(
+    q: &[bf16],
+    k: &[bf16],
+    v: &[bf16],
+    maps: &[TensorMap],
+    o: DisjointSlice<bf16>,
+    lse: DisjointSlice<f32>,
+    p: FlashParams,
+) {
+    let _ = (q, k, v);
+    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
+    unsafe { attention::<64, 4, 8, 32>(maps, o.as_mut_ptr().cast(), lse, p) }
+}
+
+/// Flash-attention forward, head dimension 128; as [`attention_fwd_bf16_d64_wgmma`] with
+/// `shared_bytes(128, p.stages)`.
+#[kernel(launch_bounds(384, 1))]
+pub fn attention_fwd_bf16_d128_wgmma(
+    q: &[bf16],
+    k: &[bf16],
+    v: &[bf16],
+    maps: &[TensorMap],
+    o: DisjointSlice<bf16>,
+    lse: DisjointSlice<f32>,
+    p: FlashParams,
+) {
+    let _ = (q, k, v);
+    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
+    unsafe { attention::<128, 8, 16, 64>(maps, o.as_mut_ptr().cast(), lse, p) }
+}
