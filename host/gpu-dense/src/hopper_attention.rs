@@ -29,9 +29,10 @@ pub struct WgmmaSchedule {
     pub persistent: bool,
     /// Stages of the K/V ring: 2, or 4 (head dimension 64 only); 0 picks the default.
     pub stages: u32,
-    /// Causal: order the query tiles heaviest first within groups of this many heads (0: all
-    /// heads, the default; `u32::MAX`: enough heads per group to give every SM a tile, so the
-    /// blocks running together share few heads' K and V in L2). Not measured yet.
+    /// Causal: order the query tiles heaviest first within groups of this many heads
+    /// (`u32::MAX`: enough heads per group to give every SM a tile, so the blocks running
+    /// together share few heads' K and V in L2; 0, the default: that for query lengths up to
+    /// 2048, all heads beyond, where balancing the long rows matters more).
     pub head_group: u32,
 }
 
@@ -45,6 +46,11 @@ impl Default for WgmmaSchedule {
         }
     }
 }
+
+/// Longest query length for which the default causal schedule orders tiles within head
+/// groups: short rows gain more from L2 reuse than from balancing (measured in
+/// docs/gemm-tuning.md).
+const HEAD_GROUP_MAX_SEQ: usize = 2048;
 
 /// The default depth of the K/V ring.
 const DEFAULT_STAGES: u32 = 2;
@@ -226,9 +232,11 @@ impl Dense {
         let maps = &cache[&key];
         let bh = (shape.batch * shape.heads) as u32;
         let blocks_m = shape.seq_q.div_ceil(kernel::BM as usize) as u32;
+        let per_sm = self.wgmma.sm_count.div_ceil(blocks_m).clamp(1, bh);
         let head_group = match schedule.head_group {
+            0 if shape.seq_q <= HEAD_GROUP_MAX_SEQ => per_sm,
             0 => bh,
-            u32::MAX => self.wgmma.sm_count.div_ceil(blocks_m).clamp(1, bh),
+            u32::MAX => per_sm,
             n => n.clamp(1, bh),
         };
         let params = FlashParams {
