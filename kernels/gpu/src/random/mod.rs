@@ -44,7 +44,7 @@ mod philox;
 
 pub use philox::{PHILOX_ROUNDS, Philox4x32, counter, key, philox4x32_10};
 
-use crate::math::{fma_f64, sqrt, sqrt_f64};
+use crate::math::{fma_f64, mul, sqrt_f64};
 
 /// A word to a uniform `f32` in `(0, 1)`: the midpoint `(k + ½)·2^-23` of cell `k = x >> 9`.
 /// Computed as `1.k - (1 - 2^-24)` with `k` as the mantissa bits of a number in `[1, 2)`: one
@@ -62,18 +62,23 @@ pub fn uniform_f64(hi: u32, lo: u32) -> f64 {
     f64::from_bits(0x3ff0_0000_0000_0000 | k) - (1.0 - 1.0 / 9_007_199_254_740_992.0)
 }
 
-/// Two standard normals from two words (Box–Muller).
+/// Two standard normals from two words (Box–Muller): the radius `√(-2 ln u)` from the 23
+/// top bits of `x`; the angle a uniform point of the first quadrant, `π/2·a` with `a` from
+/// the 23 low bits of `y`, reflected into the quadrant that bits 31 and 30 of `y` choose
+/// (the signs of the cosine and the sine), which is uniform on the circle as `2π·v` is.
 #[inline(always)]
 pub fn box_muller_f32(x: u32, y: u32) -> [f32; 2] {
-    let r = sqrt(-2.0 * float::ln_f32(uniform_f32(x)));
-    let (s, c) = float::sincos_turns_f32(uniform_f32(y));
-    [r * c, r * s]
+    let r = float::sqrt_in_range_f32(float::neg2_ln_f32(uniform_f32(x))).to_bits();
+    let (s, c) = float::sincos_quarter_f32(uniform_f32(y << 9));
+    let rc = f32::from_bits(r ^ (y & 0x8000_0000));
+    let rs = f32::from_bits(r ^ ((y << 1) & 0x8000_0000));
+    [mul(rc, c), mul(rs, s)]
 }
 
 /// Two standard normals from four words (Box–Muller on two 52-bit uniforms).
 #[inline(always)]
 pub fn box_muller_f64(w: [u32; 4]) -> [f64; 2] {
-    let r = sqrt_f64(-2.0 * float::ln_f64(uniform_f64(w[0], w[1])));
+    let r = sqrt_f64(float::neg2_ln_f64(uniform_f64(w[0], w[1])));
     let (s, c) = float::sincos_turns_f64(uniform_f64(w[2], w[3]));
     [r * c, r * s]
 }
@@ -81,13 +86,13 @@ pub fn box_muller_f64(w: [u32; 4]) -> [f64; 2] {
 /// A standard exponential (`-ln u`) from one word.
 #[inline(always)]
 pub fn exponential_f32(x: u32) -> f32 {
-    -float::ln_f32(uniform_f32(x))
+    0.5 * float::neg2_ln_f32(uniform_f32(x))
 }
 
 /// A standard exponential from two words.
 #[inline(always)]
 pub fn exponential_f64(hi: u32, lo: u32) -> f64 {
-    -float::ln_f64(uniform_f64(hi, lo))
+    0.5 * float::neg2_ln_f64(uniform_f64(hi, lo))
 }
 
 /// Means above which [`Philox4x32::poisson`] uses the normal approximation.
@@ -206,5 +211,7 @@ impl Philox4x32 {
 /// Host access to the private elementary functions, for the accuracy tests.
 #[doc(hidden)]
 pub mod __float {
-    pub use super::float::{exp_f64, ln_f32, ln_f64, sincos_turns_f32, sincos_turns_f64};
+    pub use super::float::{
+        exp_f64, neg2_ln_f32, neg2_ln_f64, sincos_quarter_f32, sincos_turns_f64, sqrt_in_range_f32,
+    };
 }
