@@ -7,7 +7,8 @@
 //! Domains are what the distributions pass: `ln` of a positive normal number, `sincos_turns` of
 //! `t` in `[0, 1]`, `exp` of `x <= 0`.
 
-use crate::math::{fma, fma_f64, horner, horner64, mul, mul64};
+use super::consts::*;
+use crate::math::{fma, fma_f64, horner, mul, mul64};
 
 /// `-2·ln(x)` for `x` in `(0, 1)` (a normal number): `x = m · 2^e` with `m` in `[√½, √2)`,
 /// `g = 2 - 2m` (exact), `-2·ln m = g + g²·R(g)` with `R` a degree-7 near-minimax fit on
@@ -41,7 +42,7 @@ pub fn neg2_ln_f32(x: f32) -> f32 {
 /// ln 2 split as in fdlibm: the upper 32 bits (so `e·LN2_HI` is exact for the exponents here)
 /// and the rest.
 const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
-const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
+const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76); // -2·LN2_LO is `consts::NEG2_LN2_LO`
 
 /// `-2·ln(x)` for `x` in `(0, 1)` (a normal number): `x = m · 2^e` with `m` in `[√½, √2)`,
 /// `s = (m-1)/(m+1)`, `ln m = 2s + s·R(s²)` with fdlibm's degree-14 minimax `R` (`e_log.c`,
@@ -49,16 +50,6 @@ const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
 /// coefficients (exact).
 #[inline(always)]
 pub fn neg2_ln_f64(x: f64) -> f64 {
-    // -2·Lg7, ..., -2·Lg1 (fdlibm's bits, times -2: exact).
-    const P: [f64; 7] = [
-        -2.0 * f64::from_bits(0x3fc2_f112_df3e_5244),
-        -2.0 * f64::from_bits(0x3fc3_9a09_d078_c69f),
-        -2.0 * f64::from_bits(0x3fc7_4664_96cb_03de),
-        -2.0 * f64::from_bits(0x3fcc_71c5_1d8e_78af),
-        -2.0 * f64::from_bits(0x3fd2_4924_9422_9359),
-        -2.0 * f64::from_bits(0x3fd9_9999_9997_fa04),
-        -2.0 * f64::from_bits(0x3fe5_5555_5555_5593),
-    ];
     const SQRT_HALF: u64 = 0x3fe6_a09e_667f_3bcd;
     let ix = x.to_bits().wrapping_add(0x3ff0_0000_0000_0000 - SQRT_HALF);
     let m = f64::from_bits((ix & 0x000f_ffff_ffff_ffff) + SQRT_HALF);
@@ -67,9 +58,13 @@ pub fn neg2_ln_f64(x: f64) -> f64 {
     let f = m - 1.0;
     let s = f / (2.0 + f);
     let z = mul64(s, s);
-    let l = fma_f64(mul64(s, z), horner64(z, P), mul64(s, -4.0));
+    let mut p = fma_f64(z, k::<LG7>(), k::<LG6>());
+    for c in [k::<LG5>(), k::<LG4>(), k::<LG3>(), k::<LG2>(), k::<LG1>()] {
+        p = fma_f64(z, p, c);
+    }
+    let l = fma_f64(mul64(s, z), p, mul64(s, -4.0));
     // e·(-2·LN2_HI) is exact; one rounding for the rest.
-    fma_f64(e, -2.0 * LN2_HI, fma_f64(e, -2.0 * LN2_LO, l))
+    fma_f64(e, -2.0 * LN2_HI, fma_f64(e, k::<NEG2_LN2_LO>(), l))
 }
 
 /// `exp(x)` for `x <= 0` (0 below -708): `x = k·ln 2 + r`, `|r| <= ln 2 / 2`, Taylor to `r^13`.
@@ -146,31 +141,21 @@ pub fn sqrt_in_range_f32(x: f32) -> f32 {
 /// bits (one logic operation each) rather than by negating doubles.
 #[inline(always)]
 pub fn sincos_turns_f64(t: f64) -> (f64, f64) {
-    // fdlibm's S6 ... S1 and C6 ... C1, then -1/2.
-    const S: [f64; 6] = [
-        f64::from_bits(0x3de5_d93a_5acf_d57c),
-        f64::from_bits(0xbe5a_e5e6_8a2b_9ceb),
-        f64::from_bits(0x3ec7_1de3_57b1_fe7d),
-        f64::from_bits(0xbf2a_01a0_19c1_61d5),
-        f64::from_bits(0x3f81_1111_1110_f8a6),
-        f64::from_bits(0xbfc5_5555_5555_5549),
-    ];
-    const C: [f64; 7] = [
-        f64::from_bits(0xbda8_fae9_be88_38d4),
-        f64::from_bits(0x3e21_ee9e_bdb4_b1c4),
-        f64::from_bits(0xbe92_7e4f_809c_52ad),
-        f64::from_bits(0x3efa_01a0_19cb_1590),
-        f64::from_bits(0xbf56_c16c_16c1_5177),
-        f64::from_bits(0x3fa5_5555_5555_554c),
-        -0.5,
-    ];
     const MAGIC: f64 = 6_755_399_441_055_744.0;
-    let k = fma_f64(t, 4.0, MAGIC);
-    let q = k.to_bits() as u32;
-    let x = mul64(fma_f64(k - MAGIC, -0.25, t), core::f64::consts::TAU);
+    let n = fma_f64(t, 4.0, MAGIC);
+    let q = n.to_bits() as u32;
+    let x = mul64(fma_f64(n - MAGIC, -0.25, t), k::<TAU>());
     let y = mul64(x, x);
-    let sin = fma_f64(mul64(x, y), horner64(y, S), x);
-    let cos = fma_f64(y, horner64(y, C), 1.0);
+    let mut ps = fma_f64(y, k::<S6>(), k::<S5>());
+    for c in [k::<S4>(), k::<S3>(), k::<S2>(), k::<S1>()] {
+        ps = fma_f64(y, ps, c);
+    }
+    let sin = fma_f64(mul64(x, y), ps, x);
+    let mut pc = fma_f64(y, k::<C6>(), k::<C5>());
+    for c in [k::<C4>(), k::<C3>(), k::<C2>(), k::<C1>(), -0.5] {
+        pc = fma_f64(y, pc, c);
+    }
+    let cos = fma_f64(y, pc, 1.0);
     // (sin, cos) of x + q·π/2: swapped for odd q, sin negated for q = 2, 3, cos for q = 1, 2.
     let (s, c) = if q & 1 != 0 { (cos, sin) } else { (sin, cos) };
     let flip = |v: f64, sign: u32| f64::from_bits(v.to_bits() ^ ((sign as u64 & 2) << 62));

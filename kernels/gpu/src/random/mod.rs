@@ -39,6 +39,7 @@
 //! The integer generator needs nothing else; the float conversions use `gpu::math`'s correctly
 //! rounded `sqrt` and `fma`, so on the host they need the `sim` feature (as all of `gpu::math`).
 
+mod consts;
 mod float;
 mod philox;
 
@@ -59,7 +60,8 @@ pub fn uniform_f32(x: u32) -> f32 {
 #[inline(always)]
 pub fn uniform_f64(hi: u32, lo: u32) -> f64 {
     let k = ((hi as u64) << 20) | (lo as u64 >> 12);
-    f64::from_bits(0x3ff0_0000_0000_0000 | k) - (1.0 - 1.0 / 9_007_199_254_740_992.0)
+    // 1 - 2^-53, from the constant bank on the GPU (see `consts`).
+    f64::from_bits(0x3ff0_0000_0000_0000 | k) - consts::k::<{ consts::UNIFORM_SHIFT }>()
 }
 
 /// Two standard normals from two words (Box–Muller): the radius `√(-2 ln u)` from the 23
