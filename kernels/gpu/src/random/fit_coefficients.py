@@ -1,10 +1,17 @@
-# Near-minimax polynomial fits (weighted least squares on Chebyshev nodes, then a few
+"""Fits the f32 polynomials of `gpu::random`'s Box–Muller (`float.rs`): `-2·ln(1 - g/2) = g +
+g²·R(g)` and `sin(π/2·a) = a·S(a²)`. Near-minimax: weighted least squares on Chebyshev nodes in
+60-digit decimal arithmetic, reweighted a few times towards equal ripple; then each coefficient
+is rounded to f32, lowest degree first, and the rest refitted. Prints the coefficients' bits
+(highest degree first, as in the Rust tables) and the maximum weighted error on a dense grid.
+Standard library only: `python3 fit_coefficients.py`."""
+from decimal import Decimal as D, getcontext
+import math
+import struct
+
+
 def pw_(y, j):
     return D(1) if j == 0 else y**j
-# Remez-like reweighting passes), in 60-digit decimal arithmetic; coefficients rounded to f32
-# one at a time from the lowest degree, refitting the rest after each rounding.
-from decimal import Decimal as D, getcontext
-import struct, math
+
 getcontext().prec = 60
 PI = D('3.141592653589793238462643383279502884197169399375105820974944592307816406286')
 def sin_d(x):
@@ -59,3 +66,33 @@ def fit(F, W, a, b, deg, fixed, npts=300, passes=6, rnd=f32):
         e = abs(W(y)*(F(y) - sum(coef[j]*pw_(y,j) for j in range(deg+1))))
         mx = max(mx, e)
     return coef, mx
+
+
+def hx(c):
+    return "0x%08x" % struct.unpack("I", struct.pack("f", float(c)))[0]
+
+
+if __name__ == "__main__":
+    S2 = D(2).sqrt()
+
+    def F(g):
+        return -2 * (1 - g / 2).ln()
+
+    def R(g):
+        if abs(g) < D(10) ** -6:  # -2·ln(1-x) = 2(x + x²/2 + x³/3 + ...), x = g/2
+            x = g / 2
+            return sum(2 * x**k / k for k in range(2, 40)) / (g * g) if g != 0 else D(1) / 2
+        return (F(g) - g) / (g * g)
+
+    def W(g):
+        return D(0) if g == 0 else g * g / abs(F(g))
+
+    c, e = fit(R, W, 2 - 2 * S2, 2 - S2, 7, {}, npts=400)
+    print("R (neg2_ln_f32):", [hx(x) for x in reversed(c)], "relative error", float(e))
+    HP = PI / 2
+
+    def S(y):
+        return sin_d(HP * y.sqrt()) / y.sqrt() if y > 0 else HP
+
+    c, e = fit(S, lambda y: 1 / S(y), D(0), D(1), 4, {})
+    print("S (sincos_quarter_f32):", [hx(x) for x in reversed(c)], "relative error", float(e))
