@@ -4,8 +4,9 @@
 //! for the compiler to contract. Accurate to a few ulp, not correctly rounded; the hardware's
 //! `_approx` instructions would be faster but differ between the GPU and the simulator.
 //!
-//! Domains are what the distributions pass: `ln` of a positive normal number, `sincos_turns` of
-//! `t` in `[0, 1]`, `exp` of `x <= 0`.
+//! Domains are what the distributions pass: `-2·ln` of `u` in `(0, 1)`, `sincos_quarter_f32`
+//! of `a` in `[0, 1]`, `sincos_turns_f64` of `t` in `[0, 1]`, `exp` of `x <= 0`, the square
+//! root of `-2·ln u`. The `f64` constants come from the constant bank (`consts`).
 
 use super::consts::*;
 use crate::math::{fma, fma_f64, horner, mul, mul64};
