@@ -59,6 +59,8 @@ macro_rules! const_bank {
             const f64::to_bits($first), $(const f64::to_bits($v)),*
         );
         $(#[$m])*
+        // Named like the constant arrays they replace.
+        #[allow(clippy::upper_case_acronyms)]
         $vis struct $name;
         impl $name {
             /// The coefficients, highest degree first.
