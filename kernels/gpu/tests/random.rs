@@ -6,7 +6,10 @@
 use gpu::random::__float::{
     exp_f64, neg2_ln_f32, neg2_ln_f64, sincos_quarter_f32, sincos_turns_f64, sqrt_in_range_f32,
 };
-use gpu::random::{Philox4x32, box_muller_f32, box_muller_f64, uniform_f32, uniform_f64};
+use gpu::random::{
+    Philox4x32, box_muller_f32, box_muller_f64, normal_pair_f32, normal_pair_f64, uniform_f32,
+    uniform_f64,
+};
 
 /// Every 4099th word, and the extremes.
 fn sample_words() -> impl Iterator<Item = u32> {
@@ -105,9 +108,18 @@ fn box_muller_values_are_bounded_and_normal() {
     }
     let max64 = (-2.0 * (2f64.powi(-53)).ln()).sqrt() * (1.0 + f64::EPSILON);
     for x in sample_words().step_by(7) {
-        for z in box_muller_f64([x, x.rotate_left(3), x.wrapping_mul(0x9e37_79b9), !x]) {
+        let w = [x, x.rotate_left(3), x.wrapping_mul(0x9e37_79b9), !x];
+        let z = box_muller_f64(w);
+        for z in z {
             assert!(z.is_finite() && z.abs() <= max64, "{z}");
         }
+        // The fills' scaled pairs: the standard ones for mean 0, sd 1; the scale on the radius.
+        assert_eq!(normal_pair_f64(w, 0.0, 1.0), z);
+        let y = x.wrapping_mul(0x9e37_79b9);
+        assert_eq!(normal_pair_f32(x, y, 0.0, 1.0), box_muller_f32(x, y));
+        let [a, b] = normal_pair_f32(x, y, 10.0, 2.0);
+        let [p, q] = box_muller_f32(x, y);
+        assert!((a - (10.0 + 2.0 * p)).abs() <= 1e-5 && (b - (10.0 + 2.0 * q)).abs() <= 1e-5);
     }
     let (mean, var) = (sum / count as f64, sum2 / count as f64);
     assert!(

@@ -4,23 +4,17 @@
 //! double instruction: ptxas builds each from two uniform moves, again in every loop iteration
 //! (the uniform registers cannot hold them all), which was 56 of the 205 instructions per
 //! iteration of the normal `f64` fill. Declared in the `.const` state space and read at a
-//! fixed address, a constant becomes a constant-bank operand of the instruction using it
-//! (`DFMA R, R, c[0x3][...], R`), for free. On the host and the simulator, [`k`] is the
-//! table entry itself.
+//! fixed address, a constant costs one uniform load (`ULDC.64`) per use instead. The table is a
+//! `math::bank` constant bank; on the host and the simulator, [`k`] is the table entry itself.
 
-/// Defines the table once, as the `.const` array `__gpu_random_f64` of the PTX module and as
-/// [`TABLE`] for the host, from the same literals (bit patterns).
+/// Defines the table once, as the constant bank `RandomF64` (`math::bank`: the `.const` array
+/// `__gpu_random_f64` on the GPU, the same values on the host) and an index constant per name.
 macro_rules! table {
     ($($(#[$doc:meta])* $name:ident = $bits:literal;)*) => {
-        #[cfg(target_arch = "nvptx64")]
-        core::arch::global_asm!(concat!(
-            ".const .align 8 .b64 __gpu_random_f64[] = {{",
-            $(stringify!($bits), ", ",)*
-            "0}};"
-        ));
-        /// The constants' bits, in table order.
-        #[cfg(not(target_arch = "nvptx64"))]
-        const TABLE: &[u64] = &[$($bits),*];
+        crate::math::bank::const_bank! {
+            /// The constants, in table order.
+            pub(super) RandomF64 = "__gpu_random_f64", [$(f64::from_bits($bits)),*];
+        }
         table!(@index 0usize, $($(#[$doc])* $name)*);
     };
     (@index $i:expr, $(#[$doc:meta])* $name:ident $($rest:tt)*) => {
@@ -66,22 +60,5 @@ table! {
 /// Constant `I` of the table (one of the names above).
 #[inline(always)]
 pub(super) fn k<const I: usize>() -> f64 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let r: f64;
-        // SAFETY: reads 8 bytes inside the module's own constant array, which nothing writes.
-        unsafe {
-            core::arch::asm!(
-                "ld.const.f64 {r}, [__gpu_random_f64+{off}];",
-                r = out(reg64) r,
-                off = const I * 8,
-                options(pure, nomem, nostack),
-            )
-        };
-        r
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        f64::from_bits(TABLE[I])
-    }
+    RandomF64::get::<I>()
 }

@@ -54,7 +54,7 @@ mod philox;
 
 pub use philox::{PHILOX_ROUNDS, Philox4x32, counter, key, philox4x32_10};
 
-use crate::math::{fma_f64, mul, sqrt_f64};
+use crate::math::{fma, fma_f64, mul, mul64, sqrt_f64};
 
 /// A word to a uniform `f32` in `(0, 1)`: the midpoint `(k + ½)·2^-23` of cell `k = x >> 9`.
 /// Computed as `1.k - (1 - 2^-24)` with `k` as the mantissa bits of a number in `[1, 2)`: one
@@ -79,11 +79,38 @@ pub fn uniform_f64(hi: u32, lo: u32) -> f64 {
 /// (the signs of the cosine and the sine), which is uniform on the circle as `2π·v` is.
 #[inline(always)]
 pub fn box_muller_f32(x: u32, y: u32) -> [f32; 2] {
-    let r = float::sqrt_in_range_f32(float::neg2_ln_f32(uniform_f32(x))).to_bits();
-    let (s, c) = float::sincos_quarter_f32(uniform_f32(y << 9));
-    let rc = f32::from_bits(r ^ (y & 0x8000_0000));
-    let rs = f32::from_bits(r ^ ((y << 1) & 0x8000_0000));
+    let (r, s, c, y) = box_muller_parts_f32(x, y);
+    let (rc, rs) = signed_radii(r, y);
     [mul(rc, c), mul(rs, s)]
+}
+
+/// Two normals of mean `mean` and standard deviation `sd` from two words: [`box_muller_f32`]
+/// with the scale applied to the radius, `mean + (sd·r)·cos θ` and `mean + (sd·r)·sin θ` (one
+/// multiply-add each; what `fill_normal` computes).
+#[inline(always)]
+pub fn normal_pair_f32(x: u32, y: u32, mean: f32, sd: f32) -> [f32; 2] {
+    let (r, s, c, y) = box_muller_parts_f32(x, y);
+    let (rc, rs) = signed_radii(mul(r, sd), y);
+    [fma(rc, c, mean), fma(rs, s, mean)]
+}
+
+/// Box–Muller's radius, the sine and cosine of the angle within its quadrant, and the word
+/// whose bits 31 and 30 give the cosine's and the sine's signs.
+#[inline(always)]
+fn box_muller_parts_f32(x: u32, y: u32) -> (f32, f32, f32, u32) {
+    let r = float::sqrt_in_range_f32(float::neg2_ln_f32(uniform_f32(x)));
+    let (s, c) = float::sincos_quarter_f32(uniform_f32(y << 9));
+    (r, s, c, y)
+}
+
+/// The radius with the cosine's and the sine's signs (bits 31 and 30 of `y`).
+#[inline(always)]
+fn signed_radii(r: f32, y: u32) -> (f32, f32) {
+    let r = r.to_bits();
+    (
+        f32::from_bits(r ^ (y & 0x8000_0000)),
+        f32::from_bits(r ^ ((y << 1) & 0x8000_0000)),
+    )
 }
 
 /// Two standard normals from four words (Box–Muller on two 52-bit uniforms).
@@ -91,7 +118,16 @@ pub fn box_muller_f32(x: u32, y: u32) -> [f32; 2] {
 pub fn box_muller_f64(w: [u32; 4]) -> [f64; 2] {
     let r = sqrt_f64(float::neg2_ln_f64(uniform_f64(w[0], w[1])));
     let (s, c) = float::sincos_turns_f64(uniform_f64(w[2], w[3]));
-    [r * c, r * s]
+    [mul64(r, c), mul64(r, s)]
+}
+
+/// Two normals of mean `mean` and standard deviation `sd` from four words: [`box_muller_f64`]
+/// with the scale applied to the radius (as [`normal_pair_f32`]; what `fill_normal` computes).
+#[inline(always)]
+pub fn normal_pair_f64(w: [u32; 4], mean: f64, sd: f64) -> [f64; 2] {
+    let r = mul64(sqrt_f64(float::neg2_ln_f64(uniform_f64(w[0], w[1]))), sd);
+    let (s, c) = float::sincos_turns_f64(uniform_f64(w[2], w[3]));
+    [fma_f64(r, c, mean), fma_f64(r, s, mean)]
 }
 
 /// A standard exponential (`-ln u`) from one word.
