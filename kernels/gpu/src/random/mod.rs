@@ -39,6 +39,8 @@
 //!   `sin`, `cos` 1.2·2^-23 relative (also near 0); `f64` within 1.5·2^-52 relative and
 //!   3.2·2^-52 absolute over a sample. The smallest uniform bounds the tails: `|z| <= 5.77`
 //!   for `f32` (probability 8·10⁻⁹ beyond), `|z| <= 8.57` for `f64`.
+//!   The fills scale the radius ([`normal_pair_f32`], [`normal_pair_f64`]:
+//!   `mean + (sd·r)·cos θ`), one multiply per pair fewer than scaling each normal.
 //! - **Exponential**: `-ln u` (half of Box–Muller's `-2 ln u`), one word (`f32`) or two
 //!   (`f64`).
 //! - **Poisson** ([`Philox4x32::poisson`]): Knuth's product of uniforms for `λ <= 500`
