@@ -6,7 +6,7 @@
 
 use gpu_algorithms::{Algorithms, Philox};
 use gpu_host::gpu::random::{
-    box_muller_f32, box_muller_f64, counter, key, philox4x32_10, uniform_f32, uniform_f64,
+    counter, key, normal_pair_f32, normal_pair_f64, philox4x32_10, uniform_f32, uniform_f64,
 };
 use gpu_host::{DeviceCopy, Error, Gpu};
 use gpu_tests::{gpu_or_skip, sizes_for};
@@ -160,9 +160,9 @@ fn fills_equal_the_host_computation_bit_for_bit() {
             .map(|x: &f32| x.to_bits())
             .collect();
         let want = reference(start, n, |w| {
-            let [a, b] = box_muller_f32(w[0], w[1]);
-            let [c, d] = box_muller_f32(w[2], w[3]);
-            [a, b, c, d].map(|z| z.mul_add(sd, mean).to_bits())
+            let [a, b] = normal_pair_f32(w[0], w[1], mean, sd);
+            let [c, d] = normal_pair_f32(w[2], w[3], mean, sd);
+            [a, b, c, d].map(f32::to_bits)
         });
         bits_equal(&format!("normal f32 n={n}"), &got, &want);
 
@@ -171,9 +171,7 @@ fn fills_equal_the_host_computation_bit_for_bit() {
             .iter()
             .map(|x: &f64| x.to_bits())
             .collect();
-        let want = reference(start, n, |w| {
-            box_muller_f64(w).map(|z| z.mul_add(sd, mean).to_bits())
-        });
+        let want = reference(start, n, |w| normal_pair_f64(w, mean, sd).map(f64::to_bits));
         bits_equal(&format!("normal f64 n={n}"), &got, &want);
     }
 }

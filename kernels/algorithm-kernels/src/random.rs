@@ -4,7 +4,7 @@
 //! `(mean, std_dev)` for the normals.
 
 use gpu::math::{fma, fma_f64};
-use gpu::random::{box_muller_f32, box_muller_f64, uniform_f32, uniform_f64};
+use gpu::random::{normal_pair_f32, normal_pair_f64, uniform_f32, uniform_f64};
 
 gpu::random_fill_kernel!(
     fill_uniform_u32,
@@ -38,9 +38,9 @@ gpu::random_fill_kernel!(
     4,
     f32,
     |w: [u32; 4], mean: f32, sd: f32| {
-        let [a, b] = box_muller_f32(w[0], w[1]);
-        let [c, d] = box_muller_f32(w[2], w[3]);
-        [a, b, c, d].map(|z| fma(z, sd, mean))
+        let [a, b] = normal_pair_f32(w[0], w[1], mean, sd);
+        let [c, d] = normal_pair_f32(w[2], w[3], mean, sd);
+        [a, b, c, d]
     }
 );
 
@@ -49,5 +49,5 @@ gpu::random_fill_kernel!(
     f64,
     2,
     f64,
-    |w: [u32; 4], mean: f64, sd: f64| { box_muller_f64(w).map(|z| fma_f64(z, sd, mean)) }
+    |w: [u32; 4], mean: f64, sd: f64| { normal_pair_f64(w, mean, sd) }
 );

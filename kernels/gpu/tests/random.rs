@@ -3,8 +3,13 @@
 //! exponential and Poisson variates. The Random123 known answers are unit tests of
 //! `random::philox`; fills through kernels are in `gpu-tests/tests/random.rs`.
 
-use gpu::random::__float::{exp_f64, ln_f32, ln_f64, sincos_turns_f32, sincos_turns_f64};
-use gpu::random::{Philox4x32, box_muller_f32, uniform_f32, uniform_f64};
+use gpu::random::__float::{
+    exp_f64, neg2_ln_f32, neg2_ln_f64, sincos_quarter_f32, sincos_turns_f64, sqrt_in_range_f32,
+};
+use gpu::random::{
+    Philox4x32, box_muller_f32, box_muller_f64, normal_pair_f32, normal_pair_f64, uniform_f32,
+    uniform_f64,
+};
 
 /// Every 4099th word, and the extremes.
 fn sample_words() -> impl Iterator<Item = u32> {
@@ -25,45 +30,58 @@ fn conversions_are_open_interval_midpoints() {
     }
 }
 
-#[test]
-fn elementary_functions_are_accurate_to_a_few_ulp() {
-    for x in sample_words() {
-        let u = uniform_f32(x);
-        let want = (u as f64).ln();
-        let err = (ln_f32(u) as f64 - want).abs();
-        assert!(
-            err <= 2.5 * f32::EPSILON as f64 * want.abs().max(0.5),
-            "ln_f32({u}) off by {err}"
-        );
-        let (s, c) = sincos_turns_f32(u);
-        let t = std::f64::consts::TAU * u as f64;
-        assert!(
-            (s as f64 - t.sin()).abs() < 2.0 * f32::EPSILON as f64,
-            "sin 2π·{u}"
-        );
-        assert!(
-            (c as f64 - t.cos()).abs() < 2.0 * f32::EPSILON as f64,
-            "cos 2π·{u}"
-        );
+/// Error of `got` against `want` in units of `f32::EPSILON · |want|` (relative "ulp").
+fn rel_f32(got: f32, want: f64) -> f64 {
+    (got as f64 - want).abs() / (f32::EPSILON as f64 * want.abs())
+}
 
+/// The f32 pieces of Box–Muller over every input the normals can give them (all 2^23 uniform
+/// values), relative to their own size: `-2·ln u` (fitted polynomial, no division), the
+/// quarter-turn sine and cosine (also near 0, where `|z|` is small), and the square root's
+/// exact fast path (the host's own `sqrt` here; the GPU fills are compared bit for bit with the
+/// host in `gpu-tests/tests/random.rs`).
+#[test]
+fn f32_pieces_are_accurate_over_every_uniform() {
+    let (mut ln_max, mut sin_max, mut cos_max) = (0.0f64, 0.0f64, 0.0f64);
+    for k in 0..1u32 << 23 {
+        let u = uniform_f32(k << 9);
+        let uf = u as f64;
+        ln_max = ln_max.max(rel_f32(neg2_ln_f32(u), -2.0 * uf.ln()));
+        let (s, c) = sincos_quarter_f32(u);
+        let t = std::f64::consts::FRAC_PI_2 * uf;
+        sin_max = sin_max.max(rel_f32(s, t.sin()));
+        cos_max = cos_max.max(rel_f32(c, t.cos()));
+        let l = neg2_ln_f32(u);
+        assert_eq!(sqrt_in_range_f32(l), l.sqrt());
+    }
+    println!(
+        "f32 relative errors (units of 2^-23): -2·ln u {ln_max:.3}, sin {sin_max:.3}, cos {cos_max:.3}"
+    );
+    // The bounds the `gpu::random` docs state.
+    assert!(ln_max < 2.0, "-2·ln u: {ln_max}");
+    assert!(
+        sin_max < 2.0 && cos_max < 2.0,
+        "sin {sin_max}, cos {cos_max}"
+    );
+}
+
+#[test]
+fn f64_pieces_are_accurate() {
+    let (mut ln_max, mut sc_max) = (0.0f64, 0.0f64);
+    for x in sample_words() {
         let v = uniform_f64(x, x.rotate_left(7));
-        let want = v.ln();
-        let err = (ln_f64(v) - want).abs();
-        assert!(
-            err <= 4.0 * f64::EPSILON * want.abs().max(0.5),
-            "ln_f64({v}) off by {err}"
-        );
+        let want = -2.0 * v.ln();
+        ln_max = ln_max.max((neg2_ln_f64(v) - want).abs() / (f64::EPSILON * want.abs()));
         let (s, c) = sincos_turns_f64(v);
         let t = std::f64::consts::TAU * v;
-        // TAU·v itself is rounded: the reference carries about 2^-52 of error.
-        assert!(
-            (s - t.sin()).abs() < 8.0 * f64::EPSILON,
-            "sin 2π·{v}: {} vs {}",
-            s,
-            t.sin()
-        );
-        assert!((c - t.cos()).abs() < 8.0 * f64::EPSILON, "cos 2π·{v}");
+        // TAU·v itself is rounded: the reference carries about 2^-52 of error (absolute).
+        sc_max = sc_max
+            .max((s - t.sin()).abs() / f64::EPSILON)
+            .max((c - t.cos()).abs() / f64::EPSILON);
     }
+    println!("f64: -2·ln u {ln_max:.3} (relative), sin/cos {sc_max:.3} (absolute), units of 2^-52");
+    assert!(ln_max < 2.0, "-2·ln u: {ln_max}");
+    assert!(sc_max < 8.0, "sin/cos: {sc_max}");
     for i in 0..=7070 {
         let x = -(i as f64) * 0.1;
         let (got, want) = (exp_f64(x), x.exp());
@@ -87,6 +105,21 @@ fn box_muller_values_are_bounded_and_normal() {
             sum2 += (z as f64).powi(2);
             count += 1;
         }
+    }
+    let max64 = (-2.0 * (2f64.powi(-53)).ln()).sqrt() * (1.0 + f64::EPSILON);
+    for x in sample_words().step_by(7) {
+        let w = [x, x.rotate_left(3), x.wrapping_mul(0x9e37_79b9), !x];
+        let z = box_muller_f64(w);
+        for z in z {
+            assert!(z.is_finite() && z.abs() <= max64, "{z}");
+        }
+        // The fills' scaled pairs: the standard ones for mean 0, sd 1; the scale on the radius.
+        assert_eq!(normal_pair_f64(w, 0.0, 1.0), z);
+        let y = x.wrapping_mul(0x9e37_79b9);
+        assert_eq!(normal_pair_f32(x, y, 0.0, 1.0), box_muller_f32(x, y));
+        let [a, b] = normal_pair_f32(x, y, 10.0, 2.0);
+        let [p, q] = box_muller_f32(x, y);
+        assert!((a - (10.0 + 2.0 * p)).abs() <= 1e-5 && (b - (10.0 + 2.0 * q)).abs() <= 1e-5);
     }
     let (mean, var) = (sum / count as f64, sum2 / count as f64);
     assert!(

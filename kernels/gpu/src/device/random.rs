@@ -36,16 +36,41 @@ pub fn random_fill<T: DeviceCopy, F: Fn([u32; 4]) -> [T; N], const N: usize>(
     let key = key(seed);
     let p = out.as_mut_ptr();
     let aligned = (p as usize).is_multiple_of(16);
-    for q in thread::grid_stride(n.div_ceil(N)) {
-        let q = q.get();
+    let groups = n.div_ceil(N);
+    // Whole groups of an aligned output: one 16-byte store each, no bounds or alignment test
+    // in the loop, and 32-bit group indices where they cannot wrap (the index arithmetic of
+    // the general loop below was a tenth of the normal fills' instructions).
+    let full = if aligned { n / N } else { 0 };
+    let start = thread::global_index().get();
+    let stride = thread::grid_size();
+    let mut first_general = 0;
+    if full as u64 + stride as u64 <= u32::MAX as u64 {
+        let (end, step) = (full as u32, stride as u32);
+        let mut q = start as u32;
+        let mut block = offset.wrapping_add(start as u64);
+        while q < end {
+            let values = f(philox4x32_10(counter(subsequence, block), key));
+            // SAFETY: group `q < full` lies in bounds and is 16-byte aligned (the base is, and
+            // the group is 16 bytes); it belongs to this thread alone (grid-stride indices are
+            // unique); `T: DeviceCopy` has no padding, so all 16 bytes are initialized.
+            unsafe {
+                let v = (&raw const values).cast::<[u32; 4]>().read_unaligned();
+                crate::block::load::store_v4(p.add(q as usize * N).cast::<u8>(), v)
+            }
+            q += step;
+            block = block.wrapping_add(stride as u64);
+        }
+        first_general = full;
+    }
+    // The rest (a partial last group, an unaligned output, or more than 2^32 groups): element
+    // by element where a group is partial or unaligned.
+    let mut q = first_general + start;
+    while q < groups {
         let words = philox4x32_10(counter(subsequence, offset.wrapping_add(q as u64)), key);
         let values = f(words);
         let first = q * N;
         if aligned && first + N <= n {
-            // SAFETY: `first..first + N` is in bounds (checked) and 16-byte aligned (the base is,
-            // and the group is 16 bytes); group `q` belongs to this thread alone (grid stride
-            // indices are unique); `T: DeviceCopy` has no padding, so all 16 bytes are
-            // initialized.
+            // SAFETY: as above: in bounds (checked), aligned, this thread's own group.
             unsafe {
                 let v = (&raw const values).cast::<[u32; 4]>().read_unaligned();
                 crate::block::load::store_v4(p.add(first).cast::<u8>(), v)
@@ -58,6 +83,7 @@ pub fn random_fill<T: DeviceCopy, F: Fn([u32; 4]) -> [T; N], const N: usize>(
                 }
             }
         }
+        q = q.saturating_add(stride);
     }
 }
 

@@ -5,10 +5,12 @@
 // Polynomial coefficients are fitted values printed to round-trip exactly.
 #![allow(clippy::excessive_precision)]
 
-use super::{exp_f64, fma_f64 as fma, horner64, mul64};
+use super::bank::const_bank;
+use super::{exp_f64, fma_f64 as fma, mul64};
 
+const_bank! {
 /// erf(x)/x − 1 as a polynomial in x², on |x| ≤ 1 (absolute error 2^-57).
-const ERF: [f64; 12] = [
+ERF = "__gpu_math_erf_f64", [
     -7.801_178_483_565_149e-10,
     1.372_296_910_121_093e-8,
     -1.620_917_383_016_347e-7,
@@ -22,9 +24,11 @@ const ERF: [f64; 12] = [
     -0.376_126_389_031_835_5,
     0.128_379_167_095_512_56,
 ];
+}
+const_bank! {
 /// e^(a²)·erfc(a)·(1 + 2a) as a polynomial in t = (a − 4)/(a + 4), on 0.47 ≤ a ≤ 27.5
 /// (relative error 2^-60).
-const ERFC: [f64; 23] = [
+ERFC = "__gpu_math_erfc_f64", [
     1.633_423_133_800_398_2e-9,
     -9.728_344_032_264_645e-9,
     -1.736_193_236_600_674_3e-8,
@@ -49,6 +53,7 @@ const ERFC: [f64; 23] = [
     -0.139_621_116_840_562_5,
     1.232_995_118_625_552_6,
 ];
+}
 
 /// erfc(a) for a ≥ 0.47 (or NaN).
 #[inline(always)]
@@ -56,7 +61,7 @@ fn erfc_tail(a: f64) -> f64 {
     // Clamped where the result is 0 already (a NaN passes).
     let a = if a > 27.5 { 27.5 } else { a };
     let t = (a - 4.0) / (a + 4.0);
-    let q = horner64(t, ERFC) / fma(2.0, a, 1.0);
+    let q = ERFC::horner(t) / fma(2.0, a, 1.0);
     // e^(−a²) with a² = h + l exactly: e^(−h)·(1 − l). A subnormal e^(−h) is exact to half
     // of 2^-1074, and q < 1 shrinks that absolute error.
     let h = mul64(a, a);
@@ -72,7 +77,7 @@ pub fn erf_f64(x: f64) -> f64 {
     let a = x.abs();
     if a < 1.0 {
         let s = mul64(x, x);
-        fma(horner64(s, ERF), x, x)
+        fma(ERF::horner(s), x, x)
     } else {
         // From a = 6 on erfc(a) < 2^-54: 1 − erfc rounds to 1 (a NaN passes the clamp).
         let a = if a > 6.0 { 6.0 } else { a };

@@ -26,6 +26,7 @@
 //! The `_approx` functions are single PTX `.approx` instructions (the special-function unit):
 //! much faster, a few ulp of error over documented ranges, see each function.
 
+pub(crate) mod bank;
 mod erf_f64;
 mod erfc;
 mod erfinv;

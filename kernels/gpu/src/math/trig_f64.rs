@@ -5,14 +5,20 @@
 // 1/3 are fits, not those constants).
 #![allow(clippy::excessive_precision, clippy::approx_constant)]
 
-use super::{fma_f64 as fma, horner64, mul_hi_u64, mul64};
+use super::bank::const_bank;
+use super::{fma_f64 as fma, mul_hi_u64, mul64};
 
 /// Below this |x|, Cody–Waite reduction with π/2 to 159 bits is accurate.
 const FAST_REDUCTION_MAX: f64 = 1_048_576.0;
-const TWO_OVER_PI: f64 = f64::from_bits(0x3fe4_5f30_6dc9_c883);
-const PIO2_1: f64 = f64::from_bits(0x3ff9_21fb_5444_2d18);
-const PIO2_2: f64 = f64::from_bits(0x3c91_a626_3314_5c07);
-const PIO2_3: f64 = f64::from_bits(0xb91f_1976_b7ed_8fbc);
+const_bank! {
+/// Cody–Waite's constants: 2/π, then -π/2 in three parts (159 bits).
+REDUCTION = "__gpu_math_trig_reduction_f64", [
+    f64::from_bits(0x3fe4_5f30_6dc9_c883),
+    -f64::from_bits(0x3ff9_21fb_5444_2d18),
+    f64::from_bits(0x3c91_a626_3314_5c07),
+    f64::from_bits(0xb91f_1976_b7ed_8fbc),
+];
+}
 /// π/2 · 2^-64 as hi + lo.
 const PIO2_2M64_HI: f64 = f64::from_bits(0x3bf9_21fb_5444_2d18);
 const PIO2_2M64_LO: f64 = f64::from_bits(0x3891_a626_3314_5c07);
@@ -42,8 +48,9 @@ const TWO_OVER_PI_64: [u64; 21] = [
     0xf0cf_bc20_9af4_361d,
 ];
 
-/// (sin r − r)/r³ and (cos r − 1 + r²/2)/r⁴ as polynomials in r², on r² ≤ (π/4)².
-const SIN: [f64; 6] = [
+const_bank! {
+/// (sin r − r)/r³ as a polynomial in r², on r² ≤ (π/4)².
+SIN = "__gpu_math_sin_f64", [
     1.591_812_929_486_660_8e-10,
     -2.505_113_184_500_362_4e-8,
     2.755_731_610_255_244e-6,
@@ -51,7 +58,10 @@ const SIN: [f64; 6] = [
     8.333_333_333_330_948e-3,
     -0.166_666_666_666_666_66,
 ];
-const COS: [f64; 6] = [
+}
+const_bank! {
+/// (cos r − 1 + r²/2)/r⁴ as a polynomial in r², on r² ≤ (π/4)².
+COS = "__gpu_math_cos_f64", [
     -1.138_263_242_552_171_7e-11,
     2.087_614_626_840_32e-9,
     -2.755_731_727_172_979_3e-7,
@@ -59,6 +69,7 @@ const COS: [f64; 6] = [
     -1.388_888_888_888_739_8e-3,
     4.166_666_666_666_666_4e-2,
 ];
+}
 
 /// `a + b` as hi + lo, exactly (Knuth's two-sum).
 #[inline(always)]
@@ -73,13 +84,16 @@ fn two_sum(a: f64, b: f64) -> (f64, f64) {
 fn reduce(x: f64) -> (f64, f64, i64) {
     if x.abs() < FAST_REDUCTION_MAX {
         const MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5·2^52
-        let j = fma(x, TWO_OVER_PI, MAGIC) - MAGIC;
+        // 2/π, -π/2's three parts (PIO2_1 ... PIO2_3, π/2 = PIO2_1 + PIO2_2 + PIO2_3).
+        let (two_over_pi, neg_pio2_1) = (REDUCTION::get::<0>(), REDUCTION::get::<1>());
+        let (pio2_2, pio2_3) = (REDUCTION::get::<2>(), REDUCTION::get::<3>());
+        let j = fma(x, two_over_pi, MAGIC) - MAGIC;
         // x − j·PIO2_1 is exact (both multiples of 2^-53, difference below 1).
-        let r1 = fma(j, -PIO2_1, x);
-        let w = mul64(j, PIO2_2);
-        let w_lo = fma(j, PIO2_2, -w);
+        let r1 = fma(j, neg_pio2_1, x);
+        let w = mul64(j, pio2_2);
+        let w_lo = fma(j, pio2_2, -w);
         let (r, e) = two_sum(r1, -w);
-        let lo = e - fma(j, PIO2_3, w_lo);
+        let lo = e - fma(j, pio2_3, w_lo);
         let (r, lo) = two_sum(r, lo);
         // For j = 0, x itself: keeps the sign of a zero x.
         if j == 0.0 {
@@ -137,11 +151,11 @@ fn kernel(r: f64, lo: f64) -> (f64, f64) {
     let s = mul64(r, r);
     let z = mul64(s, r);
     // sin: r + r³·S(r²) + lo·(1 − r²/2).
-    let sin = r + fma(z, horner64(s, SIN), fma(mul64(-0.5, s), lo, lo));
+    let sin = r + fma(z, SIN::horner(s), fma(mul64(-0.5, s), lo, lo));
     // cos: w = 1 − r²/2 rounded, its error recovered, then r⁴·C(r²) − r·lo.
     let hz = mul64(0.5, s);
     let w = 1.0 - hz;
-    let cos = w + (((1.0 - w) - hz) + fma(mul64(s, s), horner64(s, COS), -mul64(r, lo)));
+    let cos = w + (((1.0 - w) - hz) + fma(mul64(s, s), COS::horner(s), -mul64(r, lo)));
     (sin, cos)
 }
 

@@ -4,50 +4,68 @@
 //! for the compiler to contract. Accurate to a few ulp, not correctly rounded; the hardware's
 //! `_approx` instructions would be faster but differ between the GPU and the simulator.
 //!
-//! Domains are what the distributions pass: `ln` of a positive normal number, `sincos_turns` of
-//! `t` in `[0, 1]`, `exp` of `x <= 0`.
+//! Domains are what the distributions pass: `-2·ln` of `u` in `(0, 1)`, `sincos_quarter_f32`
+//! of `a` in `[0, 1]`, `sincos_turns_f64` of `t` in `[0, 1]`, `exp` of `x <= 0`, the square
+//! root of `-2·ln u`. The `f64` constants come from the constant bank (`consts`).
 
-use crate::math::{fma, fma_f64};
+use super::consts::*;
+use crate::math::{fma, fma_f64, horner, mul, mul64};
 
-/// `ln(x)` for a positive normal `x`: `x = m · 2^e` with `m` in `[√½, √2)`, then
-/// `ln m = 2·atanh(s)`, `s = (m-1)/(m+1)`, by its odd series (`|s| < 0.172`).
+/// `-2·ln(x)` for `x` in `(0, 1)` (a normal number): `x = m · 2^e` with `m` in `[√½, √2)`,
+/// `g = 2 - 2m` (exact), `-2·ln m = g + g²·R(g)` with `R` a degree-7 near-minimax fit on
+/// `[2 - 2√2, 2 - √2]` (relative error 3.1e-8 with its `f32` coefficients), then
+/// `-2·ln x = e·(-2 ln 2) - 2·ln m`. No division: Box–Muller's radius needs `-2·ln u` and
+/// nothing else, so the factor -2 is folded into the polynomial.
 #[inline(always)]
-pub fn ln_f32(x: f32) -> f32 {
+pub fn neg2_ln_f32(x: f32) -> f32 {
+    // Coefficients of R, highest degree first, from `fit_coefficients.py` (weighted least
+    // squares on Chebyshev nodes in 60-digit arithmetic, reweighted towards the minimax error;
+    // each coefficient rounded to f32 and the rest refitted).
+    const R: [f32; 8] = [
+        f32::from_bits(0x39b2_81c9),
+        f32::from_bits(0x3a92_7032),
+        f32::from_bits(0x3b18_ca73),
+        f32::from_bits(0x3ba9_b0cf),
+        f32::from_bits(0x3c4c_68ea),
+        f32::from_bits(0x3d00_0248),
+        f32::from_bits(0x3daa_ab7b),
+        f32::from_bits(0x3e7f_fffd),
+    ];
     let ix = x.to_bits().wrapping_add(0x3f80_0000 - 0x3f35_04f3);
-    let e = (ix >> 23) as i32 - 0x7f;
     let m = f32::from_bits((ix & 0x007f_ffff) + 0x3f35_04f3);
-    let f = m - 1.0;
-    let s = f / (2.0 + f);
-    let z = s * s;
-    let mut p = fma(z, 2.0 / 9.0, 2.0 / 7.0);
-    p = fma(z, p, 2.0 / 5.0);
-    p = fma(z, p, 2.0 / 3.0);
-    let ln_m = fma(s * z, p, s + s);
-    fma(e as f32, core::f32::consts::LN_2, ln_m)
+    // e + 127 in the low bits of 2^23: `e` exactly, without an integer-to-float conversion.
+    let e = f32::from_bits((ix >> 23) + 0x4b00_0000) - (8_388_608.0 + 127.0);
+    let g = fma(m, -2.0, 2.0);
+    let l = fma(mul(g, g), horner(g, R), g);
+    fma(e, -2.0 * core::f32::consts::LN_2, l)
 }
 
 /// ln 2 split as in fdlibm: the upper 32 bits (so `e·LN2_HI` is exact for the exponents here)
 /// and the rest.
 const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
-const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
+const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76); // -2·LN2_LO is `consts::NEG2_LN2_LO`
 
-/// `ln(x)` for a positive normal `x`, as [`ln_f32`] with ten terms of the series.
+/// `-2·ln(x)` for `x` in `(0, 1)` (a normal number): `x = m · 2^e` with `m` in `[√½, √2)`,
+/// `s = (m-1)/(m+1)`, `ln m = 2s + s·R(s²)` with fdlibm's degree-14 minimax `R` (`e_log.c`,
+/// coefficients `Lg1` ... `Lg7`; error below 2^-58.45), the factor -2 folded into the
+/// coefficients (exact).
 #[inline(always)]
-pub fn ln_f64(x: f64) -> f64 {
+pub fn neg2_ln_f64(x: f64) -> f64 {
     const SQRT_HALF: u64 = 0x3fe6_a09e_667f_3bcd;
     let ix = x.to_bits().wrapping_add(0x3ff0_0000_0000_0000 - SQRT_HALF);
-    let e = (ix >> 52) as i64 - 0x3ff;
     let m = f64::from_bits((ix & 0x000f_ffff_ffff_ffff) + SQRT_HALF);
+    // e + 1023 in the low bits of 2^52: `e` exactly, without an integer-to-float conversion.
+    let e = f64::from_bits((ix >> 52) | 0x4330_0000_0000_0000) - (4_503_599_627_370_496.0 + 1023.0);
     let f = m - 1.0;
     let s = f / (2.0 + f);
-    let z = s * s;
-    let mut p = 2.0 / 21.0;
-    for k in (1..10).rev() {
-        p = fma_f64(z, p, 2.0 / (2 * k + 1) as f64);
+    let z = mul64(s, s);
+    let mut p = fma_f64(z, k::<LG7>(), k::<LG6>());
+    for c in [k::<LG5>(), k::<LG4>(), k::<LG3>(), k::<LG2>(), k::<LG1>()] {
+        p = fma_f64(z, p, c);
     }
-    let ln_m = fma_f64(s * z, p, s + s);
-    let e = e as f64;
-    e * LN2_HI + fma_f64(e, LN2_LO, ln_m)
+    let l = fma_f64(mul64(s, z), p, mul64(s, -4.0));
+    // e·(-2·LN2_HI) is exact; one rounding for the rest.
+    fma_f64(e, -2.0 * LN2_HI, fma_f64(e, k::<NEG2_LN2_LO>(), l))
 }
 
 /// `exp(x)` for `x <= 0` (0 below -708): `x = k·ln 2 + r`, `|r| <= ln 2 / 2`, Taylor to `r^13`.
@@ -68,61 +86,79 @@ pub fn exp_f64(x: f64) -> f64 {
     p * f64::from_bits(((k + 1023) as u64) << 52)
 }
 
-/// `(sin 2πt, cos 2πt)` for `t` in `[0, 1]`: the quadrant comes off exactly (`t - q/4`), then
-/// Taylor polynomials on `[-π/4, π/4]`.
+/// `(sin(π/2·a), cos(π/2·a))` for `a` in `[0, 1]`, both as `v·S(v²)` (`v = a` and `v = 1 - a`,
+/// exact), so that each is accurate relative to its own size, also near 0: `S` of degree 4 in
+/// `v²` (relative error 2.8e-8, nearly all of it the rounding of π/2 to f32), fitted as
+/// [`neg2_ln_f32`]'s. Box–Muller's angle: a quarter turn, the quadrant from two sign bits.
 #[inline(always)]
-pub fn sincos_turns_f32(t: f32) -> (f32, f32) {
-    // Round 4t to an integer by adding 1.5·2^23: its low bits are q, and no float-to-int
-    // conversion (with Rust's saturation checks) is needed. r = t - q/4 is exact.
-    const MAGIC: f32 = 12_582_912.0;
-    let k = fma(t, 4.0, MAGIC);
-    let q = k.to_bits();
-    let x = fma(k - MAGIC, -0.25, t) * core::f32::consts::TAU;
-    let x2 = x * x;
-    let mut s = fma(x2, 1.0 / 362_880.0, -1.0 / 5040.0);
-    s = fma(x2, s, 1.0 / 120.0);
-    s = fma(x2, s, -1.0 / 6.0);
-    let sin = fma(x * x2, s, x);
-    let mut c = fma(x2, 1.0 / 40_320.0, -1.0 / 720.0);
-    c = fma(x2, c, 1.0 / 24.0);
-    c = fma(x2, c, -0.5);
-    let cos = fma(x2, c, 1.0);
-    quadrant(q, sin, cos)
+pub fn sincos_quarter_f32(a: f32) -> (f32, f32) {
+    const S: [f32; 5] = [
+        f32::from_bits(0x3921_3e14),
+        f32::from_bits(0xbb99_5081),
+        f32::from_bits(0x3da3_363b),
+        f32::from_bits(0xbf25_5df0),
+        f32::from_bits(0x3fc9_0fdb), // π/2
+    ];
+    let b = 1.0 - a;
+    (mul(a, horner(mul(a, a), S)), mul(b, horner(mul(b, b), S)))
 }
 
-/// `(sin 2πt, cos 2πt)` for `t` in `[0, 1]`, as [`sincos_turns_f32`] to `x^17` / `x^18`.
+/// `√x`, correctly rounded, for `x` in `[2^-100, 2^100]` (Box–Muller's `-2·ln u` is in
+/// `[1.2e-7, 33.3]`). On the GPU: the fast path of ptxas's own `sqrt.rn.f32` (an approximate
+/// reciprocal square root, then one exact correction step that rounds correctly), without the
+/// range test and branch to its slow path that this range never takes; so the bits are those
+/// of `sqrt.rn.f32`, and of the host's `sqrt`.
+#[inline(always)]
+pub fn sqrt_in_range_f32(x: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: f32;
+        // SAFETY: arithmetic on registers only.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .f32 y, s, h, n, e;",
+                "rsqrt.approx.ftz.f32 y, {x};",
+                "mul.ftz.f32 s, {x}, y;",
+                "mul.ftz.f32 h, y, 0f3F000000;",
+                "neg.f32 n, s;",
+                "fma.rn.f32 e, n, s, {x};",
+                "fma.rn.f32 {r}, e, h, s; }}",
+                x = in(reg32) x, r = out(reg32) r,
+                options(pure, nomem, nostack),
+            )
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        crate::math::sqrt(x)
+    }
+}
+
+/// `(sin 2πt, cos 2πt)` for `t` in `[0, 1]`: `4t` rounded to the integer `q` by adding
+/// 1.5·2^52 (its low bits are `q`, no float-to-int conversion), `r = t - q/4` in `[-1/8, 1/8]`
+/// exactly, then fdlibm's minimax kernels on `x = 2πr` in `[-π/4, π/4]` (`k_sin.c`, `k_cos.c`: degree 13
+/// and 14, errors below 2^-58 and 2^-58.3), with the quadrant's sign flips made on the sign
+/// bits (one logic operation each) rather than by negating doubles.
 #[inline(always)]
 pub fn sincos_turns_f64(t: f64) -> (f64, f64) {
-    const MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5·2^52, as in sincos_turns_f32
-    let k = fma_f64(t, 4.0, MAGIC);
-    let q = k.to_bits() as u32;
-    let x = fma_f64(k - MAGIC, -0.25, t) * core::f64::consts::TAU;
-    let x2 = x * x;
-    // sin x = x + Σ_{k=1..8} (-1)^k x^(2k+1) / (2k+1)!, by Horner in x² from k = 8.
-    let mut fact = 355_687_428_096_000.0f64; // 17!
-    let mut s = 1.0 / fact;
-    for k in (1..8).rev() {
-        fact /= ((2 * k + 3) * (2 * k + 2)) as f64; // (2k+1)!, exact
-        s = fma_f64(x2, s, if k % 2 == 1 { -1.0 } else { 1.0 } / fact);
+    const MAGIC: f64 = 6_755_399_441_055_744.0;
+    let n = fma_f64(t, 4.0, MAGIC);
+    let q = n.to_bits() as u32;
+    let x = mul64(fma_f64(n - MAGIC, -0.25, t), k::<TAU>());
+    let y = mul64(x, x);
+    let mut ps = fma_f64(y, k::<S6>(), k::<S5>());
+    for c in [k::<S4>(), k::<S3>(), k::<S2>(), k::<S1>()] {
+        ps = fma_f64(y, ps, c);
     }
-    let sin = fma_f64(x * x2, s, x);
-    // cos x = 1 + Σ_{k=1..9} (-1)^k x^(2k) / (2k)!, from k = 9.
-    let mut fact = 6_402_373_705_728_000.0f64; // 18!
-    let mut c = -1.0 / fact;
-    for k in (1..9).rev() {
-        fact /= ((2 * k + 2) * (2 * k + 1)) as f64; // (2k)!, exact
-        c = fma_f64(x2, c, if k % 2 == 1 { -1.0 } else { 1.0 } / fact);
+    let sin = fma_f64(mul64(x, y), ps, x);
+    let mut pc = fma_f64(y, k::<C6>(), k::<C5>());
+    for c in [k::<C4>(), k::<C3>(), k::<C2>(), k::<C1>(), -0.5] {
+        pc = fma_f64(y, pc, c);
     }
-    let cos = fma_f64(x2, c, 1.0);
-    quadrant(q, sin, cos)
-}
-
-/// `(sin, cos)` of `θ + q·π/2` from those of `θ`, without branches: swap for odd `q`, then
-/// flip signs (sin for q = 2, 3; cos for q = 1, 2).
-#[inline(always)]
-fn quadrant<F: Copy + core::ops::Neg<Output = F>>(q: u32, sin: F, cos: F) -> (F, F) {
+    let cos = fma_f64(y, pc, 1.0);
+    // (sin, cos) of x + q·π/2: swapped for odd q, sin negated for q = 2, 3, cos for q = 1, 2.
     let (s, c) = if q & 1 != 0 { (cos, sin) } else { (sin, cos) };
-    let s = if q & 2 != 0 { -s } else { s };
-    let c = if q.wrapping_add(1) & 2 != 0 { -c } else { c };
-    (s, c)
+    let flip = |v: f64, sign: u32| f64::from_bits(v.to_bits() ^ ((sign as u64 & 2) << 62));
+    (flip(s, q), flip(c, q.wrapping_add(1)))
 }

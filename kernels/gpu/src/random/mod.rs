@@ -26,12 +26,23 @@
 //!   with 24 bits; the open interval lets `ln u` and `ln(1-u)` be used without checks.
 //! - **`(u32, u32) → f64`** ([`uniform_f64`]): 52 bits, `k · 2^-52 + 2^-53`, in `(0, 1)` likewise.
 //! - **Normals** ([`box_muller_f32`], [`box_muller_f64`]): Box–Muller, two normals from two
-//!   uniforms (`f32`: two words; `f64`: four words), `r = √(-2 ln u)`, `θ = 2πv`, giving
-//!   `(r·cos θ, r·sin θ)`. `ln`, `sin` and `cos` are this module's own few-ulp arithmetic
-//!   (curand uses `__sincosf`, the hardware approximation), so that the GPU and the simulator
-//!   give the same bits. The smallest uniform bounds the tails: `|z| <= 5.77` for `f32`
-//!   (probability 8·10⁻⁹ beyond), `|z| <= 8.57` for `f64`.
-//! - **Exponential**: `-ln u`, one word (`f32`) or two (`f64`).
+//!   uniforms (`f32`: two words; `f64`: four words), radius `r = √(-2 ln u)`, giving
+//!   `(r·cos θ, r·sin θ)` for a uniform angle θ. `f64`: `θ = 2πv` with `v` a 52-bit uniform.
+//!   `f32`: θ is a uniform point `π/2·a` of the first quadrant (`a` from the 23 low bits of the
+//!   second word) reflected into the quadrant that the word's two top bits choose, which is
+//!   as uniform on the circle and needs no quadrant reduction. `-2 ln u`, `sin` and `cos` are
+//!   this module's own arithmetic of exact IEEE operations (polynomials with fused
+//!   multiply-adds, the `f32` ones fitted by `random/fit_coefficients.py`, the `f64` ones
+//!   fdlibm's; the square root correctly rounded), where curand uses `__sincosf`, the
+//!   hardware approximation; so the GPU and the simulator give the same bits. Measured over
+//!   every `f32` uniform (`kernels/gpu/tests/random.rs`): `-2 ln u` within 0.8·2^-23 relative,
+//!   `sin`, `cos` 1.2·2^-23 relative (also near 0); `f64` within 1.5·2^-52 relative and
+//!   3.2·2^-52 absolute over a sample. The smallest uniform bounds the tails: `|z| <= 5.77`
+//!   for `f32` (probability 8·10⁻⁹ beyond), `|z| <= 8.57` for `f64`.
+//!   The fills scale the radius ([`normal_pair_f32`], [`normal_pair_f64`]:
+//!   `mean + (sd·r)·cos θ`), one multiply per pair fewer than scaling each normal.
+//! - **Exponential**: `-ln u` (half of Box–Muller's `-2 ln u`), one word (`f32`) or two
+//!   (`f64`).
 //! - **Poisson** ([`Philox4x32::poisson`]): Knuth's product of uniforms for `λ <= 500`
 //!   (`λ + 1` uniforms on average, exact in distribution up to `f64` rounding); above, the
 //!   normal approximation `⌊λ + √λ·z + ½⌋`.
@@ -39,12 +50,13 @@
 //! The integer generator needs nothing else; the float conversions use `gpu::math`'s correctly
 //! rounded `sqrt` and `fma`, so on the host they need the `sim` feature (as all of `gpu::math`).
 
+mod consts;
 mod float;
 mod philox;
 
 pub use philox::{PHILOX_ROUNDS, Philox4x32, counter, key, philox4x32_10};
 
-use crate::math::{fma_f64, sqrt, sqrt_f64};
+use crate::math::{fma, fma_f64, mul, mul64, sqrt_f64};
 
 /// A word to a uniform `f32` in `(0, 1)`: the midpoint `(k + ½)·2^-23` of cell `k = x >> 9`.
 /// Computed as `1.k - (1 - 2^-24)` with `k` as the mantissa bits of a number in `[1, 2)`: one
@@ -59,35 +71,77 @@ pub fn uniform_f32(x: u32) -> f32 {
 #[inline(always)]
 pub fn uniform_f64(hi: u32, lo: u32) -> f64 {
     let k = ((hi as u64) << 20) | (lo as u64 >> 12);
-    f64::from_bits(0x3ff0_0000_0000_0000 | k) - (1.0 - 1.0 / 9_007_199_254_740_992.0)
+    // 1 - 2^-53, from the constant bank on the GPU (see `consts`).
+    f64::from_bits(0x3ff0_0000_0000_0000 | k) - consts::k::<{ consts::UNIFORM_SHIFT }>()
 }
 
-/// Two standard normals from two words (Box–Muller).
+/// Two standard normals from two words (Box–Muller): the radius `√(-2 ln u)` from the 23
+/// top bits of `x`; the angle a uniform point of the first quadrant, `π/2·a` with `a` from
+/// the 23 low bits of `y`, reflected into the quadrant that bits 31 and 30 of `y` choose
+/// (the signs of the cosine and the sine), which is uniform on the circle as `2π·v` is.
 #[inline(always)]
 pub fn box_muller_f32(x: u32, y: u32) -> [f32; 2] {
-    let r = sqrt(-2.0 * float::ln_f32(uniform_f32(x)));
-    let (s, c) = float::sincos_turns_f32(uniform_f32(y));
-    [r * c, r * s]
+    let (r, s, c, y) = box_muller_parts_f32(x, y);
+    let (rc, rs) = signed_radii(r, y);
+    [mul(rc, c), mul(rs, s)]
+}
+
+/// Two normals of mean `mean` and standard deviation `sd` from two words: [`box_muller_f32`]
+/// with the scale applied to the radius, `mean + (sd·r)·cos θ` and `mean + (sd·r)·sin θ` (one
+/// multiply-add each; what `fill_normal` computes).
+#[inline(always)]
+pub fn normal_pair_f32(x: u32, y: u32, mean: f32, sd: f32) -> [f32; 2] {
+    let (r, s, c, y) = box_muller_parts_f32(x, y);
+    let (rc, rs) = signed_radii(mul(r, sd), y);
+    [fma(rc, c, mean), fma(rs, s, mean)]
+}
+
+/// Box–Muller's radius, the sine and cosine of the angle within its quadrant, and the word
+/// whose bits 31 and 30 give the cosine's and the sine's signs.
+#[inline(always)]
+fn box_muller_parts_f32(x: u32, y: u32) -> (f32, f32, f32, u32) {
+    let r = float::sqrt_in_range_f32(float::neg2_ln_f32(uniform_f32(x)));
+    let (s, c) = float::sincos_quarter_f32(uniform_f32(y << 9));
+    (r, s, c, y)
+}
+
+/// The radius with the cosine's and the sine's signs (bits 31 and 30 of `y`).
+#[inline(always)]
+fn signed_radii(r: f32, y: u32) -> (f32, f32) {
+    let r = r.to_bits();
+    (
+        f32::from_bits(r ^ (y & 0x8000_0000)),
+        f32::from_bits(r ^ ((y << 1) & 0x8000_0000)),
+    )
 }
 
 /// Two standard normals from four words (Box–Muller on two 52-bit uniforms).
 #[inline(always)]
 pub fn box_muller_f64(w: [u32; 4]) -> [f64; 2] {
-    let r = sqrt_f64(-2.0 * float::ln_f64(uniform_f64(w[0], w[1])));
+    let r = sqrt_f64(float::neg2_ln_f64(uniform_f64(w[0], w[1])));
     let (s, c) = float::sincos_turns_f64(uniform_f64(w[2], w[3]));
-    [r * c, r * s]
+    [mul64(r, c), mul64(r, s)]
+}
+
+/// Two normals of mean `mean` and standard deviation `sd` from four words: [`box_muller_f64`]
+/// with the scale applied to the radius (as [`normal_pair_f32`]; what `fill_normal` computes).
+#[inline(always)]
+pub fn normal_pair_f64(w: [u32; 4], mean: f64, sd: f64) -> [f64; 2] {
+    let r = mul64(sqrt_f64(float::neg2_ln_f64(uniform_f64(w[0], w[1]))), sd);
+    let (s, c) = float::sincos_turns_f64(uniform_f64(w[2], w[3]));
+    [fma_f64(r, c, mean), fma_f64(r, s, mean)]
 }
 
 /// A standard exponential (`-ln u`) from one word.
 #[inline(always)]
 pub fn exponential_f32(x: u32) -> f32 {
-    -float::ln_f32(uniform_f32(x))
+    0.5 * float::neg2_ln_f32(uniform_f32(x))
 }
 
 /// A standard exponential from two words.
 #[inline(always)]
 pub fn exponential_f64(hi: u32, lo: u32) -> f64 {
-    -float::ln_f64(uniform_f64(hi, lo))
+    0.5 * float::neg2_ln_f64(uniform_f64(hi, lo))
 }
 
 /// Means above which [`Philox4x32::poisson`] uses the normal approximation.
@@ -206,5 +260,7 @@ impl Philox4x32 {
 /// Host access to the private elementary functions, for the accuracy tests.
 #[doc(hidden)]
 pub mod __float {
-    pub use super::float::{exp_f64, ln_f32, ln_f64, sincos_turns_f32, sincos_turns_f64};
+    pub use super::float::{
+        exp_f64, neg2_ln_f32, neg2_ln_f64, sincos_quarter_f32, sincos_turns_f64, sqrt_in_range_f32,
+    };
 }
