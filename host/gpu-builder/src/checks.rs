@@ -6,7 +6,8 @@
 //! - [`Checks::Trap`] (the default): every panic is an inline `trap`. A passing check is a
 //!   compare and a branch the hardware predicts; there are no calls, so the kernel keeps its
 //!   registers and needs no stack. The host reports the fault and names the kernel, but not the
-//!   thread or the message.
+//!   thread or the message. Loops whose checks add exits are still unrolled
+//!   ([`Checks::llvm_flags`]).
 //! - [`Checks::Report`]: a panic first writes the panic record (block, thread, launch shape; with
 //!   `gpu`'s `panic-report` feature also file, line and message), which the host turns into
 //!   `Error::KernelPanic`. The report is a function call on the failure path, and a kernel that
@@ -77,8 +78,8 @@ impl Checks {
     /// at compile time) then stays rolled, with one chain of dependent loads in flight, while
     /// the same loop in `unchecked` mode is unrolled by 4. `-unroll-runtime-multi-exit` lets
     /// the unroller treat those exits like the loop's own, so the copies' loads that do not
-    /// wait on a check issue together. (Measured: twin suite and library modules in README,
-    /// "Writing fast kernels".) `unchecked` loops have no such exits; `report` is left as it was.
+    /// wait on a check issue together (figures: README, "Writing fast kernels"). `unchecked`
+    /// loops have no such exits; `report`, a debugging mode, keeps LLVM's default.
     pub fn llvm_flags(self) -> &'static [&'static str] {
         match self {
             Checks::Trap => &["-Cllvm-args=-unroll-runtime-multi-exit"],
