@@ -6,7 +6,8 @@
 //! - [`Checks::Trap`] (the default): every panic is an inline `trap`. A passing check is a
 //!   compare and a branch the hardware predicts; there are no calls, so the kernel keeps its
 //!   registers and needs no stack. The host reports the fault and names the kernel, but not the
-//!   thread or the message.
+//!   thread or the message. Loops whose checks add exits are still unrolled
+//!   ([`Checks::llvm_flags`]).
 //! - [`Checks::Report`]: a panic first writes the panic record (block, thread, launch shape; with
 //!   `gpu`'s `panic-report` feature also file, line and message), which the host turns into
 //!   `Error::KernelPanic`. The report is a function call on the failure path, and a kernel that
@@ -66,6 +67,23 @@ impl Checks {
         match self {
             Checks::Unchecked => &["gpu_unchecked_indexing"],
             Checks::Trap | Checks::Report => &[],
+        }
+    }
+
+    /// Extra rustc flags (LLVM options) for the kernel crate's device build in this mode.
+    ///
+    /// `trap`: LLVM's runtime loop unroller skips loops with more than one exit unless told
+    /// otherwise, and in this mode every checked index in a loop is an exit (to its `trap`).
+    /// A loop such as `for j in lo..hi { sum += v[j] * x[c[j] as usize] }` (no trip count known
+    /// at compile time) then stays rolled, with one chain of dependent loads in flight, while
+    /// the same loop in `unchecked` mode is unrolled by 4. `-unroll-runtime-multi-exit` lets
+    /// the unroller treat those exits like the loop's own, so the copies' loads that do not
+    /// wait on a check issue together (figures: README, "Writing fast kernels"). `unchecked`
+    /// loops have no such exits; `report`, a debugging mode, keeps LLVM's default.
+    pub fn llvm_flags(self) -> &'static [&'static str] {
+        match self {
+            Checks::Trap => &["-Cllvm-args=-unroll-runtime-multi-exit"],
+            Checks::Report | Checks::Unchecked => &[],
         }
     }
 
@@ -144,6 +162,14 @@ mod tests {
         }
         let err = "fast".parse::<Checks>().unwrap_err().to_string();
         assert!(err.contains("`fast`") && err.contains("trap"), "{err}");
+    }
+
+    #[test]
+    fn only_trap_mode_unrolls_loops_with_check_exits() {
+        let flag = "-Cllvm-args=-unroll-runtime-multi-exit";
+        assert_eq!(Checks::Trap.llvm_flags(), &[flag]);
+        assert!(Checks::Report.llvm_flags().is_empty());
+        assert!(Checks::Unchecked.llvm_flags().is_empty());
     }
 
     #[test]

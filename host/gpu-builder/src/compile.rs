@@ -301,6 +301,7 @@ pub fn compile_with(
     rustflags.extend(arch.cfgs().iter().map(|c| format!("--cfg={c}")));
     rustflags.extend(checks.panic_flags().iter().map(|f| f.to_string()));
     rustflags.extend(checks.cfgs().iter().map(|c| format!("--cfg={c}")));
+    rustflags.extend(checks.llvm_flags().iter().map(|f| f.to_string()));
     if fp_contract(krate)? {
         rustflags.push(FP_CONTRACT_FLAG.to_string());
     }
