@@ -1,15 +1,19 @@
 //! Flash-attention forward on Hopper tensor cores (wgmma + TMA), FlashAttention-3's design
-//! (Shah et al. 2024) in our device library. bf16 in and out, f32 scores and accumulators;
-//! head dimension 64 or 128; causal or not; grouped-query attention; logsumexp output.
+//! (Shah et al. 2024) in our device library. bf16 or f16 in and out, f32 scores and
+//! accumulators; head dimension 64 or 128; causal or not; grouped-query attention; logsumexp
+//! output.
 //!
 //! `O = softmax(Q·Kᵀ·scale [causal]) · V` per (batch, head), Q and O `[batch, heads, seq_q, D]`,
 //! K and V `[batch, kv_heads, seq_k, D]`, contiguous. Query head `h` reads K/V head `h / group`.
 //!
 //! Design:
-//! - a block owns [`BM`] = 128 query rows of one (batch, head) and has 3 warpgroups: warpgroup
-//!   0 is the producer (one thread issues TMA copies), warpgroups 1 and 2 are consumers, each
-//!   owning 64 of the rows (one `wgmma` M of 64); `setmaxnreg` gives the producer's registers
-//!   to the consumers;
+//! - a block owns 128 query rows ([`BM`]) of one (batch, head) and has 3 warpgroups:
+//!   warpgroup 0 is the producer (one thread issues TMA copies), warpgroups 1 and 2 are
+//!   consumers, each owning 64 of the rows (one `wgmma` M of 64); `setmaxnreg` gives the
+//!   producer's registers to the consumers. The `_m192` kernels (head dimension 64) have three
+//!   consumers and 192 rows, FlashAttention-3's tile for d64: there the exponentials, not the
+//!   products, bound the speed, and a third warpgroup's softmax hides behind two others'
+//!   products (160 registers per consumer thread are enough at d64);
 //! - TMA loads Q once and streams K and V in [`BN`] = 128-key tiles through a ring of
 //!   `stages` (2 or 4, [`FlashParams::stages`]) shared-memory stages,
 //!   ring, K and V with separate "full" (copies landed) and "empty" (consumers done) mbarriers,
@@ -26,9 +30,10 @@
 //! - intra-warpgroup overlap (FA3 §3.2): the scores of tile `j` are issued before `P·V` of tile
 //!   `j - 1`, so the tensor cores work on both while the warpgroup waits only for the scores,
 //!   and the softmax of tile `j` runs while `P·V` of tile `j - 1` is still in flight;
-//! - ping-pong between the two consumer warpgroups (FA3 §3.1): they take turns issuing their
-//!   products (two named barriers), so one's softmax runs while the other's products keep the
-//!   tensor cores busy, instead of both computing exponentials at the same time;
+//! - ping-pong between the consumer warpgroups (FA3 §3.1): they take turns issuing their
+//!   products, round robin (one named barrier per consumer), so one's softmax runs while the
+//!   others' products keep the tensor cores busy, instead of all computing exponentials at
+//!   the same time;
 //! - persistent blocks (one per SM) walk the query tiles, the producer loading the next tile's
 //!   Q and K/V while the consumers finish and store the current one;
 //! - causal: key tiles entirely above the diagonal are not loaded, only tiles crossing it are
@@ -39,17 +44,28 @@ use gpu::hopper::tma::{self, TensorMap};
 use gpu::hopper::{mbarrier, wgmma};
 use gpu::prelude::*;
 use gpu::unroll;
-use half::bf16;
+use half::{bf16, f16};
 
-/// Query rows per block (two consumer warpgroups × 64).
-pub const BM: u32 = 128;
+/// Query rows per consumer warpgroup (one `wgmma` M).
+const WG_ROWS: u32 = 64;
+/// Query rows per block of the kernels with `consumers` consumer warpgroups (2, or 3 for the
+/// `_m192` kernels).
+pub const fn block_rows(consumers: u32) -> u32 {
+    WG_ROWS * consumers
+}
+/// Query rows per block of the two-consumer kernels.
+pub const BM: u32 = block_rows(2);
 /// Keys per K/V tile.
 pub const BN: u32 = 128;
-/// The deepest K/V ring: 4 stages (fits beside the Q tile for head dimension 64 only: 147 KiB;
-/// head dimension 128 has room for 2, 165 KiB).
+/// The deepest K/V ring: 4 stages (fits beside the Q tile for head dimension 64 only: 147 KiB,
+/// 155 KiB with 192 rows; head dimension 128 has room for 2, 165 KiB).
 pub const MAX_STAGES: u32 = 4;
-/// Threads per block: a producer warpgroup and two consumer warpgroups.
-pub const THREADS: u32 = 384;
+/// Threads per block: a producer warpgroup and `consumers` consumer warpgroups.
+pub const fn threads(consumers: u32) -> u32 {
+    128 * (consumers + 1)
+}
+/// Threads per block of the two-consumer kernels.
+pub const THREADS: u32 = threads(2);
 /// Bytes of one swizzled row: 64 two-byte elements. Tiles are stored as 64-column sub-tiles.
 const ROW: u32 = 128;
 /// mbarriers: Q full and empty, then K full, V full, K empty, V empty per stage.
@@ -57,11 +73,14 @@ const fn barriers(stages: u32) -> u32 {
     2 + 4 * stages
 }
 
-/// Dynamic shared memory for head dimension `head_dim` and a ring of `stages` (a power of two
-/// up to [`MAX_STAGES`]): 1 KiB of alignment slack (the 128-byte swizzle needs 1024-byte
-/// aligned tiles), the Q tile, the K and V stages, the barriers.
-pub const fn shared_bytes(head_dim: u32, stages: u32) -> u32 {
-    1024 + BM * head_dim * 2 + 2 * stages * BN * head_dim * 2 + 8 * barriers(stages)
+/// Dynamic shared memory for head dimension `head_dim`, a ring of `stages` (a power of two up
+/// to [`MAX_STAGES`]) and `consumers` consumer warpgroups: 1 KiB of alignment slack (the
+/// 128-byte swizzle needs 1024-byte aligned tiles), the Q tile, the K and V stages, the
+/// barriers.
+pub const fn shared_bytes(head_dim: u32, stages: u32, consumers: u32) -> u32 {
+    1024 + block_rows(consumers) * head_dim * 2
+        + 2 * stages * BN * head_dim * 2
+        + 8 * barriers(stages)
 }
 
 /// Sizes and flags of one launch; the grid is 1-D, at most [`work_items`] blocks.
@@ -114,8 +133,8 @@ fn mask(s: &mut [f32; 64], j: u32, p: &FlashParams, wg_row0: u32, row: u32, l: u
 /// One tile of the online softmax for this thread's two rows: updates the running maxima `m`
 /// (base-2 units of the scaled scores), overwrites the scores with `2^(s·scale − m)`, and
 /// returns each row's correction `2^(m_old − m_new)` for the earlier sums and outputs and this
-/// thread's part of the tile's row sums. Every row sees a key in every tile it is given (key
-/// tiles start at or before the block's first row), so the maxima are finite.
+/// thread's part of the tile's row sums. Every row sees key 0 in its first tile, so the maxima
+/// are finite from then on (a later tile wholly masked for a row leaves them unchanged).
 #[inline(always)]
 fn softmax(s: &mut [f32; 64], m: &mut [f32; 2], scale: f32) -> ([f32; 2], [f32; 2]) {
     let mut corr = [0f32; 2];
@@ -143,13 +162,23 @@ fn softmax(s: &mut [f32; 64], m: &mut [f32; 2], scale: f32) -> ([f32; 2], [f32; 
     (corr, sum)
 }
 
-/// P (the softmax numerators, f32 in the accumulator layout) as the bf16 A fragments of the 8
-/// k-steps of `P·V` (see `gpu::hopper::wgmma`'s module docs).
+/// Two f32 rounded to the kernel's element (f16 or bf16) as one word, `lo` first.
 #[inline(always)]
-fn pack(s: &[f32; 64], pf: &mut [[u32; 4]; 8]) {
+fn pack2<const F16: bool>(lo: f32, hi: f32) -> u32 {
+    if F16 {
+        wgmma::pack_f16x2(lo, hi)
+    } else {
+        wgmma::pack_bf16x2(lo, hi)
+    }
+}
+
+/// P (the softmax numerators, f32 in the accumulator layout) as the bf16 or f16 A fragments of
+/// the 8 k-steps of `P·V` (see `gpu::hopper::wgmma`'s module docs).
+#[inline(always)]
+fn pack<const F16: bool>(s: &[f32; 64], pf: &mut [[u32; 4]; 8]) {
     unroll!(8, |kk| {
         unroll!(4, |r| {
-            pf[kk][r] = wgmma::pack_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+            pf[kk][r] = pack2::<F16>(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
         });
     });
 }
@@ -190,13 +219,15 @@ fn item_of(round: u32, block: u32, grid: u32, causal: bool) -> u32 {
     round * grid + position
 }
 
-/// Key tiles a query block starting at row `q0` reads: all, or with `causal` those up to the
-/// block's last row (keys 0 ..= last row).
+/// Key tiles a query block of `bm` rows starting at row `q0` reads: all, or with `causal`
+/// those up to the block's last row (keys 0 ..= last row). With 192 rows the last tile may lie
+/// wholly above the first consumer's rows: they mask all of it (their running maxima are
+/// finite from tile 0, so the tile adds nothing).
 #[inline(always)]
-fn key_tiles(q0: u32, p: &FlashParams) -> u32 {
+fn key_tiles(q0: u32, bm: u32, p: &FlashParams) -> u32 {
     let all = p.seq_k.div_ceil(BN);
     if p.causal != 0 {
-        let q_rows = p.seq_q.min(q0 + BM);
+        let q_rows = p.seq_q.min(q0 + bm);
         all.min((q_rows - 1) / BN + 1)
     } else {
         all
@@ -205,7 +236,8 @@ fn key_tiles(q0: u32, p: &FlashParams) -> u32 {
 
 /// The kernel body for head dimension `D` (`KD = D / 16` k-steps of `Q·Kᵀ`, `OJ = D / 8`
 /// column groups and `ON = D / 2` registers of the O accumulator, separate parameters because
-/// stable Rust has no generic const expressions).
+/// stable Rust has no generic const expressions), `NC` consumer warpgroups (2, or 3 at
+/// `D` = 64) and f16 (`F16`) or bf16 elements.
 ///
 /// Persistent: block `b` computes one work item per round (see [`item_of`] and
 /// [`work_item`]); the producer runs ahead into the next item (its Q once both consumers are
@@ -216,11 +248,19 @@ fn key_tiles(q0: u32, p: &FlashParams) -> u32 {
 /// # Safety
 /// `maps` holds the 3-D tensor maps of Q, K and V (`[D, seq, batch·heads]`, box `[64, 128, 1]`,
 /// 128-byte swizzle); `o` addresses `batch · heads · seq_q · D` elements; `lse` is empty or
-/// holds `batch · heads · seq_q` values; launched with [`THREADS`] threads, a 1-D grid of at
-/// most [`work_items`] blocks, `shared_bytes(D, p.stages)` of dynamic shared memory, and
+/// holds `batch · heads · seq_q` values; launched with `threads(NC)` threads, a 1-D grid of
+/// at most `work_items(seq_q, batch_heads, NC)` blocks, `shared_bytes(D, p.stages, NC)` of
+/// dynamic shared memory, the Q map's box `block_rows(NC)` rows, and
 /// `seq_q, seq_k >= 1`, `group` dividing `heads`, `batch_heads = batch · heads`.
 #[inline(always)]
-unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: usize>(
+unsafe fn attention<
+    const D: u32,
+    const KD: usize,
+    const OJ: usize,
+    const ON: usize,
+    const NC: u32,
+    const F16: bool,
+>(
     maps: &[TensorMap],
     out: *mut u32,
     lse: DisjointSlice<f32>,
@@ -229,16 +269,19 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
     const {
         assert!(KD as u32 * 16 == D && OJ as u32 * 8 == D && ON as u32 * 2 == D);
         assert!(D == 64 || D == 128);
+        // Three consumers get 160 registers each: enough for d64's accumulators only.
+        assert!(NC == 2 || (NC == 3 && D == 64));
     }
+    let bm = block_rows(NC);
     let tid = thread::thread_idx_x();
     let base = (shared::dynamic::<u8>().addr() + 1023) & !1023;
     // Tiles: 64-column sub-tiles of `rows × 128` bytes, side by side.
     let tile_kv = BN * D * 2;
     let q_smem = base;
-    let k_smem = |s: u32| base + BM * D * 2 + s * tile_kv;
+    let k_smem = |s: u32| base + bm * D * 2 + s * tile_kv;
     let stages = p.stages;
-    let v_smem = |s: u32| base + BM * D * 2 + (stages + s) * tile_kv;
-    let bars = base + BM * D * 2 + 2 * stages * tile_kv;
+    let v_smem = |s: u32| base + bm * D * 2 + (stages + s) * tile_kv;
+    let bars = base + bm * D * 2 + 2 * stages * tile_kv;
     let full_q = bars;
     let empty_q = bars + 8;
     let full_k = |s: u32| bars + 8 * (2 + s);
@@ -250,7 +293,7 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
     let ring = move |i: u32| (i & (stages - 1), (i >> shift) & 1);
 
     let causal = p.causal != 0;
-    let blocks_m = p.seq_q.div_ceil(BM);
+    let blocks_m = p.seq_q.div_ceil(bm);
     let items = blocks_m * p.batch_heads;
     let (first, step) = (thread::block_idx_x(), thread::grid_dim_x());
     let kv_head = |bh: u32| {
@@ -263,12 +306,12 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
         unsafe {
             mbarrier::init(full_q, 1);
             // One arrival per consumer warp.
-            mbarrier::init(empty_q, 8);
+            mbarrier::init(empty_q, 4 * NC);
             for s in 0..stages {
                 mbarrier::init(full_k(s), 1);
                 mbarrier::init(full_v(s), 1);
-                mbarrier::init(empty_k(s), 8);
-                mbarrier::init(empty_v(s), 8);
+                mbarrier::init(empty_k(s), 4 * NC);
+                mbarrier::init(empty_v(s), 4 * NC);
             }
         }
         mbarrier::fence_init();
@@ -277,8 +320,15 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
 
     let warpgroup = tid / 128;
     if warpgroup == 0 {
-        // SAFETY: the whole producer warpgroup; it needs few registers.
-        unsafe { wgmma::set_max_registers_dec::<24>() };
+        // SAFETY: the whole producer warpgroup; it needs few registers. FlashAttention-3's
+        // split: 24 beside two consumers at 240, 32 beside three at 160.
+        unsafe {
+            if NC == 2 {
+                wgmma::set_max_registers_dec::<24>()
+            } else {
+                wgmma::set_max_registers_dec::<32>()
+            }
+        };
         if tid == 0 {
             let map_q = maps.as_ptr();
             // SAFETY: the host passes three maps.
@@ -298,20 +348,20 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
                     break;
                 }
                 let (mb, bh) = work_item(t, blocks_m, p.batch_heads, p.head_group, causal);
-                let q0 = mb * BM;
+                let q0 = mb * bm;
                 let kv_bh = kv_head(bh) as i32;
                 // SAFETY: each phase expects exactly the bytes of its copies (whole boxes,
                 // out-of-bounds parts included); tiles are 1024-byte aligned; Q and each stage
-                // are refilled only after all 8 consumer warps released them (the first round
+                // are refilled only after all consumer warps released them (the first round
                 // passes by the parity rule).
                 unsafe {
                     mbarrier::wait_parity(empty_q, (round & 1) ^ 1);
-                    mbarrier::arrive_expect_tx(full_q, BM * D * 2);
+                    mbarrier::arrive_expect_tx(full_q, bm * D * 2);
                     for c in 0..D / 64 {
-                        let dst = q_smem + c * BM * ROW;
+                        let dst = q_smem + c * bm * ROW;
                         tma::load_3d(dst, map_q, full_q, (64 * c) as i32, q0 as i32, bh as i32);
                     }
-                    for j in 0..key_tiles(q0, &p) {
+                    for j in 0..key_tiles(q0, bm, &p) {
                         let (s, phase) = ring(it);
                         let y = (j * BN) as i32;
                         mbarrier::wait_parity(empty_k(s), phase ^ 1);
@@ -335,14 +385,21 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
         return;
     }
 
-    // SAFETY: the whole consumer warpgroup; 128 * 24 + 256 * 240 <= 65536.
-    unsafe { wgmma::set_max_registers_inc::<240>() };
+    // SAFETY: the whole consumer warpgroup; 128 * 24 + 256 * 240 <= 65536 and
+    // 128 * 32 + 384 * 160 <= 65536.
+    unsafe {
+        if NC == 2 {
+            wgmma::set_max_registers_inc::<240>()
+        } else {
+            wgmma::set_max_registers_inc::<160>()
+        }
+    };
     let consumer = warpgroup - 1;
     let t = tid - 128 * warpgroup;
     let (w, l) = (t / 32, t % 32);
     let scale = p.scale_log2;
     let q_desc = |kk: u32| {
-        wgmma::shared_desc_sw128(q_smem + (kk / 4) * BM * ROW + consumer * 64 * ROW + (kk % 4) * 32)
+        wgmma::shared_desc_sw128(q_smem + (kk / 4) * bm * ROW + consumer * 64 * ROW + (kk % 4) * 32)
     };
     let k_desc =
         |s: u32, kk: u32| wgmma::shared_desc_sw128(k_smem(s) + (kk / 4) * BN * ROW + (kk % 4) * 32);
@@ -356,7 +413,12 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
             // SAFETY: the whole warpgroup, after `fence`; Q and K_s have landed (waited on their
             // full barriers) and are not refilled before the batch is waited for.
             unsafe {
-                wgmma::mma_m64n128k16_bf16(s_acc, q_desc(kk as u32), k_desc(s, kk as u32), kk > 0)
+                let (a, b) = (q_desc(kk as u32), k_desc(s, kk as u32));
+                if F16 {
+                    wgmma::mma_m64n128k16_f16(s_acc, a, b, kk > 0)
+                } else {
+                    wgmma::mma_m64n128k16_bf16(s_acc, a, b, kk > 0)
+                }
             };
         });
         // SAFETY: the whole warpgroup, after its products.
@@ -368,10 +430,19 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
             let desc = v_desc(s, kk as u32);
             // SAFETY: as `issue_qk`, for V_s; `o_acc` and `pf` are pinned after the wait.
             unsafe {
+                let a = &mut pf[kk];
                 if let Ok(o) = <&mut [f32; 32]>::try_from(&mut o_acc[..]) {
-                    wgmma::mma_rs_m64n64k16_bf16(o, &mut pf[kk], desc, true);
+                    if F16 {
+                        wgmma::mma_rs_m64n64k16_f16(o, a, desc, true);
+                    } else {
+                        wgmma::mma_rs_m64n64k16_bf16(o, a, desc, true);
+                    }
                 } else if let Ok(o) = <&mut [f32; 64]>::try_from(&mut o_acc[..]) {
-                    wgmma::mma_rs_m64n128k16_bf16(o, &mut pf[kk], desc, true);
+                    if F16 {
+                        wgmma::mma_rs_m64n128k16_f16(o, a, desc, true);
+                    } else {
+                        wgmma::mma_rs_m64n128k16_bf16(o, a, desc, true);
+                    }
                 }
             }
         });
@@ -396,10 +467,13 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
         }
     };
     // Ping-pong: consumer c waits on named barrier 1 + c for its turn to issue products, and
-    // hands the turn over by arriving on the other's. Per work item both issue n + 1 batches
-    // (n key tiles); consumer 0 goes first (consumer 1 arrives on its barrier once up front)
-    // and consumer 1's last hand-over is left out, so the arrivals match the waits exactly.
+    // hands the turn over to the next consumer (round robin) by arriving on its barrier; each
+    // barrier has one waiting and one arriving warpgroup. Per work item every consumer issues
+    // n + 1 batches (n key tiles, the same for all); consumer 0 goes first (the last consumer
+    // arrives on its barrier once up front) and the last consumer's last hand-over is left
+    // out, so the arrivals match the waits exactly.
     let ping_pong = p.ping_pong != 0;
+    let last_consumer = NC - 1;
     let turn = || {
         if ping_pong {
             // SAFETY: whole warpgroups on both sides; the counts balance (above).
@@ -407,9 +481,9 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
         }
     };
     let hand_over = |last: bool| {
-        if ping_pong && !(last && consumer == 1) {
+        if ping_pong && !(last && consumer == last_consumer) {
             // SAFETY: as `turn`.
-            unsafe { sync::named_barrier_arrive(2 - consumer, 256) };
+            unsafe { sync::named_barrier_arrive(1 + (consumer + 1) % NC, 256) };
         }
     };
 
@@ -422,8 +496,8 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
             break;
         }
         let (mb, bh) = work_item(item, blocks_m, p.batch_heads, p.head_group, causal);
-        let q0 = mb * BM;
-        let n_tiles = key_tiles(q0, &p);
+        let q0 = mb * bm;
+        let n_tiles = key_tiles(q0, bm, &p);
         let wg_row0 = q0 + 64 * consumer;
         // This thread's rows: `row` and `row + 8`.
         let row = wg_row0 + 16 * w + l / 4;
@@ -432,7 +506,7 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
         let mut l_sum: [f32; 2];
         // Ring stage and phase of this item's key tile j.
         let stage = |j: u32| ring(it + j);
-        if ping_pong && consumer == 1 {
+        if ping_pong && consumer == last_consumer {
             // SAFETY: as `turn`.
             unsafe { sync::named_barrier_arrive(1, 256) };
         }
@@ -456,7 +530,7 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
             mask(&mut s_acc, 0, &p, wg_row0, row, l);
             let (_, sum) = softmax(&mut s_acc, &mut m, scale);
             l_sum = sum;
-            pack(&s_acc, &mut pf);
+            pack::<F16>(&s_acc, &mut pf);
 
             for j in 1..n_tiles {
                 let (s, phase) = stage(j);
@@ -485,7 +559,7 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
                         o_acc[4 * jj + 2 * h + 1] *= corr[h];
                     });
                 });
-                pack(&s_acc, &mut pf);
+                pack::<F16>(&s_acc, &mut pf);
             }
             let (s, phase) = stage(n_tiles - 1);
             mbarrier::wait_parity(full_v(s), phase);
@@ -500,7 +574,7 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
             release(empty_q);
         }
 
-        // O / l, rounded to bf16, stored straight from the accumulator layout: each thread
+        // O / l, rounded to the element, stored straight from the accumulator layout: each thread
         // writes column pairs of its two rows.
         unroll!(2, |h| {
             let mut sum = l_sum[h];
@@ -518,7 +592,7 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
                 }
                 let first = row_index * D as usize / 2 + (l % 4) as usize;
                 unroll!(OJ, |jj| {
-                    let word = wgmma::pack_bf16x2(
+                    let word = pack2::<F16>(
                         o_acc[4 * jj + 2 * h] * inv,
                         o_acc[4 * jj + 2 * h + 1] * inv,
                     );
@@ -533,14 +607,16 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
     }
 }
 
-/// Work items (query tiles) of a launch: launch at most this many blocks.
-pub const fn work_items(seq_q: u32, batch_heads: u32) -> u32 {
-    seq_q.div_ceil(BM) * batch_heads
+/// Work items (query tiles) of a launch with `consumers` consumer warpgroups: launch at most
+/// this many blocks.
+pub const fn work_items(seq_q: u32, batch_heads: u32, consumers: u32) -> u32 {
+    seq_q.div_ceil(block_rows(consumers)) * batch_heads
 }
 
-/// Flash-attention forward, head dimension 64, on Hopper (see the module docs). Launch with
-/// [`THREADS`] threads, a 1-D grid of at most [`work_items`] blocks (persistent: one per SM),
-/// `shared_bytes(64, p.stages)` bytes of dynamic shared memory; `maps` holds the TMA descriptors of Q, K, V encoded by `gpu-dense`.
+/// Flash-attention forward, bf16, head dimension 64, on Hopper (see the module docs). Launch
+/// with [`THREADS`] threads, a 1-D grid of at most `work_items(seq_q, batch_heads, 2)` blocks
+/// (persistent: one per SM), `shared_bytes(64, p.stages, 2)` bytes of dynamic shared memory;
+/// `maps` holds the TMA descriptors of Q, K, V encoded by `gpu-dense`.
 ///
 /// `q`, `k` and `v` are read only through the tensor maps; they are parameters so that the host
 /// runtime orders the launch after their writers and keeps them alive.
@@ -556,11 +632,29 @@ pub fn attention_fwd_bf16_d64_wgmma(
 ) {
     let _ = (q, k, v);
     // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe { attention::<64, 4, 8, 32>(maps, o.as_mut_ptr().cast(), lse, p) }
+    unsafe { attention::<64, 4, 8, 32, 2, false>(maps, o.as_mut_ptr().cast(), lse, p) }
 }
 
-/// Flash-attention forward, head dimension 128; as [`attention_fwd_bf16_d64_wgmma`] with
-/// `shared_bytes(128, p.stages)`.
+/// As [`attention_fwd_bf16_d64_wgmma`] with three consumer warpgroups and 192-row query tiles:
+/// `threads(3)` = 512 threads, `work_items(seq_q, batch_heads, 3)`, `shared_bytes(64,
+/// p.stages, 3)`, a Q map with 192-row boxes.
+#[kernel(launch_bounds(512, 1))]
+pub fn attention_fwd_bf16_d64_m192_wgmma(
+    q: &[bf16],
+    k: &[bf16],
+    v: &[bf16],
+    maps: &[TensorMap],
+    o: DisjointSlice<bf16>,
+    lse: DisjointSlice<f32>,
+    p: FlashParams,
+) {
+    let _ = (q, k, v);
+    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
+    unsafe { attention::<64, 4, 8, 32, 3, false>(maps, o.as_mut_ptr().cast(), lse, p) }
+}
+
+/// Flash-attention forward, bf16, head dimension 128; as [`attention_fwd_bf16_d64_wgmma`] with
+/// `shared_bytes(128, p.stages, 2)`.
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_bf16_d128_wgmma(
     q: &[bf16],
@@ -573,5 +667,53 @@ pub fn attention_fwd_bf16_d128_wgmma(
 ) {
     let _ = (q, k, v);
     // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe { attention::<128, 8, 16, 64>(maps, o.as_mut_ptr().cast(), lse, p) }
+    unsafe { attention::<128, 8, 16, 64, 2, false>(maps, o.as_mut_ptr().cast(), lse, p) }
+}
+
+/// f16 in and out; as [`attention_fwd_bf16_d64_wgmma`].
+#[kernel(launch_bounds(384, 1))]
+pub fn attention_fwd_f16_d64_wgmma(
+    q: &[f16],
+    k: &[f16],
+    v: &[f16],
+    maps: &[TensorMap],
+    o: DisjointSlice<f16>,
+    lse: DisjointSlice<f32>,
+    p: FlashParams,
+) {
+    let _ = (q, k, v);
+    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
+    unsafe { attention::<64, 4, 8, 32, 2, true>(maps, o.as_mut_ptr().cast(), lse, p) }
+}
+
+/// f16 in and out; as [`attention_fwd_bf16_d64_m192_wgmma`].
+#[kernel(launch_bounds(512, 1))]
+pub fn attention_fwd_f16_d64_m192_wgmma(
+    q: &[f16],
+    k: &[f16],
+    v: &[f16],
+    maps: &[TensorMap],
+    o: DisjointSlice<f16>,
+    lse: DisjointSlice<f32>,
+    p: FlashParams,
+) {
+    let _ = (q, k, v);
+    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
+    unsafe { attention::<64, 4, 8, 32, 3, true>(maps, o.as_mut_ptr().cast(), lse, p) }
+}
+
+/// f16 in and out; as [`attention_fwd_bf16_d128_wgmma`].
+#[kernel(launch_bounds(384, 1))]
+pub fn attention_fwd_f16_d128_wgmma(
+    q: &[f16],
+    k: &[f16],
+    v: &[f16],
+    maps: &[TensorMap],
+    o: DisjointSlice<f16>,
+    lse: DisjointSlice<f32>,
+    p: FlashParams,
+) {
+    let _ = (q, k, v);
+    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
+    unsafe { attention::<128, 8, 16, 64, 2, true>(maps, o.as_mut_ptr().cast(), lse, p) }
 }
