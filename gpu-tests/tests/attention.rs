@@ -203,6 +203,10 @@ const WGMMA_M192_4_STAGES: &str = "wgmma-m192-4-stages";
 /// f16 tensors (the default schedule, and 192-row tiles).
 const WGMMA_F16: &str = "wgmma-f16";
 const WGMMA_F16_M192: &str = "wgmma-f16-m192";
+/// O stored through shared memory by TMA (the default schedule, 192-row tiles, f16).
+const WGMMA_TMA_STORE: &str = "wgmma-tma-store";
+const WGMMA_M192_TMA_STORE: &str = "wgmma-m192-tma-store";
+const WGMMA_F16_TMA_STORE: &str = "wgmma-f16-tma-store";
 
 /// The schedule a `check_kernel` name stands for, if it names the Hopper kernel.
 fn wgmma_schedule(name: &str) -> Option<WgmmaSchedule> {
@@ -241,6 +245,15 @@ fn wgmma_schedule(name: &str) -> Option<WgmmaSchedule> {
         },
         WGMMA_F16 => WgmmaSchedule {
             consumers: 2,
+            ..default
+        },
+        WGMMA_TMA_STORE | WGMMA_F16_TMA_STORE => WgmmaSchedule {
+            tma_store: true,
+            ..default
+        },
+        WGMMA_M192_TMA_STORE => WgmmaSchedule {
+            consumers: 3,
+            tma_store: true,
             ..default
         },
         _ => return None,
@@ -324,8 +337,8 @@ fn attention_matches_reference() {
 /// seq_q != seq_k both ways, causal and not, grouped- and multi-query heads, several batches
 /// and heads (a tile must not read the next head's rows); every schedule (ping-pong or not,
 /// persistent or one block per tile, 2 or 4 K/V stages, causal tiles ordered over all heads or
-/// within groups of 3), 192-row tiles (three consumer warpgroups, d64) and f16 tensors on
-/// every shape too. Every failing case is reported, not only the first. SKIPPED without a compute capability 9.0 GPU (the simulator has no wgmma).
+/// within groups of 3), 192-row tiles (three consumer warpgroups, d64), f16 tensors and O
+/// stored by TMA on every shape too. Every failing case is reported, not only the first. SKIPPED without a compute capability 9.0 GPU (the simulator has no wgmma).
 #[test]
 fn attention_wgmma_matches_reference() {
     let Some(gpu) = hopper_gpu_or_skip("attention_wgmma_matches_reference") else {
@@ -361,12 +374,17 @@ fn attention_wgmma_matches_reference() {
                     (4, _) => WGMMA_HEAD_GROUPS,
                     _ => WGMMA,
                 };
-                // 192-row tiles (d64) and f16 on every shape, their schedules alternating.
+                // 192-row tiles (d64), f16 and TMA stores of O on every shape, their
+                // schedules alternating.
                 let m192 = [WGMMA_M192, WGMMA_M192_NO_PING_PONG, WGMMA_M192_4_STAGES][i % 3];
                 let f16 = [WGMMA_F16, WGMMA_F16_M192][i % 2];
+                let tma_store = match d {
+                    64 => [WGMMA_TMA_STORE, WGMMA_M192_TMA_STORE, WGMMA_F16_TMA_STORE][i % 3],
+                    _ => [WGMMA_TMA_STORE, WGMMA_F16_TMA_STORE][i % 2],
+                };
                 let extra: &[&str] = match d {
-                    64 => &[m192, f16],
-                    _ => &[WGMMA_F16],
+                    64 => &[m192, f16, tma_store],
+                    _ => &[WGMMA_F16, tma_store],
                 };
                 for kernel in std::iter::once(kernel).chain(extra.iter().copied()) {
                     let run = std::panic::AssertUnwindSafe(|| {

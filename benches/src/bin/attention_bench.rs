@@ -14,11 +14,13 @@
 //! On an H100 the default rows (`wgmma`) run the Hopper kernel, `wg-nopp` rows the same without
 //! its ping-pong schedule, `wg-grid` rows with one block per query tile instead of persistent
 //! blocks, `wg-st4` rows (d64) with a 4-stage K/V ring, `wg-hgrp` rows (causal) with the tiles
-//! ordered within groups of a few heads, `wg-m192` rows (d64) with three consumer warpgroups
-//! and 192-row query tiles, `wg-f16` rows the default on f16 tensors and `f16-192` rows (d64)
-//! f16 with 192-row tiles, both against SDPA on f16 (`torch.sdpa.f16`), and `mma` rows the
-//! mma.sync kernel; `--tokens16k` runs FlashAttention-3's sweep (16k tokens, hidden 2048, seq
-//! 1k…16k).
+//! ordered within groups of a few heads, `wg-m192` / `wg-m128` rows (d64) with three consumer
+//! warpgroups and 192-row query tiles / two and 128 rows (the default picks by length),
+//! `wg-tmas` rows with O stored through shared memory by TMA, `wg-f16` rows the default on f16
+//! tensors and `f16-192` rows (d64) f16 with 192-row tiles, both against SDPA on f16
+//! (`torch.sdpa.f16`), and `mma` rows the mma.sync kernel; `--tokens16k` runs
+//! FlashAttention-3's sweep (16k tokens, hidden 2048, seq 1k…16k) with the Hopper rows only
+//! (default, `wg-tmas`, `wg-m128`, `wg-m192`, `wg-hgrp`, `wg-f16`).
 
 use gpu_test_kit::XorShift64;
 use std::process::ExitCode;
@@ -36,11 +38,15 @@ const ONE_TILE_PER_BLOCK: &str = "one-tile-per-block";
 const FOUR_STAGES: &str = "four-stages";
 /// ... and (causal) with the tiles ordered heaviest first within groups of a few heads.
 const HEAD_GROUPS: &str = "head-groups";
-/// ... and (head dimension 64) with three consumer warpgroups, 192-row query tiles.
+/// ... and (head dimension 64) with three consumer warpgroups, 192-row query tiles, or with
+/// two, 128-row tiles (the default picks by length, see `WgmmaSchedule::consumers`).
 const M192: &str = "m192";
+const M128: &str = "m128";
 /// The default schedule on f16 tensors, and (head dimension 64) f16 with 192-row tiles.
 const F16: &str = "f16";
 const F16_M192: &str = "f16-m192";
+/// ... and with O stored through shared memory by TMA.
+const TMA_STORE: &str = "tma-store";
 
 /// (head_dim, batch, heads); keep in sync with benches/peers/attention.py.
 const CONFIGS: &[(usize, usize, usize)] = &[(64, 4, 16), (128, 4, 8)];
@@ -129,6 +135,17 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                 let mma_default = format!("attention_fwd_bf16_d{d}");
                 let names: Vec<&str> = if variants {
                     attention_kernel_names(d).collect()
+                } else if hopper && tokens16k {
+                    // The sweep times the Hopper kernel's tile and element choices.
+                    let mut names = vec!["", TMA_STORE];
+                    if d == 64 {
+                        names.extend([M128, M192]);
+                    }
+                    if causal {
+                        names.push(HEAD_GROUPS);
+                    }
+                    names.push(F16);
+                    names
                 } else if hopper {
                     let mut names = vec!["", NO_PING_PONG, ONE_TILE_PER_BLOCK];
                     if d == 64 {
@@ -166,7 +183,12 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                         stages: if name == FOUR_STAGES { 4 } else { 0 },
                         // Enough heads per group to give every SM a tile.
                         head_group: if name == HEAD_GROUPS { u32::MAX } else { 0 },
-                        consumers: if [M192, F16_M192].contains(&name) { 3 } else { 0 },
+                        consumers: match name {
+                            M192 | F16_M192 => 3,
+                            M128 => 2,
+                            _ => 0,
+                        },
+                        tma_store: name == TMA_STORE,
                     };
                     let ours = time_us(stream, &mut |st| {
                         if name.is_empty() {
@@ -174,8 +196,16 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                         } else if [F16, F16_M192].contains(&name) {
                             let (q, k, v, o) = f16s.as_mut().expect("f16 rows run on Hopper");
                             dense.attention_wgmma_with(schedule, st, q, k, v, o, None, shape, causal)
-                        } else if [NO_PING_PONG, ONE_TILE_PER_BLOCK, FOUR_STAGES, HEAD_GROUPS, M192]
-                            .contains(&name)
+                        } else if [
+                            NO_PING_PONG,
+                            ONE_TILE_PER_BLOCK,
+                            FOUR_STAGES,
+                            HEAD_GROUPS,
+                            M192,
+                            M128,
+                            TMA_STORE,
+                        ]
+                        .contains(&name)
                         {
                             dense.attention_wgmma_with(
                                 schedule, st, &q, &k, &v, &mut o, None, shape, causal,
@@ -191,6 +221,8 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                         _ if name == FOUR_STAGES => "wg-st4",
                         _ if name == HEAD_GROUPS => "wg-hgrp",
                         _ if name == M192 => "wg-m192",
+                        _ if name == M128 => "wg-m128",
+                        _ if name == TMA_STORE => "wg-tmas",
                         _ if name == F16 => "wg-f16",
                         _ if name == F16_M192 => "f16-192",
                         _ if name == mma_default && hopper && !variants => "mma",

@@ -13,11 +13,11 @@ use half::{bf16, f16};
 use crate::attention::check_forward;
 use crate::{AttentionShape, Dense, TensorMap};
 
-/// Tensor maps of Q, K, V already on the device, by (the three addresses, batch, heads,
+/// Tensor maps of Q, K, V, O already on the device, by (the four addresses, batch, heads,
 /// kv_heads, seq_q, seq_k, head_dim, Q rows per block, element type): a map's bytes depend
 /// only on these (see `hopper_gemm`).
 #[derive(Default)]
-pub(crate) struct MapCache(Mutex<HashMap<[u64; 11], DeviceBuffer<TensorMap>>>);
+pub(crate) struct MapCache(Mutex<HashMap<[u64; 12], DeviceBuffer<TensorMap>>>);
 
 /// Element types of the attention: bf16 everywhere, f16 on Hopper (the `mma.sync` kernels
 /// other GPUs run are bf16 only). Scores, softmax and accumulators are f32 for both.
@@ -135,6 +135,9 @@ pub struct WgmmaSchedule {
     /// Consumer warpgroups per block: 2 (128 query rows), or 3 (192 rows, head dimension 64
     /// only, FlashAttention-3's d64 tile); 0 picks the default ([`default_consumers`]).
     pub consumers: u32,
+    /// O leaves through shared memory with TMA stores (one per warpgroup and 64 columns)
+    /// instead of each thread's 4-byte stores.
+    pub tma_store: bool,
 }
 
 impl Default for WgmmaSchedule {
@@ -145,6 +148,7 @@ impl Default for WgmmaSchedule {
             stages: 0,
             head_group: 0,
             consumers: 0,
+            tma_store: false,
         }
     }
 }
@@ -157,13 +161,22 @@ const HEAD_GROUP_MAX_SEQ: usize = 2048;
 /// The default depth of the K/V ring.
 const DEFAULT_STAGES: u32 = 2;
 
-/// The default number of consumer warpgroups for `head_dim` (the policy; measured in
-/// docs/gemm-tuning.md).
-fn default_consumers(head_dim: usize) -> u32 {
-    match head_dim {
+/// The default number of consumer warpgroups (the policy, measured in docs/gemm-tuning.md on
+/// the 16k-token sweep): head dimension 64 takes 192-row tiles (3) once the rows are long
+/// enough, from 2048 query rows without the mask (1024 rows pad to 1152 and lose), from 8192
+/// with it (shorter causal rows lose to the masked key tile of the first warpgroup); 2 else.
+fn default_consumers(head_dim: usize, seq_q: usize, causal: bool) -> u32 {
+    match (head_dim, causal) {
+        (64, false) if seq_q >= M192_MIN_SEQ => 3,
+        (64, true) if seq_q >= M192_MIN_SEQ_CAUSAL => 3,
         _ => 2,
     }
 }
+
+/// Shortest query length for which head dimension 64 defaults to 192-row tiles.
+const M192_MIN_SEQ: usize = 2048;
+/// ... with the causal mask.
+const M192_MIN_SEQ_CAUSAL: usize = 8192;
 
 /// Most cached map triples; the cache is cleared when full (a triple is 384 bytes of device
 /// memory).
@@ -262,7 +275,7 @@ impl Dense {
         schedule: WgmmaSchedule,
     ) -> Result<()> {
         let consumers = match schedule.consumers {
-            0 => default_consumers(shape.head_dim),
+            0 => default_consumers(shape.head_dim, shape.seq_q, causal),
             n => n,
         };
         let dim = match shape.head_dim {
@@ -327,6 +340,7 @@ impl Dense {
             q.device_ptr(),
             k.device_ptr(),
             v.device_ptr(),
+            o.device_ptr(),
             shape.batch as u64,
             shape.heads as u64,
             shape.kv_heads as u64,
@@ -351,6 +365,8 @@ impl Dense {
                 encode_map::<T>(key[0], bh, shape.seq_q, d, bm, name)?,
                 encode_map::<T>(key[1], kv_bh, shape.seq_k, d, kernel::BN, name)?,
                 encode_map::<T>(key[2], kv_bh, shape.seq_k, d, kernel::BN, name)?,
+                // O, stored by each consumer warpgroup in 64-row boxes.
+                encode_map::<T>(key[3], bh, shape.seq_q, d, 64, name)?,
             ];
             if cache.len() >= MAP_CACHE_LIMIT {
                 cache.clear();
@@ -379,6 +395,7 @@ impl Dense {
             ping_pong: schedule.ping_pong as u32,
             stages,
             head_group,
+            tma_store: schedule.tma_store as u32,
         };
         let items = kernel::work_items(shape.seq_q as u32, bh, consumers);
         let grid = if schedule.persistent {
@@ -387,7 +404,7 @@ impl Dense {
             items
         };
         let cfg = LaunchConfig::new(grid, (kernel::threads(consumers), 1, 1)).with_shared_mem(
-            kernel::shared_bytes(shape.head_dim as u32, stages, consumers),
+            kernel::shared_bytes(shape.head_dim as u32, stages, consumers, schedule.tma_store),
         );
         // No logsumexp wanted: an empty buffer (nothing allocated), which the kernel skips.
         let mut none = stream.alloc_zeroed::<f32>(0)?;

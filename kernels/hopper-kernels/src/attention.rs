@@ -74,13 +74,23 @@ const fn barriers(stages: u32) -> u32 {
 }
 
 /// Dynamic shared memory for head dimension `head_dim`, a ring of `stages` (a power of two up
-/// to [`MAX_STAGES`]) and `consumers` consumer warpgroups: 1 KiB of alignment slack (the
-/// 128-byte swizzle needs 1024-byte aligned tiles), the Q tile, the K and V stages, the
-/// barriers.
-pub const fn shared_bytes(head_dim: u32, stages: u32, consumers: u32) -> u32 {
+/// to [`MAX_STAGES`]), `consumers` consumer warpgroups and, with `tma_store`, the O staging
+/// tile: 1 KiB of alignment slack (the 128-byte swizzle needs 1024-byte aligned tiles), the Q
+/// tile, the K and V stages, the O tile, the barriers.
+pub const fn shared_bytes(head_dim: u32, stages: u32, consumers: u32, tma_store: bool) -> u32 {
     1024 + block_rows(consumers) * head_dim * 2
         + 2 * stages * BN * head_dim * 2
+        + o_staging_bytes(head_dim, consumers, tma_store)
         + 8 * barriers(stages)
+}
+
+/// Bytes of the O staging tile (the block's rows of O for the TMA store), 0 without it.
+const fn o_staging_bytes(head_dim: u32, consumers: u32, tma_store: bool) -> u32 {
+    if tma_store {
+        block_rows(consumers) * head_dim * 2
+    } else {
+        0
+    }
 }
 
 /// Sizes and flags of one launch; the grid is 1-D, at most [`work_items`] blocks.
@@ -108,6 +118,10 @@ pub struct FlashParams {
     /// 1: the consumer warpgroups take turns issuing their products (ping-pong, see the
     /// module docs); 0: they issue as they are ready.
     pub ping_pong: u32,
+    /// 1: O goes out through shared memory with one TMA store per warpgroup and 64-column
+    /// sub-tile (the fourth tensor map; [`shared_bytes`] with `tma_store`); 0: each thread
+    /// stores its 4-byte column pairs from the accumulator layout.
+    pub tma_store: u32,
 }
 
 /// Masks the scores of tile `j` that a row may not see: keys past `seq_k`, and with `causal`
@@ -183,6 +197,25 @@ fn pack<const F16: bool>(s: &[f32; 64], pf: &mut [[u32; 4]; 8]) {
     });
 }
 
+/// `x`, opaque to the optimizer where it is called (an asm with effects): values computed from
+/// it are recomputed at each call instead of being hoisted out of the key loop and held in
+/// registers for its whole length (with 160 registers per thread the 192-row kernel spilled
+/// the hoisted Q descriptors).
+#[inline(always)]
+fn fresh(x: u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let mut x = x;
+        // SAFETY: a register move; no memory access.
+        unsafe {
+            core::arch::asm!("mov.b32 {0}, {0};", inout(reg32) x, options(nomem, nostack, preserves_flags))
+        };
+        x
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    x
+}
+
 /// Which query tile work item `t` is, as (query block, batch·head). Not causal: the query
 /// blocks of one head are consecutive, so the blocks running together share that head's K and
 /// V in L2. Causal: the heads in groups of `head_group` (the last group may be smaller), and
@@ -246,8 +279,8 @@ fn key_tiles(q0: u32, bm: u32, p: &FlashParams) -> u32 {
 /// one-tile-per-block kernel.
 ///
 /// # Safety
-/// `maps` holds the 3-D tensor maps of Q, K and V (`[D, seq, batch·heads]`, box `[64, 128, 1]`,
-/// 128-byte swizzle); `o` addresses `batch · heads · seq_q · D` elements; `lse` is empty or
+/// `maps` holds the 3-D tensor maps of Q, K, V and O (`[D, seq, batch·heads]`, box `[64, 128,
+/// 1]` for K and V, `[64, block_rows(NC), 1]` for Q, `[64, 64, 1]` for O, 128-byte swizzle); `o` addresses `batch · heads · seq_q · D` elements; `lse` is empty or
 /// holds `batch · heads · seq_q` values; launched with `threads(NC)` threads, a 1-D grid of
 /// at most `work_items(seq_q, batch_heads, NC)` blocks, `shared_bytes(D, p.stages, NC)` of
 /// dynamic shared memory, the Q map's box `block_rows(NC)` rows, and
@@ -281,7 +314,10 @@ unsafe fn attention<
     let k_smem = |s: u32| base + bm * D * 2 + s * tile_kv;
     let stages = p.stages;
     let v_smem = |s: u32| base + bm * D * 2 + (stages + s) * tile_kv;
-    let bars = base + bm * D * 2 + 2 * stages * tile_kv;
+    let tma_store = p.tma_store != 0;
+    // O staging: per consumer, D / 64 sub-tiles of 64 rows × 128 bytes, 128-byte swizzled.
+    let o_smem = base + bm * D * 2 + 2 * stages * tile_kv;
+    let bars = o_smem + o_staging_bytes(D, NC, tma_store);
     let full_q = bars;
     let empty_q = bars + 8;
     let full_k = |s: u32| bars + 8 * (2 + s);
@@ -399,7 +435,8 @@ unsafe fn attention<
     let (w, l) = (t / 32, t % 32);
     let scale = p.scale_log2;
     let q_desc = |kk: u32| {
-        wgmma::shared_desc_sw128(q_smem + (kk / 4) * bm * ROW + consumer * 64 * ROW + (kk % 4) * 32)
+        let q = fresh(q_smem + consumer * 64 * ROW);
+        wgmma::shared_desc_sw128(q + (kk / 4) * bm * ROW + (kk % 4) * 32)
     };
     let k_desc =
         |s: u32, kk: u32| wgmma::shared_desc_sw128(k_smem(s) + (kk / 4) * BN * ROW + (kk % 4) * 32);
@@ -574,8 +611,22 @@ unsafe fn attention<
             release(empty_q);
         }
 
-        // O / l, rounded to the element, stored straight from the accumulator layout: each thread
-        // writes column pairs of its two rows.
+        // O / l, rounded to the element. With `tma_store`: into this warpgroup's staging tile
+        // (swizzled as the TMA expects: 16-byte chunk c of row r at chunk c ^ (r % 8), which
+        // also spreads a warp's writes over all banks), then one thread stores it with TMA
+        // (rows past seq_q are clipped by the 3-D map). Else straight from the accumulator
+        // layout: each thread writes column pairs of its two rows.
+        let o_tile = o_smem + consumer * 64 * D * 2;
+        let words = shared::dynamic::<u32>();
+        let store_bar = 1 + NC + consumer;
+        if tma_store {
+            if t == 0 {
+                // The previous item's store has finished reading the staging tile.
+                tma::store_wait_read();
+            }
+            // SAFETY: the whole warpgroup.
+            unsafe { sync::named_barrier_sync(store_bar, 128) };
+        }
         unroll!(2, |h| {
             let mut sum = l_sum[h];
             sum += warp::shuffle_xor(sum, 1);
@@ -590,20 +641,58 @@ unsafe fn attention<
                     // SAFETY: one lane per (batch·head, row); the host checked `lse`'s length.
                     unsafe { lse.write_unchecked_race(row_index, value) };
                 }
-                let first = row_index * D as usize / 2 + (l % 4) as usize;
+                if !tma_store {
+                    let first = row_index * D as usize / 2 + (l % 4) as usize;
+                    unroll!(OJ, |jj| {
+                        let word = pack2::<F16>(
+                            o_acc[4 * jj + 2 * h] * inv,
+                            o_acc[4 * jj + 2 * h + 1] * inv,
+                        );
+                        // SAFETY: (row, column pair 8 jj + 2 (l % 4)) is inside O (row < seq_q,
+                        // host-checked length) and belongs to this thread alone.
+                        unsafe { out.add(first + 4 * jj).write(word) };
+                    });
+                }
+            }
+            if tma_store {
+                let r = 16 * w + l / 4 + 8 * h as u32;
                 unroll!(OJ, |jj| {
                     let word = pack2::<F16>(
                         o_acc[4 * jj + 2 * h] * inv,
                         o_acc[4 * jj + 2 * h + 1] * inv,
                     );
-                    // SAFETY: (row, column pair 8 jj + 2 (l % 4)) is inside O (row < seq_q,
-                    // host-checked length) and belongs to this thread alone.
-                    unsafe { out.add(first + 4 * jj).write(word) };
+                    let (sub, chunk) = (jj as u32 / 8, jj as u32 % 8);
+                    let addr = o_tile + sub * 64 * ROW + r * ROW + ((chunk ^ (r % 8)) * 16) + 4 * (l % 4);
+                    // SAFETY: inside the dynamic shared memory (the host sized it with
+                    // `tma_store`); this thread's own word of the staging tile, which no store
+                    // reads any more (waited above).
+                    unsafe { words.write_unchecked(((addr - words.addr()) / 4) as usize, word) };
                 });
             }
         });
+        if tma_store {
+            mbarrier::fence_proxy_async_shared();
+            // SAFETY: the whole warpgroup.
+            unsafe { sync::named_barrier_sync(store_bar, 128) };
+            if t == 0 && wg_row0 < p.seq_q {
+                // SAFETY: the staging tile is written and fenced (above); the map is O's (host
+                // contract), the box in bounds or clipped.
+                unsafe {
+                    let map_o = maps.as_ptr().add(3);
+                    for c in 0..D / 64 {
+                        let src = o_tile + c * 64 * ROW;
+                        tma::store_3d(src, map_o, (64 * c) as i32, wg_row0 as i32, bh as i32);
+                    }
+                }
+                tma::store_commit();
+            }
+        }
         it += n_tiles;
         round += 1;
+    }
+    if tma_store && t == 0 {
+        // The block's shared memory must outlive its last store's reads.
+        tma::store_wait();
     }
 }
 
