@@ -616,14 +616,14 @@ unsafe fn attention<
         // also spreads a warp's writes over all banks), then one thread stores it with TMA
         // (rows past seq_q are clipped by the 3-D map). Else straight from the accumulator
         // layout: each thread writes column pairs of its two rows.
-        let o_tile = o_smem + consumer * 64 * D * 2;
+        // Recomputed per item (`fresh`), not held through the key loop.
         let words = shared::dynamic::<u32>();
+        let o_tile = fresh(o_smem + consumer * 64 * D * 2);
+        let o_word0 = o_tile - fresh(words.addr());
         let store_bar = 1 + NC + consumer;
         if tma_store {
-            if t == 0 {
-                // The previous item's store has finished reading the staging tile.
-                tma::store_wait_read();
-            }
+            // Thread 0's wait for the previous store's reads (below) is over for the whole
+            // warpgroup before anyone writes the staging tile again.
             // SAFETY: the whole warpgroup.
             unsafe { sync::named_barrier_sync(store_bar, 128) };
         }
@@ -655,18 +655,22 @@ unsafe fn attention<
                 }
             }
             if tma_store {
-                let r = 16 * w + l / 4 + 8 * h as u32;
+                // Opaque: else the 2·OJ swizzled offsets, which depend on the thread only, are
+                // hoisted out of the loops and spill.
+                let r = fresh(16 * w + l / 4 + 8 * h as u32);
+                let lane_byte = fresh(4 * (l % 4));
                 unroll!(OJ, |jj| {
                     let word = pack2::<F16>(
                         o_acc[4 * jj + 2 * h] * inv,
                         o_acc[4 * jj + 2 * h + 1] * inv,
                     );
                     let (sub, chunk) = (jj as u32 / 8, jj as u32 % 8);
-                    let addr = o_tile + sub * 64 * ROW + r * ROW + ((chunk ^ (r % 8)) * 16) + 4 * (l % 4);
+                    let byte = sub * 64 * ROW + r * ROW + ((chunk ^ (r % 8)) * 16) + lane_byte;
                     // SAFETY: inside the dynamic shared memory (the host sized it with
                     // `tma_store`); this thread's own word of the staging tile, which no store
-                    // reads any more (waited above).
-                    unsafe { words.write_unchecked(((addr - words.addr()) / 4) as usize, word) };
+                    // reads any more (the last one was waited for, then a named barrier of the
+                    // warpgroup's epilogue passed).
+                    unsafe { words.write_unchecked(((o_word0 + byte) / 4) as usize, word) };
                 });
             }
         });
@@ -685,14 +689,13 @@ unsafe fn attention<
                     }
                 }
                 tma::store_commit();
+                // The staging tile is read before the warpgroup writes it again (the shared
+                // memory also outlives the reads).
+                tma::store_wait_read();
             }
         }
         it += n_tiles;
         round += 1;
-    }
-    if tma_store && t == 0 {
-        // The block's shared memory must outlive its last store's reads.
-        tma::store_wait();
     }
 }
 
