@@ -195,7 +195,8 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                             dense.attention(st, &q, &k, &v, &mut o, shape, causal)
                         } else if [F16, F16_M192].contains(&name) {
                             let (q, k, v, o) = f16s.as_mut().expect("f16 rows run on Hopper");
-                            dense.attention_wgmma_with(schedule, st, q, k, v, o, None, shape, causal)
+                            dense
+                                .attention_wgmma_with(schedule, st, q, k, v, o, None, shape, causal)
                         } else if [
                             NO_PING_PONG,
                             ONE_TILE_PER_BLOCK,

@@ -660,10 +660,8 @@ unsafe fn attention<
                 let r = fresh(16 * w + l / 4 + 8 * h as u32);
                 let lane_byte = fresh(4 * (l % 4));
                 unroll!(OJ, |jj| {
-                    let word = pack2::<F16>(
-                        o_acc[4 * jj + 2 * h] * inv,
-                        o_acc[4 * jj + 2 * h + 1] * inv,
-                    );
+                    let word =
+                        pack2::<F16>(o_acc[4 * jj + 2 * h] * inv, o_acc[4 * jj + 2 * h + 1] * inv);
                     let (sub, chunk) = (jj as u32 / 8, jj as u32 % 8);
                     let byte = sub * 64 * ROW + r * ROW + ((chunk ^ (r % 8)) * 16) + lane_byte;
                     // SAFETY: inside the dynamic shared memory (the host sized it with
