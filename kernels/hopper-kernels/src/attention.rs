@@ -36,6 +36,9 @@
 //!   the same time;
 //! - persistent blocks (one per SM) walk the query tiles, the producer loading the next tile's
 //!   Q and K/V while the consumers finish and store the current one;
+//! - O leaves as each thread's 4-byte column pairs or, with [`FlashParams::tma_store`], through
+//!   a 128-byte-swizzled staging tile in shared memory and one 3-D TMA store per warpgroup and
+//!   64 columns (rows past the head's end clipped by the tensor map);
 //! - causal: key tiles entirely above the diagonal are not loaded, only tiles crossing it are
 //!   masked, and the persistent blocks take the query tiles heaviest first, in a snake order
 //!   that evens out their work.
@@ -108,7 +111,7 @@ pub struct FlashParams {
     /// `batch · heads`.
     pub batch_heads: u32,
     /// Causal: heads per ordering group of the work items (1 ..= `batch_heads`, see
-    /// [`work_item`]).
+    /// `work_item`).
     pub head_group: u32,
     /// Stages of the K/V ring: a power of two, at most [`MAX_STAGES`], that fits
     /// ([`shared_bytes`]).
