@@ -2,7 +2,8 @@
 [batch, heads, seq, head_dim] tensors (its default backend on an H100 is flash attention), timed
 with CUDA events exactly like the Rust side. Prints JSON {case: {peer: {seq: microseconds}}} with
 the same case names as the bench (e.g. "d64_b4_h16", "d128_b4_h8_causal"); peer
-"torch.sdpa.backward" times the gradients of q, k, v (torch.autograd.grad) from one forward."""
+"torch.sdpa.backward" times the gradients of q, k, v (torch.autograd.grad) from one forward;
+peer "torch.sdpa.f16" the forward on the same values as float16 (the bench's f16 rows)."""
 import json
 import sys
 
@@ -36,7 +37,7 @@ def main():
     gen = torch.Generator(device="cuda").manual_seed(1)
     for d, b, h in CONFIGS:
         for causal in (False, True):
-            times, backward = {}, {}
+            times, backward, times16 = {}, {}, {}
             for s in SEQS:
                 if TOKENS16K:
                     b = 16384 // s
@@ -48,6 +49,11 @@ def main():
                 times[str(s)] = time_us(
                     lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                 )
+                q16, k16, v16 = (t.to(torch.float16) for t in (q, k, v))
+                times16[str(s)] = time_us(
+                    lambda: F.scaled_dot_product_attention(q16, k16, v16, is_causal=causal)
+                )
+                del q16, k16, v16
                 if TOKENS16K:
                     del q, k, v
                     torch.cuda.empty_cache()
@@ -62,7 +68,7 @@ def main():
                 )
                 del q, k, v, o, g
                 torch.cuda.empty_cache()
-            out[case_name(d, b, h, causal)] = {"torch.sdpa": times}
+            out[case_name(d, b, h, causal)] = {"torch.sdpa": times, "torch.sdpa.f16": times16}
             if backward:
                 out[case_name(d, b, h, causal)]["torch.sdpa.backward"] = backward
     json.dump(out, sys.stdout, indent=1)

@@ -11,7 +11,7 @@ use gpu_dense::{AttentionShape, Dense, WgmmaSchedule, attention_kernel_names};
 use gpu_host::{Error, Gpu};
 use gpu_test_kit::{RelNormError, XorShift64Star, hopper_gpu_or_skip};
 use gpu_tests::gpu_or_skip;
-use half::bf16;
+use half::{bf16, f16};
 
 /// `n` values uniform in [-a, 3a), never exactly 0 after rounding to bf16 (zeros hide indexing
 /// bugs).
@@ -116,7 +116,30 @@ fn check_kernel(
     let mut o = gpu.to_device(&vec![bf16::NAN; shape.q_len()]).unwrap();
     let mut lse = gpu.to_device(&vec![f32::NAN; shape.lse_len()]).unwrap();
     let s = gpu.default_stream();
+    // f16 names: the same bf16 values (exact in f16 at these magnitudes) as f16 tensors, the
+    // output read back as f64 through f16.
+    let mut got_f16 = None;
     match (kernel, kernel.and_then(wgmma_schedule)) {
+        (Some(name), Some(schedule)) if name.contains("f16") => {
+            let to_f16 = |x: &[bf16]| {
+                let x: Vec<f16> = x.iter().map(|v| f16::from_f64(v.to_f64())).collect();
+                gpu.to_device(&x).unwrap()
+            };
+            let mut o16 = gpu.to_device(&vec![f16::NAN; shape.q_len()]).unwrap();
+            let result = dense.attention_wgmma_with(
+                schedule,
+                s,
+                &to_f16(&q),
+                &to_f16(&k),
+                &to_f16(&v),
+                &mut o16,
+                Some(&mut lse),
+                shape,
+                causal,
+            );
+            got_f16 = Some(o16.to_vec().unwrap());
+            result
+        }
         (None, _) => {
             dense.attention_with_lse(s, &dq, &dk, &dv, &mut o, Some(&mut lse), shape, causal)
         }
@@ -134,7 +157,10 @@ fn check_kernel(
         (Some(name), None) => dense.attention_kernel(name, s, &dq, &dk, &dv, &mut o, shape, causal),
     }
     .unwrap_or_else(|e| panic!("{kernel:?} {shape:?} causal={causal}: {e}"));
-    let got = o.to_vec().unwrap();
+    let got: Vec<f64> = match got_f16 {
+        Some(x) => x.iter().map(|v| v.to_f64()).collect(),
+        None => o.to_vec().unwrap().iter().map(|v| v.to_f64()).collect(),
+    };
     let (want, want_lse) = reference(&q, &k, &v, shape, causal);
     if kernel.is_none() || kernel.and_then(wgmma_schedule).is_some() {
         // The logsumexp: f32 from bf16 products and ex2/lg2.approx, absolute error.
@@ -146,8 +172,7 @@ fn check_kernel(
         }
     }
     let mut rel = RelNormError::new();
-    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-        let g = g.to_f64();
+    for (i, (&g, w)) in got.iter().zip(&want).enumerate() {
         assert!(
             g.is_finite(),
             "{kernel:?} {shape:?} causal={causal}: element {i} is {g} (unwritten or NaN)"
@@ -170,6 +195,18 @@ const WGMMA_ONE_TILE_PER_BLOCK: &str = "wgmma-one-tile-per-block";
 const WGMMA_4_STAGES: &str = "wgmma-4-stages";
 /// Causal tiles ordered within groups of a few heads.
 const WGMMA_HEAD_GROUPS: &str = "wgmma-head-groups";
+/// Three consumer warpgroups, 192-row query tiles (head dimension 64 only); with no ping-pong,
+/// with 4 K/V stages.
+const WGMMA_M192: &str = "wgmma-m192";
+const WGMMA_M192_NO_PING_PONG: &str = "wgmma-m192-no-ping-pong";
+const WGMMA_M192_4_STAGES: &str = "wgmma-m192-4-stages";
+/// f16 tensors (the default schedule, and 192-row tiles).
+const WGMMA_F16: &str = "wgmma-f16";
+const WGMMA_F16_M192: &str = "wgmma-f16-m192";
+/// O stored through shared memory by TMA (the default schedule, 192-row tiles, f16).
+const WGMMA_TMA_STORE: &str = "wgmma-tma-store";
+const WGMMA_M192_TMA_STORE: &str = "wgmma-m192-tma-store";
+const WGMMA_F16_TMA_STORE: &str = "wgmma-f16-tma-store";
 
 /// The schedule a `check_kernel` name stands for, if it names the Hopper kernel.
 fn wgmma_schedule(name: &str) -> Option<WgmmaSchedule> {
@@ -190,6 +227,33 @@ fn wgmma_schedule(name: &str) -> Option<WgmmaSchedule> {
         },
         WGMMA_HEAD_GROUPS => WgmmaSchedule {
             head_group: 3,
+            ..default
+        },
+        WGMMA_M192 | WGMMA_F16_M192 => WgmmaSchedule {
+            consumers: 3,
+            ..default
+        },
+        WGMMA_M192_NO_PING_PONG => WgmmaSchedule {
+            consumers: 3,
+            ping_pong: false,
+            ..default
+        },
+        WGMMA_M192_4_STAGES => WgmmaSchedule {
+            consumers: 3,
+            stages: 4,
+            ..default
+        },
+        WGMMA_F16 => WgmmaSchedule {
+            consumers: 2,
+            ..default
+        },
+        WGMMA_TMA_STORE | WGMMA_F16_TMA_STORE => WgmmaSchedule {
+            tma_store: true,
+            ..default
+        },
+        WGMMA_M192_TMA_STORE => WgmmaSchedule {
+            consumers: 3,
+            tma_store: true,
             ..default
         },
         _ => return None,
@@ -273,7 +337,8 @@ fn attention_matches_reference() {
 /// seq_q != seq_k both ways, causal and not, grouped- and multi-query heads, several batches
 /// and heads (a tile must not read the next head's rows); every schedule (ping-pong or not,
 /// persistent or one block per tile, 2 or 4 K/V stages, causal tiles ordered over all heads or
-/// within groups of 3). Every failing case is reported, not only the first. SKIPPED without a compute capability 9.0 GPU (the simulator has no wgmma).
+/// within groups of 3), 192-row tiles (three consumer warpgroups, d64), f16 tensors and O
+/// stored by TMA on every shape too. Every failing case is reported, not only the first. SKIPPED without a compute capability 9.0 GPU (the simulator has no wgmma).
 #[test]
 fn attention_wgmma_matches_reference() {
     let Some(gpu) = hopper_gpu_or_skip("attention_wgmma_matches_reference") else {
@@ -309,18 +374,32 @@ fn attention_wgmma_matches_reference() {
                     (4, _) => WGMMA_HEAD_GROUPS,
                     _ => WGMMA,
                 };
-                let run = std::panic::AssertUnwindSafe(|| {
-                    check_kernel(&gpu, &dense, Some(kernel), shape, causal, seed)
-                });
-                if let Err(e) = std::panic::catch_unwind(run) {
-                    let message = e
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_default();
-                    failures.push(format!(
-                        "{kernel} d{d} {shape:?} causal={causal}: {message}"
-                    ));
+                // 192-row tiles (d64), f16 and TMA stores of O on every shape, their
+                // schedules alternating.
+                let m192 = [WGMMA_M192, WGMMA_M192_NO_PING_PONG, WGMMA_M192_4_STAGES][i % 3];
+                let f16 = [WGMMA_F16, WGMMA_F16_M192][i % 2];
+                let tma_store = match d {
+                    64 => [WGMMA_TMA_STORE, WGMMA_M192_TMA_STORE, WGMMA_F16_TMA_STORE][i % 3],
+                    _ => [WGMMA_TMA_STORE, WGMMA_F16_TMA_STORE][i % 2],
+                };
+                let extra: &[&str] = match d {
+                    64 => &[m192, f16, tma_store],
+                    _ => &[WGMMA_F16, tma_store],
+                };
+                for kernel in std::iter::once(kernel).chain(extra.iter().copied()) {
+                    let run = std::panic::AssertUnwindSafe(|| {
+                        check_kernel(&gpu, &dense, Some(kernel), shape, causal, seed)
+                    });
+                    if let Err(e) = std::panic::catch_unwind(run) {
+                        let message = e
+                            .downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                            .unwrap_or_default();
+                        failures.push(format!(
+                            "{kernel} d{d} {shape:?} causal={causal}: {message}"
+                        ));
+                    }
                 }
             }
         }
@@ -365,14 +444,40 @@ fn attention_wgmma_refuses_other_devices() {
         Err(Error::Argument { argument, .. }) => assert_eq!(argument, "schedule.stages"),
         other => panic!("4 stages at head_dim 128: expected an argument error, got {other:?}"),
     }
+    // Three consumer warpgroups exist for head dimension 64 only.
+    let schedule = WgmmaSchedule {
+        consumers: 3,
+        ..WgmmaSchedule::default()
+    };
+    match dense.attention_wgmma_with(
+        schedule, s, &q128, &k128, &k128, &mut o128, None, d128, false,
+    ) {
+        Err(Error::Argument { argument, .. }) => assert_eq!(argument, "schedule.consumers"),
+        other => panic!("3 consumers at head_dim 128: expected an argument error, got {other:?}"),
+    }
     let hopper = !gpu.is_simulator() && gpu.properties().compute_capability == (9, 0);
     let result = dense.attention_wgmma(s, &q, &k, &k, &mut o, None, good, false);
+    // f16 through `Dense::attention`: the Hopper kernel there, an error elsewhere (the mma.sync
+    // kernel is bf16 only); a bad shape is a shape error everywhere.
+    let buf16 = |n: usize| gpu.to_device(&vec![f16::ONE; n]).unwrap();
+    let (q16, k16) = (buf16(good.q_len()), buf16(good.kv_len()));
+    let mut o16 = buf16(good.q_len());
+    let result16 = dense.attention(s, &q16, &k16, &k16, &mut o16, good, false);
+    match dense.attention(s, &q16, &k16, &k16, &mut o16, bad, false) {
+        Err(Error::Argument { argument, .. }) => assert_eq!(argument, "shape.head_dim"),
+        other => panic!("f16 head_dim 96: expected an argument error, got {other:?}"),
+    }
     if hopper {
         result.unwrap();
+        result16.unwrap();
     } else {
         assert!(
             matches!(result, Err(Error::LaunchConfig { .. })),
             "expected a launch-configuration error off Hopper, got {result:?}"
+        );
+        assert!(
+            matches!(result16, Err(Error::LaunchConfig { .. })),
+            "f16 off Hopper: expected a launch-configuration error, got {result16:?}"
         );
     }
 }

@@ -14,7 +14,13 @@
 //! On an H100 the default rows (`wgmma`) run the Hopper kernel, `wg-nopp` rows the same without
 //! its ping-pong schedule, `wg-grid` rows with one block per query tile instead of persistent
 //! blocks, `wg-st4` rows (d64) with a 4-stage K/V ring, `wg-hgrp` rows (causal) with the tiles
-//! ordered within groups of a few heads, and `mma` rows the mma.sync kernel; `--tokens16k` runs FlashAttention-3's sweep (16k tokens, hidden 2048, seq 1k…16k).
+//! ordered within groups of a few heads, `wg-m192` / `wg-m128` rows (d64) with three consumer
+//! warpgroups and 192-row query tiles / two and 128 rows (the default picks by length),
+//! `wg-tmas` rows with O stored through shared memory by TMA, `wg-f16` rows the default on f16
+//! tensors and `f16-192` rows (d64) f16 with 192-row tiles, both against SDPA on f16
+//! (`torch.sdpa.f16`), and `mma` rows the mma.sync kernel; `--tokens16k` runs
+//! FlashAttention-3's sweep (16k tokens, hidden 2048, seq 1k…16k) with the Hopper rows only
+//! (default, `wg-tmas`, `wg-m128`, `wg-m192`, `wg-hgrp`, `wg-f16`).
 
 use gpu_test_kit::XorShift64;
 use std::process::ExitCode;
@@ -22,7 +28,7 @@ use std::process::ExitCode;
 use benches::time_us;
 use gpu_dense::{AttentionShape, Dense, WgmmaSchedule, attention_kernel_names};
 use gpu_host::{Gpu, Stream};
-use half::bf16;
+use half::{bf16, f16};
 
 /// The row names of the wgmma kernel without its ping-pong schedule, and with one block per
 /// query tile instead of persistent blocks.
@@ -32,6 +38,15 @@ const ONE_TILE_PER_BLOCK: &str = "one-tile-per-block";
 const FOUR_STAGES: &str = "four-stages";
 /// ... and (causal) with the tiles ordered heaviest first within groups of a few heads.
 const HEAD_GROUPS: &str = "head-groups";
+/// ... and (head dimension 64) with three consumer warpgroups, 192-row query tiles, or with
+/// two, 128-row tiles (the default picks by length, see `WgmmaSchedule::consumers`).
+const M192: &str = "m192";
+const M128: &str = "m128";
+/// The default schedule on f16 tensors, and (head dimension 64) f16 with 192-row tiles.
+const F16: &str = "f16";
+const F16_M192: &str = "f16-m192";
+/// ... and with O stored through shared memory by TMA.
+const TMA_STORE: &str = "tma-store";
 
 /// (head_dim, batch, heads); keep in sync with benches/peers/attention.py.
 const CONFIGS: &[(usize, usize, usize)] = &[(64, 4, 16), (128, 4, 8)];
@@ -113,16 +128,35 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                 let k = gpu.to_device(&random_bf16(shape.kv_len(), 2))?;
                 let v = gpu.to_device(&random_bf16(shape.kv_len(), 3))?;
                 let mut o = gpu.alloc_zeroed::<bf16>(shape.q_len())?;
+                // The same values as f16 (exact at these magnitudes), for the f16 rows.
+                let to_f16 = |x: Vec<bf16>| -> Vec<f16> {
+                    x.iter().map(|v| f16::from_f32(v.to_f32())).collect()
+                };
                 let mma_default = format!("attention_fwd_bf16_d{d}");
                 let names: Vec<&str> = if variants {
                     attention_kernel_names(d).collect()
-                } else if hopper {
-                    let mut names = vec!["", NO_PING_PONG, ONE_TILE_PER_BLOCK];
+                } else if hopper && tokens16k {
+                    // The sweep times the Hopper kernel's tile and element choices.
+                    let mut names = vec!["", TMA_STORE];
                     if d == 64 {
-                        names.push(FOUR_STAGES);
+                        names.extend([M128, M192]);
                     }
                     if causal {
                         names.push(HEAD_GROUPS);
+                    }
+                    names.push(F16);
+                    names
+                } else if hopper {
+                    let mut names = vec!["", NO_PING_PONG, ONE_TILE_PER_BLOCK];
+                    if d == 64 {
+                        names.extend([FOUR_STAGES, M192]);
+                    }
+                    if causal {
+                        names.push(HEAD_GROUPS);
+                    }
+                    names.push(F16);
+                    if d == 64 {
+                        names.push(F16_M192);
                     }
                     names.push(&mma_default);
                     names
@@ -131,20 +165,49 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                 };
                 // The backward pass (default tiling rows only): gradients of q, k, v.
                 let backward_row = !variants && !tokens16k;
+                let f16s = if hopper && !variants {
+                    Some((
+                        gpu.to_device(&to_f16(random_bf16(shape.q_len(), 1)))?,
+                        gpu.to_device(&to_f16(random_bf16(shape.kv_len(), 2)))?,
+                        gpu.to_device(&to_f16(random_bf16(shape.kv_len(), 3)))?,
+                        gpu.alloc_zeroed::<f16>(shape.q_len())?,
+                    ))
+                } else {
+                    None
+                };
+                let mut f16s = f16s;
                 for name in names {
+                    let schedule = WgmmaSchedule {
+                        ping_pong: name != NO_PING_PONG,
+                        persistent: name != ONE_TILE_PER_BLOCK,
+                        stages: if name == FOUR_STAGES { 4 } else { 0 },
+                        // Enough heads per group to give every SM a tile.
+                        head_group: if name == HEAD_GROUPS { u32::MAX } else { 0 },
+                        consumers: match name {
+                            M192 | F16_M192 => 3,
+                            M128 => 2,
+                            _ => 0,
+                        },
+                        tma_store: name == TMA_STORE,
+                    };
                     let ours = time_us(stream, &mut |st| {
                         if name.is_empty() {
                             dense.attention(st, &q, &k, &v, &mut o, shape, causal)
-                        } else if [NO_PING_PONG, ONE_TILE_PER_BLOCK, FOUR_STAGES, HEAD_GROUPS]
-                            .contains(&name)
+                        } else if [F16, F16_M192].contains(&name) {
+                            let (q, k, v, o) = f16s.as_mut().expect("f16 rows run on Hopper");
+                            dense
+                                .attention_wgmma_with(schedule, st, q, k, v, o, None, shape, causal)
+                        } else if [
+                            NO_PING_PONG,
+                            ONE_TILE_PER_BLOCK,
+                            FOUR_STAGES,
+                            HEAD_GROUPS,
+                            M192,
+                            M128,
+                            TMA_STORE,
+                        ]
+                        .contains(&name)
                         {
-                            let schedule = WgmmaSchedule {
-                                ping_pong: name != NO_PING_PONG,
-                                persistent: name != ONE_TILE_PER_BLOCK,
-                                stages: if name == FOUR_STAGES { 4 } else { 0 },
-                                // Enough heads per group to give every SM a tile.
-                                head_group: if name == HEAD_GROUPS { u32::MAX } else { 0 },
-                            };
                             dense.attention_wgmma_with(
                                 schedule, st, &q, &k, &v, &mut o, None, shape, causal,
                             )
@@ -158,14 +221,24 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                         _ if name == ONE_TILE_PER_BLOCK => "wg-grid",
                         _ if name == FOUR_STAGES => "wg-st4",
                         _ if name == HEAD_GROUPS => "wg-hgrp",
+                        _ if name == M192 => "wg-m192",
+                        _ if name == M128 => "wg-m128",
+                        _ if name == TMA_STORE => "wg-tmas",
+                        _ if name == F16 => "wg-f16",
+                        _ if name == F16_M192 => "f16-192",
                         _ if name == mma_default && hopper && !variants => "mma",
                         Some((_, tiling)) if tiling.starts_with('w') => tiling,
                         _ => "default",
                     };
                     let tflops = |us: f64| shape.flops(causal) / us * 1e-6;
+                    let peer_name = if [F16, F16_M192].contains(&name) {
+                        "torch.sdpa.f16"
+                    } else {
+                        "torch.sdpa"
+                    };
                     let peer = peers
                         .get(&case)
-                        .and_then(|p| p.get("torch.sdpa"))
+                        .and_then(|p| p.get(peer_name))
                         .and_then(|t| t.get(&s.to_string()))
                         .copied();
                     match peer {

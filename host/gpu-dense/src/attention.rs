@@ -10,7 +10,7 @@
 use gpu_host::{DeviceBuffer, Error, LaunchConfig, Result, Stream};
 use half::bf16;
 
-use crate::{Dense, dense_kernels};
+use crate::{AttentionElement, Dense, dense_kernels};
 use ::dense_kernels::attention::{self as kernel, AttentionParams};
 
 /// The sizes of one attention call. Q and O are `[batch, heads, seq_q, head_dim]`, K and V
@@ -76,9 +76,10 @@ impl AttentionShape {
 
 impl Dense {
     /// Flash-attention forward: `o = softmax(q·kᵀ / sqrt(head_dim) [causal]) · v` for every
-    /// (batch, head), bf16 in and out, f32 scores and accumulators. On a compute capability 9.0
-    /// GPU this runs the Hopper kernel ([`Dense::attention_wgmma`]: wgmma + TMA), elsewhere (and
-    /// on the simulator) the `mma.sync` kernel.
+    /// (batch, head), bf16 (or f16 on Hopper) in and out, f32 scores and accumulators. On a
+    /// compute capability 9.0 GPU this runs the Hopper kernel ([`Dense::attention_wgmma`]:
+    /// wgmma + TMA), elsewhere (and on the simulator) the `mma.sync` kernel, which takes bf16
+    /// only: f16 there is an error, nothing launched.
     ///
     /// `causal` masks key `j` for query `i` when `j > i` (top-left aligned, like torch's
     /// `scaled_dot_product_attention(is_causal=True)`), and skips key tiles that are entirely
@@ -86,13 +87,13 @@ impl Dense {
     /// when `seq_q >= 1`: a softmax over no keys is undefined). Asynchronous on `stream`.
     // The signature the issue asks for: three inputs, an output, the shape and the mask flag.
     #[allow(clippy::too_many_arguments)]
-    pub fn attention(
+    pub fn attention<T: AttentionElement>(
         &self,
         stream: &Stream,
-        q: &DeviceBuffer<bf16>,
-        k: &DeviceBuffer<bf16>,
-        v: &DeviceBuffer<bf16>,
-        o: &mut DeviceBuffer<bf16>,
+        q: &DeviceBuffer<T>,
+        k: &DeviceBuffer<T>,
+        v: &DeviceBuffer<T>,
+        o: &mut DeviceBuffer<T>,
         shape: AttentionShape,
         causal: bool,
     ) -> Result<()> {
@@ -104,13 +105,13 @@ impl Dense {
     /// seq_q]`, [`AttentionShape::lse_len`] values): the softmax's normalizer, which a backward
     /// pass uses to recompute the probabilities.
     #[allow(clippy::too_many_arguments)]
-    pub fn attention_with_lse(
+    pub fn attention_with_lse<T: AttentionElement>(
         &self,
         stream: &Stream,
-        q: &DeviceBuffer<bf16>,
-        k: &DeviceBuffer<bf16>,
-        v: &DeviceBuffer<bf16>,
-        o: &mut DeviceBuffer<bf16>,
+        q: &DeviceBuffer<T>,
+        k: &DeviceBuffer<T>,
+        v: &DeviceBuffer<T>,
+        o: &mut DeviceBuffer<T>,
         lse: Option<&mut DeviceBuffer<f32>>,
         shape: AttentionShape,
         causal: bool,
@@ -123,7 +124,31 @@ impl Dense {
             128 => "attention_fwd_bf16_d128",
             _ => "attention_fwd_bf16",
         };
-        self.launch_attention(name, stream, q, k, v, o, lse, shape, causal)
+        let bf16s = (T::as_bf16(q), T::as_bf16(k), T::as_bf16(v));
+        match (bf16s, T::as_bf16_mut(o)) {
+            ((Some(q), Some(k), Some(v)), Some(o)) => {
+                self.launch_attention(name, stream, q, k, v, o, lse, shape, causal)
+            }
+            _ => {
+                let name = name.replacen("bf16", T::NAME, 1);
+                // Bad shapes are reported as such on every device.
+                check_forward(
+                    &name,
+                    (q.len(), k.len(), v.len(), o.len()),
+                    lse.as_ref().map(|l| l.len()),
+                    shape,
+                    None,
+                )?;
+                Err(Error::LaunchConfig {
+                    kernel: name,
+                    message: format!(
+                        "{} attention needs a compute capability 9.0 GPU (the wgmma kernel); the \
+                         mma.sync kernel other GPUs and the simulator run takes bf16 only",
+                        T::NAME
+                    ),
+                })
+            }
+        }
     }
 
     /// Flash-attention forward on a batch of sequences of different lengths, packed without

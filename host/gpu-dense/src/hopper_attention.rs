@@ -8,15 +8,113 @@ use std::sync::Mutex;
 use ::hopper_kernels::attention::{self as kernel, FlashParams};
 use gpu_host::cudarc::driver::sys;
 use gpu_host::{DeviceBuffer, Error, LaunchConfig, Result, Stream};
-use half::bf16;
+use half::{bf16, f16};
 
 use crate::attention::check_forward;
 use crate::{AttentionShape, Dense, TensorMap};
 
-/// Tensor maps of Q, K, V already on the device, by (the three addresses, batch, heads,
-/// kv_heads, seq_q, seq_k, head_dim): a map's bytes depend only on these (see `hopper_gemm`).
+/// Tensor maps of Q, K, V, O already on the device, by (the four addresses, batch, heads,
+/// kv_heads, seq_q, seq_k, head_dim, Q rows per block, element type): a map's bytes depend
+/// only on these (see `hopper_gemm`).
 #[derive(Default)]
-pub(crate) struct MapCache(Mutex<HashMap<[u64; 9], DeviceBuffer<TensorMap>>>);
+pub(crate) struct MapCache(Mutex<HashMap<[u64; 12], DeviceBuffer<TensorMap>>>);
+
+/// Element types of the attention: bf16 everywhere, f16 on Hopper (the `mma.sync` kernels
+/// other GPUs run are bf16 only). Scores, softmax and accumulators are f32 for both.
+pub trait AttentionElement: gpu_host::gpu::DeviceCopy + sealed::Sealed {
+    /// The element's name in kernel names: `bf16` or `f16`.
+    const NAME: &'static str;
+    /// The TMA element type.
+    #[doc(hidden)]
+    const TMA_TYPE: sys::CUtensorMapDataType;
+    /// Launches the Hopper kernel for `variant` = (head dimension, consumer warpgroups): 64
+    /// with 2 or 3, 128 with 2.
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    fn launch_wgmma(
+        module: &crate::hopper_kernels::Module,
+        stream: &Stream,
+        cfg: LaunchConfig,
+        variant: (usize, u32),
+        inputs: Inputs<'_, Self>,
+        o: &mut DeviceBuffer<Self>,
+        lse: &mut DeviceBuffer<f32>,
+        params: FlashParams,
+    ) -> Result<()>;
+    /// The buffer as bf16, for the `mma.sync` kernels: `None` for other elements.
+    #[doc(hidden)]
+    fn as_bf16(buffer: &DeviceBuffer<Self>) -> Option<&DeviceBuffer<bf16>>;
+    /// As [`AttentionElement::as_bf16`], mutable.
+    #[doc(hidden)]
+    fn as_bf16_mut(buffer: &mut DeviceBuffer<Self>) -> Option<&mut DeviceBuffer<bf16>>;
+}
+
+/// Q, K, V and their tensor maps, as the kernel receives them.
+#[doc(hidden)]
+pub type Inputs<'a, T> = (
+    &'a DeviceBuffer<T>,
+    &'a DeviceBuffer<T>,
+    &'a DeviceBuffer<T>,
+    &'a DeviceBuffer<TensorMap>,
+);
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for half::bf16 {}
+    impl Sealed for half::f16 {}
+}
+
+macro_rules! attention_elem {
+    ($t:ty, $name:literal, $tma:ident, $d64:ident, $d64m192:ident, $d128:ident,
+     $bf16:expr, $bf16_mut:expr) => {
+        impl AttentionElement for $t {
+            const NAME: &'static str = $name;
+            const TMA_TYPE: sys::CUtensorMapDataType = sys::CUtensorMapDataType::$tma;
+            fn launch_wgmma(
+                module: &crate::hopper_kernels::Module,
+                stream: &Stream,
+                cfg: LaunchConfig,
+                variant: (usize, u32),
+                (q, k, v, maps): Inputs<'_, Self>,
+                o: &mut DeviceBuffer<Self>,
+                lse: &mut DeviceBuffer<f32>,
+                params: FlashParams,
+            ) -> Result<()> {
+                match variant {
+                    (64, 3) => module.$d64m192(stream, cfg, q, k, v, maps, o, lse, params),
+                    (64, _) => module.$d64(stream, cfg, q, k, v, maps, o, lse, params),
+                    _ => module.$d128(stream, cfg, q, k, v, maps, o, lse, params),
+                }
+            }
+            fn as_bf16(buffer: &DeviceBuffer<Self>) -> Option<&DeviceBuffer<bf16>> {
+                $bf16(buffer)
+            }
+            fn as_bf16_mut(buffer: &mut DeviceBuffer<Self>) -> Option<&mut DeviceBuffer<bf16>> {
+                $bf16_mut(buffer)
+            }
+        }
+    };
+}
+attention_elem!(
+    bf16,
+    "bf16",
+    CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+    attention_fwd_bf16_d64_wgmma,
+    attention_fwd_bf16_d64_m192_wgmma,
+    attention_fwd_bf16_d128_wgmma,
+    Some,
+    Some
+);
+attention_elem!(
+    f16,
+    "f16",
+    CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+    attention_fwd_f16_d64_wgmma,
+    attention_fwd_f16_d64_m192_wgmma,
+    attention_fwd_f16_d128_wgmma,
+    |_| None,
+    |_| None
+);
 
 /// How `attention_wgmma`'s blocks are scheduled (both on by default; the benchmark times each
 /// part off).
@@ -34,6 +132,12 @@ pub struct WgmmaSchedule {
     /// together share few heads' K and V in L2; 0, the default: that for query lengths up to
     /// 2048, all heads beyond, where balancing the long rows matters more).
     pub head_group: u32,
+    /// Consumer warpgroups per block: 2 (128 query rows), or 3 (192 rows, head dimension 64
+    /// only, FlashAttention-3's d64 tile); 0 picks the default ([`default_consumers`]).
+    pub consumers: u32,
+    /// O leaves through shared memory with TMA stores (one per warpgroup and 64 columns)
+    /// instead of each thread's 4-byte stores.
+    pub tma_store: bool,
 }
 
 impl Default for WgmmaSchedule {
@@ -43,6 +147,8 @@ impl Default for WgmmaSchedule {
             persistent: true,
             stages: 0,
             head_group: 0,
+            consumers: 0,
+            tma_store: false,
         }
     }
 }
@@ -55,14 +161,32 @@ const HEAD_GROUP_MAX_SEQ: usize = 2048;
 /// The default depth of the K/V ring.
 const DEFAULT_STAGES: u32 = 2;
 
+/// The default number of consumer warpgroups (the policy, measured in docs/gemm-tuning.md on
+/// the 16k-token sweep): head dimension 64 takes 192-row tiles (3) once the rows are long
+/// enough, from 2048 query rows without the mask (1024 rows pad to 1152 and lose), from 8192
+/// with it (shorter causal rows lose to the masked key tile of the first warpgroup); 2 else.
+fn default_consumers(head_dim: usize, seq_q: usize, causal: bool) -> u32 {
+    match (head_dim, causal) {
+        (64, false) if seq_q >= M192_MIN_SEQ => 3,
+        (64, true) if seq_q >= M192_MIN_SEQ_CAUSAL => 3,
+        _ => 2,
+    }
+}
+
+/// Shortest query length for which head dimension 64 defaults to 192-row tiles.
+const M192_MIN_SEQ: usize = 2048;
+/// ... with the causal mask.
+const M192_MIN_SEQ_CAUSAL: usize = 8192;
+
 /// Most cached map triples; the cache is cleared when full (a triple is 384 bytes of device
 /// memory).
 const MAP_CACHE_LIMIT: usize = 64;
 
-/// Encodes the 3-D tensor map of `matrices` row-major `rows × head_dim` bf16 matrices at
-/// `addr` (`[matrices, rows, head_dim]` contiguous), read in boxes of `box_rows × 64` elements
-/// of one matrix with the 128-byte swizzle: rows past a matrix's end read as zeros.
-fn encode_map(
+/// Encodes the 3-D tensor map of `matrices` row-major `rows × head_dim` bf16 or f16 (`T`)
+/// matrices at `addr` (`[matrices, rows, head_dim]` contiguous), read in boxes of
+/// `box_rows × 64` elements of one matrix with the 128-byte swizzle: rows past a matrix's end
+/// read as zeros.
+fn encode_map<T: AttentionElement>(
     addr: u64,
     matrices: usize,
     rows: usize,
@@ -72,7 +196,7 @@ fn encode_map(
 ) -> Result<TensorMap> {
     // The strides are multiples of 16 bytes (head_dim is 64 or 128).
     crate::tma_map::encode_tiled(
-        sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        T::TMA_TYPE,
         addr,
         &[head_dim as u64, rows as u64, matrices as u64],
         &[head_dim as u64 * 2, (rows * head_dim) as u64 * 2],
@@ -83,7 +207,7 @@ fn encode_map(
 
 impl Dense {
     /// Whether [`Dense::attention`] runs the Hopper kernel for `shape` on `stream`: a compute
-    /// capability 9.0 GPU (not the simulator) and head dimension 64 or 128.
+    /// capability 9.0 GPU (not the simulator) and head dimension 64 or 128 (bf16 or f16).
     pub(crate) fn wgmma_attention_fits(&self, stream: &Stream, shape: AttentionShape) -> bool {
         self.hopper.is_some() && !stream.is_simulator() && matches!(shape.head_dim, 64 | 128)
     }
@@ -92,17 +216,19 @@ impl Dense {
     /// design), whatever the default would pick: for tests and the benchmark's comparison
     /// with the `mma.sync` kernel ([`Dense::attention_kernel`]).
     ///
+    /// bf16 or f16 elements.
+    ///
     /// Errors (nothing launched): what [`Dense::attention`] refuses, and any device other than
     /// a compute capability 9.0 GPU (the simulator included: wgmma, TMA and mbarrier
     /// transaction counts are not simulated).
     #[allow(clippy::too_many_arguments)]
-    pub fn attention_wgmma(
+    pub fn attention_wgmma<T: AttentionElement>(
         &self,
         stream: &Stream,
-        q: &DeviceBuffer<bf16>,
-        k: &DeviceBuffer<bf16>,
-        v: &DeviceBuffer<bf16>,
-        o: &mut DeviceBuffer<bf16>,
+        q: &DeviceBuffer<T>,
+        k: &DeviceBuffer<T>,
+        v: &DeviceBuffer<T>,
+        o: &mut DeviceBuffer<T>,
         lse: Option<&mut DeviceBuffer<f32>>,
         shape: AttentionShape,
         causal: bool,
@@ -122,14 +248,14 @@ impl Dense {
     /// the benchmark's comparison and the tests.
     #[doc(hidden)]
     #[allow(clippy::too_many_arguments)]
-    pub fn attention_wgmma_with(
+    pub fn attention_wgmma_with<T: AttentionElement>(
         &self,
         schedule: WgmmaSchedule,
         stream: &Stream,
-        q: &DeviceBuffer<bf16>,
-        k: &DeviceBuffer<bf16>,
-        v: &DeviceBuffer<bf16>,
-        o: &mut DeviceBuffer<bf16>,
+        q: &DeviceBuffer<T>,
+        k: &DeviceBuffer<T>,
+        v: &DeviceBuffer<T>,
+        o: &mut DeviceBuffer<T>,
         lse: Option<&mut DeviceBuffer<f32>>,
         shape: AttentionShape,
         causal: bool,
@@ -138,25 +264,26 @@ impl Dense {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn launch_wgmma(
+    fn launch_wgmma<T: AttentionElement>(
         &self,
         stream: &Stream,
-        (q, k, v): (
-            &DeviceBuffer<bf16>,
-            &DeviceBuffer<bf16>,
-            &DeviceBuffer<bf16>,
-        ),
-        o: &mut DeviceBuffer<bf16>,
+        (q, k, v): (&DeviceBuffer<T>, &DeviceBuffer<T>, &DeviceBuffer<T>),
+        o: &mut DeviceBuffer<T>,
         lse: Option<&mut DeviceBuffer<f32>>,
         shape: AttentionShape,
         causal: bool,
         schedule: WgmmaSchedule,
     ) -> Result<()> {
-        let name = match shape.head_dim {
-            64 => "attention_fwd_bf16_d64_wgmma",
-            128 => "attention_fwd_bf16_d128_wgmma",
-            _ => "attention_fwd_bf16_wgmma",
+        let consumers = match schedule.consumers {
+            0 => default_consumers(shape.head_dim, shape.seq_q, causal),
+            n => n,
         };
+        let dim = match shape.head_dim {
+            64 | 128 => format!("_d{}", shape.head_dim),
+            _ => String::new(),
+        };
+        let m192 = if consumers == 3 { "_m192" } else { "" };
+        let name = &format!("attention_fwd_{}{dim}{m192}_wgmma", T::NAME);
         // Shapes first (they are wrong on any device), then the device.
         let work = check_forward(
             name,
@@ -178,6 +305,18 @@ impl Dense {
                 });
             }
         };
+        if !(consumers == 2 || (consumers == 3 && shape.head_dim == 64)) {
+            return Err(Error::Argument {
+                kernel: name.to_string(),
+                argument: "schedule.consumers".to_string(),
+                message: format!(
+                    "{consumers} consumer warpgroups for head_dim {}: 2, or 3 with head_dim 64 \
+                     (registers)",
+                    shape.head_dim
+                ),
+            });
+        }
+        let bm = kernel::block_rows(consumers);
         let Some(module) = self.hopper.as_ref() else {
             return Err(Error::LaunchConfig {
                 kernel: name.to_string(),
@@ -201,12 +340,15 @@ impl Dense {
             q.device_ptr(),
             k.device_ptr(),
             v.device_ptr(),
+            o.device_ptr(),
             shape.batch as u64,
             shape.heads as u64,
             shape.kv_heads as u64,
             shape.seq_q as u64,
             shape.seq_k as u64,
             shape.head_dim as u64,
+            bm as u64,
+            T::TMA_TYPE as u64,
         ];
         let mut cache = self
             .wgmma_attention_maps
@@ -220,9 +362,11 @@ impl Dense {
                 shape.head_dim,
             );
             let maps = [
-                encode_map(key[0], bh, shape.seq_q, d, kernel::BM, name)?,
-                encode_map(key[1], kv_bh, shape.seq_k, d, kernel::BN, name)?,
-                encode_map(key[2], kv_bh, shape.seq_k, d, kernel::BN, name)?,
+                encode_map::<T>(key[0], bh, shape.seq_q, d, bm, name)?,
+                encode_map::<T>(key[1], kv_bh, shape.seq_k, d, kernel::BN, name)?,
+                encode_map::<T>(key[2], kv_bh, shape.seq_k, d, kernel::BN, name)?,
+                // O, stored by each consumer warpgroup in 64-row boxes.
+                encode_map::<T>(key[3], bh, shape.seq_q, d, 64, name)?,
             ];
             if cache.len() >= MAP_CACHE_LIMIT {
                 cache.clear();
@@ -231,7 +375,7 @@ impl Dense {
         }
         let maps = &cache[&key];
         let bh = (shape.batch * shape.heads) as u32;
-        let blocks_m = shape.seq_q.div_ceil(kernel::BM as usize) as u32;
+        let blocks_m = shape.seq_q.div_ceil(bm as usize) as u32;
         let per_sm = self.wgmma.sm_count.div_ceil(blocks_m).clamp(1, bh);
         let head_group = match schedule.head_group {
             0 if shape.seq_q <= HEAD_GROUP_MAX_SEQ => per_sm,
@@ -251,22 +395,29 @@ impl Dense {
             ping_pong: schedule.ping_pong as u32,
             stages,
             head_group,
+            tma_store: schedule.tma_store as u32,
         };
-        let items = kernel::work_items(shape.seq_q as u32, bh);
+        let items = kernel::work_items(shape.seq_q as u32, bh, consumers);
         let grid = if schedule.persistent {
             items.min(self.wgmma.sm_count)
         } else {
             items
         };
-        let cfg = LaunchConfig::new(grid, (kernel::THREADS, 1, 1))
-            .with_shared_mem(kernel::shared_bytes(shape.head_dim as u32, stages));
+        let cfg = LaunchConfig::new(grid, (kernel::threads(consumers), 1, 1)).with_shared_mem(
+            kernel::shared_bytes(shape.head_dim as u32, stages, consumers, schedule.tma_store),
+        );
         // No logsumexp wanted: an empty buffer (nothing allocated), which the kernel skips.
         let mut none = stream.alloc_zeroed::<f32>(0)?;
         let lse = lse.unwrap_or(&mut none);
-        if shape.head_dim == 64 {
-            module.attention_fwd_bf16_d64_wgmma(stream, cfg, q, k, v, maps, o, lse, params)
-        } else {
-            module.attention_fwd_bf16_d128_wgmma(stream, cfg, q, k, v, maps, o, lse, params)
-        }
+        T::launch_wgmma(
+            module,
+            stream,
+            cfg,
+            (shape.head_dim, consumers),
+            (q, k, v, maps),
+            o,
+            lse,
+            params,
+        )
     }
 }

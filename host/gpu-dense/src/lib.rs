@@ -25,7 +25,7 @@ pub use ::dense_kernels::gemm::{
 pub use attention::{AttentionShape, attention_kernel_names};
 pub use gemm::GemmElement;
 pub use gpu_host::gpu;
-pub use hopper_attention::WgmmaSchedule;
+pub use hopper_attention::{AttentionElement, WgmmaSchedule};
 pub use hopper_gemm::{TensorMap, WgmmaElement};
 pub use rows::{RowElement, row_block_size};
 

@@ -346,8 +346,12 @@ pub fn attention<'py>(
     let dev = device(q.place)?;
     let dense = dev.dense()?;
     let s = dev.stream(&call)?;
-    let (qb, kb, vb) = (borrow(&s, &q)?, borrow(&s, &k)?, borrow(&s, &v)?);
-    let mut ob = borrow(&s, &o)?;
+    let (qb, kb, vb) = (
+        borrow::<bf16>(&s, &q)?,
+        borrow::<bf16>(&s, &k)?,
+        borrow::<bf16>(&s, &v)?,
+    );
+    let mut ob = borrow::<bf16>(&s, &o)?;
     let mut lb = lse.as_ref().map(|l| borrow::<f32>(&s, l)).transpose()?;
     dense
         .attention_with_lse(&s, &qb, &kb, &vb, &mut ob, lb.as_mut(), shape, causal)

@@ -1,15 +1,19 @@
 //! Flash-attention forward on Hopper tensor cores (wgmma + TMA), FlashAttention-3's design
-//! (Shah et al. 2024) in our device library. bf16 in and out, f32 scores and accumulators;
-//! head dimension 64 or 128; causal or not; grouped-query attention; logsumexp output.
+//! (Shah et al. 2024) in our device library. bf16 or f16 in and out, f32 scores and
+//! accumulators; head dimension 64 or 128; causal or not; grouped-query attention; logsumexp
+//! output.
 //!
 //! `O = softmax(Q·Kᵀ·scale [causal]) · V` per (batch, head), Q and O `[batch, heads, seq_q, D]`,
 //! K and V `[batch, kv_heads, seq_k, D]`, contiguous. Query head `h` reads K/V head `h / group`.
 //!
 //! Design:
-//! - a block owns [`BM`] = 128 query rows of one (batch, head) and has 3 warpgroups: warpgroup
-//!   0 is the producer (one thread issues TMA copies), warpgroups 1 and 2 are consumers, each
-//!   owning 64 of the rows (one `wgmma` M of 64); `setmaxnreg` gives the producer's registers
-//!   to the consumers;
+//! - a block owns 128 query rows ([`BM`]) of one (batch, head) and has 3 warpgroups:
+//!   warpgroup 0 is the producer (one thread issues TMA copies), warpgroups 1 and 2 are
+//!   consumers, each owning 64 of the rows (one `wgmma` M of 64); `setmaxnreg` gives the
+//!   producer's registers to the consumers. The `_m192` kernels (head dimension 64) have three
+//!   consumers and 192 rows, FlashAttention-3's tile for d64: there the exponentials, not the
+//!   products, bound the speed, and a third warpgroup's softmax hides behind two others'
+//!   products (160 registers per consumer thread are enough at d64);
 //! - TMA loads Q once and streams K and V in [`BN`] = 128-key tiles through a ring of
 //!   `stages` (2 or 4, [`FlashParams::stages`]) shared-memory stages,
 //!   ring, K and V with separate "full" (copies landed) and "empty" (consumers done) mbarriers,
@@ -26,11 +30,15 @@
 //! - intra-warpgroup overlap (FA3 §3.2): the scores of tile `j` are issued before `P·V` of tile
 //!   `j - 1`, so the tensor cores work on both while the warpgroup waits only for the scores,
 //!   and the softmax of tile `j` runs while `P·V` of tile `j - 1` is still in flight;
-//! - ping-pong between the two consumer warpgroups (FA3 §3.1): they take turns issuing their
-//!   products (two named barriers), so one's softmax runs while the other's products keep the
-//!   tensor cores busy, instead of both computing exponentials at the same time;
+//! - ping-pong between the consumer warpgroups (FA3 §3.1): they take turns issuing their
+//!   products, round robin (one named barrier per consumer), so one's softmax runs while the
+//!   others' products keep the tensor cores busy, instead of all computing exponentials at
+//!   the same time;
 //! - persistent blocks (one per SM) walk the query tiles, the producer loading the next tile's
 //!   Q and K/V while the consumers finish and store the current one;
+//! - O leaves as each thread's 4-byte column pairs or, with [`FlashParams::tma_store`], through
+//!   a 128-byte-swizzled staging tile in shared memory and one 3-D TMA store per warpgroup and
+//!   64 columns (rows past the head's end clipped by the tensor map);
 //! - causal: key tiles entirely above the diagonal are not loaded, only tiles crossing it are
 //!   masked, and the persistent blocks take the query tiles heaviest first, in a snake order
 //!   that evens out their work.
@@ -39,17 +47,28 @@ use gpu::hopper::tma::{self, TensorMap};
 use gpu::hopper::{mbarrier, wgmma};
 use gpu::prelude::*;
 use gpu::unroll;
-use half::bf16;
+use half::{bf16, f16};
 
-/// Query rows per block (two consumer warpgroups × 64).
-pub const BM: u32 = 128;
+/// Query rows per consumer warpgroup (one `wgmma` M).
+const WG_ROWS: u32 = 64;
+/// Query rows per block of the kernels with `consumers` consumer warpgroups (2, or 3 for the
+/// `_m192` kernels).
+pub const fn block_rows(consumers: u32) -> u32 {
+    WG_ROWS * consumers
+}
+/// Query rows per block of the two-consumer kernels.
+pub const BM: u32 = block_rows(2);
 /// Keys per K/V tile.
 pub const BN: u32 = 128;
-/// The deepest K/V ring: 4 stages (fits beside the Q tile for head dimension 64 only: 147 KiB;
-/// head dimension 128 has room for 2, 165 KiB).
+/// The deepest K/V ring: 4 stages (fits beside the Q tile for head dimension 64 only: 147 KiB,
+/// 155 KiB with 192 rows; head dimension 128 has room for 2, 165 KiB).
 pub const MAX_STAGES: u32 = 4;
-/// Threads per block: a producer warpgroup and two consumer warpgroups.
-pub const THREADS: u32 = 384;
+/// Threads per block: a producer warpgroup and `consumers` consumer warpgroups.
+pub const fn threads(consumers: u32) -> u32 {
+    128 * (consumers + 1)
+}
+/// Threads per block of the two-consumer kernels.
+pub const THREADS: u32 = threads(2);
 /// Bytes of one swizzled row: 64 two-byte elements. Tiles are stored as 64-column sub-tiles.
 const ROW: u32 = 128;
 /// mbarriers: Q full and empty, then K full, V full, K empty, V empty per stage.
@@ -57,11 +76,24 @@ const fn barriers(stages: u32) -> u32 {
     2 + 4 * stages
 }
 
-/// Dynamic shared memory for head dimension `head_dim` and a ring of `stages` (a power of two
-/// up to [`MAX_STAGES`]): 1 KiB of alignment slack (the 128-byte swizzle needs 1024-byte
-/// aligned tiles), the Q tile, the K and V stages, the barriers.
-pub const fn shared_bytes(head_dim: u32, stages: u32) -> u32 {
-    1024 + BM * head_dim * 2 + 2 * stages * BN * head_dim * 2 + 8 * barriers(stages)
+/// Dynamic shared memory for head dimension `head_dim`, a ring of `stages` (a power of two up
+/// to [`MAX_STAGES`]), `consumers` consumer warpgroups and, with `tma_store`, the O staging
+/// tile: 1 KiB of alignment slack (the 128-byte swizzle needs 1024-byte aligned tiles), the Q
+/// tile, the K and V stages, the O tile, the barriers.
+pub const fn shared_bytes(head_dim: u32, stages: u32, consumers: u32, tma_store: bool) -> u32 {
+    1024 + block_rows(consumers) * head_dim * 2
+        + 2 * stages * BN * head_dim * 2
+        + o_staging_bytes(head_dim, consumers, tma_store)
+        + 8 * barriers(stages)
+}
+
+/// Bytes of the O staging tile (the block's rows of O for the TMA store), 0 without it.
+const fn o_staging_bytes(head_dim: u32, consumers: u32, tma_store: bool) -> u32 {
+    if tma_store {
+        block_rows(consumers) * head_dim * 2
+    } else {
+        0
+    }
 }
 
 /// Sizes and flags of one launch; the grid is 1-D, at most [`work_items`] blocks.
@@ -79,7 +111,7 @@ pub struct FlashParams {
     /// `batch · heads`.
     pub batch_heads: u32,
     /// Causal: heads per ordering group of the work items (1 ..= `batch_heads`, see
-    /// [`work_item`]).
+    /// `work_item`).
     pub head_group: u32,
     /// Stages of the K/V ring: a power of two, at most [`MAX_STAGES`], that fits
     /// ([`shared_bytes`]).
@@ -89,6 +121,10 @@ pub struct FlashParams {
     /// 1: the consumer warpgroups take turns issuing their products (ping-pong, see the
     /// module docs); 0: they issue as they are ready.
     pub ping_pong: u32,
+    /// 1: O goes out through shared memory with one TMA store per warpgroup and 64-column
+    /// sub-tile (the fourth tensor map; [`shared_bytes`] with `tma_store`); 0: each thread
+    /// stores its 4-byte column pairs from the accumulator layout.
+    pub tma_store: u32,
 }
 
 /// Masks the scores of tile `j` that a row may not see: keys past `seq_k`, and with `causal`
@@ -114,8 +150,8 @@ fn mask(s: &mut [f32; 64], j: u32, p: &FlashParams, wg_row0: u32, row: u32, l: u
 /// One tile of the online softmax for this thread's two rows: updates the running maxima `m`
 /// (base-2 units of the scaled scores), overwrites the scores with `2^(s·scale − m)`, and
 /// returns each row's correction `2^(m_old − m_new)` for the earlier sums and outputs and this
-/// thread's part of the tile's row sums. Every row sees a key in every tile it is given (key
-/// tiles start at or before the block's first row), so the maxima are finite.
+/// thread's part of the tile's row sums. Every row sees key 0 in its first tile, so the maxima
+/// are finite from then on (a later tile wholly masked for a row leaves them unchanged).
 #[inline(always)]
 fn softmax(s: &mut [f32; 64], m: &mut [f32; 2], scale: f32) -> ([f32; 2], [f32; 2]) {
     let mut corr = [0f32; 2];
@@ -143,15 +179,44 @@ fn softmax(s: &mut [f32; 64], m: &mut [f32; 2], scale: f32) -> ([f32; 2], [f32; 
     (corr, sum)
 }
 
-/// P (the softmax numerators, f32 in the accumulator layout) as the bf16 A fragments of the 8
-/// k-steps of `P·V` (see `gpu::hopper::wgmma`'s module docs).
+/// Two f32 rounded to the kernel's element (f16 or bf16) as one word, `lo` first.
 #[inline(always)]
-fn pack(s: &[f32; 64], pf: &mut [[u32; 4]; 8]) {
+fn pack2<const F16: bool>(lo: f32, hi: f32) -> u32 {
+    if F16 {
+        wgmma::pack_f16x2(lo, hi)
+    } else {
+        wgmma::pack_bf16x2(lo, hi)
+    }
+}
+
+/// P (the softmax numerators, f32 in the accumulator layout) as the bf16 or f16 A fragments of
+/// the 8 k-steps of `P·V` (see `gpu::hopper::wgmma`'s module docs).
+#[inline(always)]
+fn pack<const F16: bool>(s: &[f32; 64], pf: &mut [[u32; 4]; 8]) {
     unroll!(8, |kk| {
         unroll!(4, |r| {
-            pf[kk][r] = wgmma::pack_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+            pf[kk][r] = pack2::<F16>(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
         });
     });
+}
+
+/// `x`, opaque to the optimizer where it is called (an asm with effects): values computed from
+/// it are recomputed at each call instead of being hoisted out of the key loop and held in
+/// registers for its whole length (with 160 registers per thread the 192-row kernel spilled
+/// the hoisted Q descriptors).
+#[inline(always)]
+fn fresh(x: u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let mut x = x;
+        // SAFETY: a register move; no memory access.
+        unsafe {
+            core::arch::asm!("mov.b32 {0}, {0};", inout(reg32) x, options(nomem, nostack, preserves_flags))
+        };
+        x
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    x
 }
 
 /// Which query tile work item `t` is, as (query block, batch·head). Not causal: the query
@@ -190,13 +255,15 @@ fn item_of(round: u32, block: u32, grid: u32, causal: bool) -> u32 {
     round * grid + position
 }
 
-/// Key tiles a query block starting at row `q0` reads: all, or with `causal` those up to the
-/// block's last row (keys 0 ..= last row).
+/// Key tiles a query block of `bm` rows starting at row `q0` reads: all, or with `causal`
+/// those up to the block's last row (keys 0 ..= last row). With 192 rows the last tile may lie
+/// wholly above the first consumer's rows: they mask all of it (their running maxima are
+/// finite from tile 0, so the tile adds nothing).
 #[inline(always)]
-fn key_tiles(q0: u32, p: &FlashParams) -> u32 {
+fn key_tiles(q0: u32, bm: u32, p: &FlashParams) -> u32 {
     let all = p.seq_k.div_ceil(BN);
     if p.causal != 0 {
-        let q_rows = p.seq_q.min(q0 + BM);
+        let q_rows = p.seq_q.min(q0 + bm);
         all.min((q_rows - 1) / BN + 1)
     } else {
         all
@@ -205,7 +272,8 @@ fn key_tiles(q0: u32, p: &FlashParams) -> u32 {
 
 /// The kernel body for head dimension `D` (`KD = D / 16` k-steps of `Q·Kᵀ`, `OJ = D / 8`
 /// column groups and `ON = D / 2` registers of the O accumulator, separate parameters because
-/// stable Rust has no generic const expressions).
+/// stable Rust has no generic const expressions), `NC` consumer warpgroups (2, or 3 at
+/// `D` = 64) and f16 (`F16`) or bf16 elements.
 ///
 /// Persistent: block `b` computes one work item per round (see [`item_of`] and
 /// [`work_item`]); the producer runs ahead into the next item (its Q once both consumers are
@@ -214,13 +282,21 @@ fn key_tiles(q0: u32, p: &FlashParams) -> u32 {
 /// one-tile-per-block kernel.
 ///
 /// # Safety
-/// `maps` holds the 3-D tensor maps of Q, K and V (`[D, seq, batch·heads]`, box `[64, 128, 1]`,
-/// 128-byte swizzle); `o` addresses `batch · heads · seq_q · D` elements; `lse` is empty or
-/// holds `batch · heads · seq_q` values; launched with [`THREADS`] threads, a 1-D grid of at
-/// most [`work_items`] blocks, `shared_bytes(D, p.stages)` of dynamic shared memory, and
+/// `maps` holds the 3-D tensor maps of Q, K, V and O (`[D, seq, batch·heads]`, box `[64, 128,
+/// 1]` for K and V, `[64, block_rows(NC), 1]` for Q, `[64, 64, 1]` for O, 128-byte swizzle); `o` addresses `batch · heads · seq_q · D` elements; `lse` is empty or
+/// holds `batch · heads · seq_q` values; launched with `threads(NC)` threads, a 1-D grid of
+/// at most `work_items(seq_q, batch_heads, NC)` blocks, `shared_bytes(D, p.stages, NC)` of
+/// dynamic shared memory, the Q map's box `block_rows(NC)` rows, and
 /// `seq_q, seq_k >= 1`, `group` dividing `heads`, `batch_heads = batch · heads`.
 #[inline(always)]
-unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: usize>(
+unsafe fn attention<
+    const D: u32,
+    const KD: usize,
+    const OJ: usize,
+    const ON: usize,
+    const NC: u32,
+    const F16: bool,
+>(
     maps: &[TensorMap],
     out: *mut u32,
     lse: DisjointSlice<f32>,
@@ -229,16 +305,22 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
     const {
         assert!(KD as u32 * 16 == D && OJ as u32 * 8 == D && ON as u32 * 2 == D);
         assert!(D == 64 || D == 128);
+        // Three consumers get 160 registers each: enough for d64's accumulators only.
+        assert!(NC == 2 || (NC == 3 && D == 64));
     }
+    let bm = block_rows(NC);
     let tid = thread::thread_idx_x();
     let base = (shared::dynamic::<u8>().addr() + 1023) & !1023;
     // Tiles: 64-column sub-tiles of `rows × 128` bytes, side by side.
     let tile_kv = BN * D * 2;
     let q_smem = base;
-    let k_smem = |s: u32| base + BM * D * 2 + s * tile_kv;
+    let k_smem = |s: u32| base + bm * D * 2 + s * tile_kv;
     let stages = p.stages;
-    let v_smem = |s: u32| base + BM * D * 2 + (stages + s) * tile_kv;
-    let bars = base + BM * D * 2 + 2 * stages * tile_kv;
+    let v_smem = |s: u32| base + bm * D * 2 + (stages + s) * tile_kv;
+    let tma_store = p.tma_store != 0;
+    // O staging: per consumer, D / 64 sub-tiles of 64 rows × 128 bytes, 128-byte swizzled.
+    let o_smem = base + bm * D * 2 + 2 * stages * tile_kv;
+    let bars = o_smem + o_staging_bytes(D, NC, tma_store);
     let full_q = bars;
     let empty_q = bars + 8;
     let full_k = |s: u32| bars + 8 * (2 + s);
@@ -250,7 +332,7 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
     let ring = move |i: u32| (i & (stages - 1), (i >> shift) & 1);
 
     let causal = p.causal != 0;
-    let blocks_m = p.seq_q.div_ceil(BM);
+    let blocks_m = p.seq_q.div_ceil(bm);
     let items = blocks_m * p.batch_heads;
     let (first, step) = (thread::block_idx_x(), thread::grid_dim_x());
     let kv_head = |bh: u32| {
@@ -263,12 +345,12 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
         unsafe {
             mbarrier::init(full_q, 1);
             // One arrival per consumer warp.
-            mbarrier::init(empty_q, 8);
+            mbarrier::init(empty_q, 4 * NC);
             for s in 0..stages {
                 mbarrier::init(full_k(s), 1);
                 mbarrier::init(full_v(s), 1);
-                mbarrier::init(empty_k(s), 8);
-                mbarrier::init(empty_v(s), 8);
+                mbarrier::init(empty_k(s), 4 * NC);
+                mbarrier::init(empty_v(s), 4 * NC);
             }
         }
         mbarrier::fence_init();
@@ -277,8 +359,15 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
 
     let warpgroup = tid / 128;
     if warpgroup == 0 {
-        // SAFETY: the whole producer warpgroup; it needs few registers.
-        unsafe { wgmma::set_max_registers_dec::<24>() };
+        // SAFETY: the whole producer warpgroup; it needs few registers. FlashAttention-3's
+        // split: 24 beside two consumers at 240, 32 beside three at 160.
+        unsafe {
+            if NC == 2 {
+                wgmma::set_max_registers_dec::<24>()
+            } else {
+                wgmma::set_max_registers_dec::<32>()
+            }
+        };
         if tid == 0 {
             let map_q = maps.as_ptr();
             // SAFETY: the host passes three maps.
@@ -298,20 +387,20 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
                     break;
                 }
                 let (mb, bh) = work_item(t, blocks_m, p.batch_heads, p.head_group, causal);
-                let q0 = mb * BM;
+                let q0 = mb * bm;
                 let kv_bh = kv_head(bh) as i32;
                 // SAFETY: each phase expects exactly the bytes of its copies (whole boxes,
                 // out-of-bounds parts included); tiles are 1024-byte aligned; Q and each stage
-                // are refilled only after all 8 consumer warps released them (the first round
+                // are refilled only after all consumer warps released them (the first round
                 // passes by the parity rule).
                 unsafe {
                     mbarrier::wait_parity(empty_q, (round & 1) ^ 1);
-                    mbarrier::arrive_expect_tx(full_q, BM * D * 2);
+                    mbarrier::arrive_expect_tx(full_q, bm * D * 2);
                     for c in 0..D / 64 {
-                        let dst = q_smem + c * BM * ROW;
+                        let dst = q_smem + c * bm * ROW;
                         tma::load_3d(dst, map_q, full_q, (64 * c) as i32, q0 as i32, bh as i32);
                     }
-                    for j in 0..key_tiles(q0, &p) {
+                    for j in 0..key_tiles(q0, bm, &p) {
                         let (s, phase) = ring(it);
                         let y = (j * BN) as i32;
                         mbarrier::wait_parity(empty_k(s), phase ^ 1);
@@ -335,14 +424,22 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
         return;
     }
 
-    // SAFETY: the whole consumer warpgroup; 128 * 24 + 256 * 240 <= 65536.
-    unsafe { wgmma::set_max_registers_inc::<240>() };
+    // SAFETY: the whole consumer warpgroup; 128 * 24 + 256 * 240 <= 65536 and
+    // 128 * 32 + 384 * 160 <= 65536.
+    unsafe {
+        if NC == 2 {
+            wgmma::set_max_registers_inc::<240>()
+        } else {
+            wgmma::set_max_registers_inc::<160>()
+        }
+    };
     let consumer = warpgroup - 1;
     let t = tid - 128 * warpgroup;
     let (w, l) = (t / 32, t % 32);
     let scale = p.scale_log2;
     let q_desc = |kk: u32| {
-        wgmma::shared_desc_sw128(q_smem + (kk / 4) * BM * ROW + consumer * 64 * ROW + (kk % 4) * 32)
+        let q = fresh(q_smem + consumer * 64 * ROW);
+        wgmma::shared_desc_sw128(q + (kk / 4) * bm * ROW + (kk % 4) * 32)
     };
     let k_desc =
         |s: u32, kk: u32| wgmma::shared_desc_sw128(k_smem(s) + (kk / 4) * BN * ROW + (kk % 4) * 32);
@@ -356,7 +453,12 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
             // SAFETY: the whole warpgroup, after `fence`; Q and K_s have landed (waited on their
             // full barriers) and are not refilled before the batch is waited for.
             unsafe {
-                wgmma::mma_m64n128k16_bf16(s_acc, q_desc(kk as u32), k_desc(s, kk as u32), kk > 0)
+                let (a, b) = (q_desc(kk as u32), k_desc(s, kk as u32));
+                if F16 {
+                    wgmma::mma_m64n128k16_f16(s_acc, a, b, kk > 0)
+                } else {
+                    wgmma::mma_m64n128k16_bf16(s_acc, a, b, kk > 0)
+                }
             };
         });
         // SAFETY: the whole warpgroup, after its products.
@@ -368,10 +470,19 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
             let desc = v_desc(s, kk as u32);
             // SAFETY: as `issue_qk`, for V_s; `o_acc` and `pf` are pinned after the wait.
             unsafe {
+                let a = &mut pf[kk];
                 if let Ok(o) = <&mut [f32; 32]>::try_from(&mut o_acc[..]) {
-                    wgmma::mma_rs_m64n64k16_bf16(o, &mut pf[kk], desc, true);
+                    if F16 {
+                        wgmma::mma_rs_m64n64k16_f16(o, a, desc, true);
+                    } else {
+                        wgmma::mma_rs_m64n64k16_bf16(o, a, desc, true);
+                    }
                 } else if let Ok(o) = <&mut [f32; 64]>::try_from(&mut o_acc[..]) {
-                    wgmma::mma_rs_m64n128k16_bf16(o, &mut pf[kk], desc, true);
+                    if F16 {
+                        wgmma::mma_rs_m64n128k16_f16(o, a, desc, true);
+                    } else {
+                        wgmma::mma_rs_m64n128k16_bf16(o, a, desc, true);
+                    }
                 }
             }
         });
@@ -396,10 +507,13 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
         }
     };
     // Ping-pong: consumer c waits on named barrier 1 + c for its turn to issue products, and
-    // hands the turn over by arriving on the other's. Per work item both issue n + 1 batches
-    // (n key tiles); consumer 0 goes first (consumer 1 arrives on its barrier once up front)
-    // and consumer 1's last hand-over is left out, so the arrivals match the waits exactly.
+    // hands the turn over to the next consumer (round robin) by arriving on its barrier; each
+    // barrier has one waiting and one arriving warpgroup. Per work item every consumer issues
+    // n + 1 batches (n key tiles, the same for all); consumer 0 goes first (the last consumer
+    // arrives on its barrier once up front) and the last consumer's last hand-over is left
+    // out, so the arrivals match the waits exactly.
     let ping_pong = p.ping_pong != 0;
+    let last_consumer = NC - 1;
     let turn = || {
         if ping_pong {
             // SAFETY: whole warpgroups on both sides; the counts balance (above).
@@ -407,9 +521,9 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
         }
     };
     let hand_over = |last: bool| {
-        if ping_pong && !(last && consumer == 1) {
+        if ping_pong && !(last && consumer == last_consumer) {
             // SAFETY: as `turn`.
-            unsafe { sync::named_barrier_arrive(2 - consumer, 256) };
+            unsafe { sync::named_barrier_arrive(1 + (consumer + 1) % NC, 256) };
         }
     };
 
@@ -422,8 +536,8 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
             break;
         }
         let (mb, bh) = work_item(item, blocks_m, p.batch_heads, p.head_group, causal);
-        let q0 = mb * BM;
-        let n_tiles = key_tiles(q0, &p);
+        let q0 = mb * bm;
+        let n_tiles = key_tiles(q0, bm, &p);
         let wg_row0 = q0 + 64 * consumer;
         // This thread's rows: `row` and `row + 8`.
         let row = wg_row0 + 16 * w + l / 4;
@@ -432,7 +546,7 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
         let mut l_sum: [f32; 2];
         // Ring stage and phase of this item's key tile j.
         let stage = |j: u32| ring(it + j);
-        if ping_pong && consumer == 1 {
+        if ping_pong && consumer == last_consumer {
             // SAFETY: as `turn`.
             unsafe { sync::named_barrier_arrive(1, 256) };
         }
@@ -456,7 +570,7 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
             mask(&mut s_acc, 0, &p, wg_row0, row, l);
             let (_, sum) = softmax(&mut s_acc, &mut m, scale);
             l_sum = sum;
-            pack(&s_acc, &mut pf);
+            pack::<F16>(&s_acc, &mut pf);
 
             for j in 1..n_tiles {
                 let (s, phase) = stage(j);
@@ -485,7 +599,7 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
                         o_acc[4 * jj + 2 * h + 1] *= corr[h];
                     });
                 });
-                pack(&s_acc, &mut pf);
+                pack::<F16>(&s_acc, &mut pf);
             }
             let (s, phase) = stage(n_tiles - 1);
             mbarrier::wait_parity(full_v(s), phase);
@@ -500,8 +614,22 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
             release(empty_q);
         }
 
-        // O / l, rounded to bf16, stored straight from the accumulator layout: each thread
-        // writes column pairs of its two rows.
+        // O / l, rounded to the element. With `tma_store`: into this warpgroup's staging tile
+        // (swizzled as the TMA expects: 16-byte chunk c of row r at chunk c ^ (r % 8), which
+        // also spreads a warp's writes over all banks), then one thread stores it with TMA
+        // (rows past seq_q are clipped by the 3-D map). Else straight from the accumulator
+        // layout: each thread writes column pairs of its two rows.
+        // Recomputed per item (`fresh`), not held through the key loop.
+        let words = shared::dynamic::<u32>();
+        let o_tile = fresh(o_smem + consumer * 64 * D * 2);
+        let o_word0 = o_tile - fresh(words.addr());
+        let store_bar = 1 + NC + consumer;
+        if tma_store {
+            // Thread 0's wait for the previous store's reads (below) is over for the whole
+            // warpgroup before anyone writes the staging tile again.
+            // SAFETY: the whole warpgroup.
+            unsafe { sync::named_barrier_sync(store_bar, 128) };
+        }
         unroll!(2, |h| {
             let mut sum = l_sum[h];
             sum += warp::shuffle_xor(sum, 1);
@@ -516,31 +644,72 @@ unsafe fn attention<const D: u32, const KD: usize, const OJ: usize, const ON: us
                     // SAFETY: one lane per (batch·head, row); the host checked `lse`'s length.
                     unsafe { lse.write_unchecked_race(row_index, value) };
                 }
-                let first = row_index * D as usize / 2 + (l % 4) as usize;
+                if !tma_store {
+                    let first = row_index * D as usize / 2 + (l % 4) as usize;
+                    unroll!(OJ, |jj| {
+                        let word = pack2::<F16>(
+                            o_acc[4 * jj + 2 * h] * inv,
+                            o_acc[4 * jj + 2 * h + 1] * inv,
+                        );
+                        // SAFETY: (row, column pair 8 jj + 2 (l % 4)) is inside O (row < seq_q,
+                        // host-checked length) and belongs to this thread alone.
+                        unsafe { out.add(first + 4 * jj).write(word) };
+                    });
+                }
+            }
+            if tma_store {
+                // Opaque: else the 2·OJ swizzled offsets, which depend on the thread only, are
+                // hoisted out of the loops and spill.
+                let r = fresh(16 * w + l / 4 + 8 * h as u32);
+                let lane_byte = fresh(4 * (l % 4));
                 unroll!(OJ, |jj| {
-                    let word = wgmma::pack_bf16x2(
-                        o_acc[4 * jj + 2 * h] * inv,
-                        o_acc[4 * jj + 2 * h + 1] * inv,
-                    );
-                    // SAFETY: (row, column pair 8 jj + 2 (l % 4)) is inside O (row < seq_q,
-                    // host-checked length) and belongs to this thread alone.
-                    unsafe { out.add(first + 4 * jj).write(word) };
+                    let word =
+                        pack2::<F16>(o_acc[4 * jj + 2 * h] * inv, o_acc[4 * jj + 2 * h + 1] * inv);
+                    let (sub, chunk) = (jj as u32 / 8, jj as u32 % 8);
+                    let byte = sub * 64 * ROW + r * ROW + ((chunk ^ (r % 8)) * 16) + lane_byte;
+                    // SAFETY: inside the dynamic shared memory (the host sized it with
+                    // `tma_store`); this thread's own word of the staging tile, which no store
+                    // reads any more (the last one was waited for, then a named barrier of the
+                    // warpgroup's epilogue passed).
+                    unsafe { words.write_unchecked(((o_word0 + byte) / 4) as usize, word) };
                 });
             }
         });
+        if tma_store {
+            mbarrier::fence_proxy_async_shared();
+            // SAFETY: the whole warpgroup.
+            unsafe { sync::named_barrier_sync(store_bar, 128) };
+            if t == 0 && wg_row0 < p.seq_q {
+                // SAFETY: the staging tile is written and fenced (above); the map is O's (host
+                // contract), the box in bounds or clipped.
+                unsafe {
+                    let map_o = maps.as_ptr().add(3);
+                    for c in 0..D / 64 {
+                        let src = o_tile + c * 64 * ROW;
+                        tma::store_3d(src, map_o, (64 * c) as i32, wg_row0 as i32, bh as i32);
+                    }
+                }
+                tma::store_commit();
+                // The staging tile is read before the warpgroup writes it again (the shared
+                // memory also outlives the reads).
+                tma::store_wait_read();
+            }
+        }
         it += n_tiles;
         round += 1;
     }
 }
 
-/// Work items (query tiles) of a launch: launch at most this many blocks.
-pub const fn work_items(seq_q: u32, batch_heads: u32) -> u32 {
-    seq_q.div_ceil(BM) * batch_heads
+/// Work items (query tiles) of a launch with `consumers` consumer warpgroups: launch at most
+/// this many blocks.
+pub const fn work_items(seq_q: u32, batch_heads: u32, consumers: u32) -> u32 {
+    seq_q.div_ceil(block_rows(consumers)) * batch_heads
 }
 
-/// Flash-attention forward, head dimension 64, on Hopper (see the module docs). Launch with
-/// [`THREADS`] threads, a 1-D grid of at most [`work_items`] blocks (persistent: one per SM),
-/// `shared_bytes(64, p.stages)` bytes of dynamic shared memory; `maps` holds the TMA descriptors of Q, K, V encoded by `gpu-dense`.
+/// Flash-attention forward, bf16, head dimension 64, on Hopper (see the module docs). Launch
+/// with [`THREADS`] threads, a 1-D grid of at most `work_items(seq_q, batch_heads, 2)` blocks
+/// (persistent: one per SM), `shared_bytes(64, p.stages, 2)` bytes of dynamic shared memory;
+/// `maps` holds the TMA descriptors of Q, K, V encoded by `gpu-dense`.
 ///
 /// `q`, `k` and `v` are read only through the tensor maps; they are parameters so that the host
 /// runtime orders the launch after their writers and keeps them alive.
@@ -556,11 +725,29 @@ pub fn attention_fwd_bf16_d64_wgmma(
 ) {
     let _ = (q, k, v);
     // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe { attention::<64, 4, 8, 32>(maps, o.as_mut_ptr().cast(), lse, p) }
+    unsafe { attention::<64, 4, 8, 32, 2, false>(maps, o.as_mut_ptr().cast(), lse, p) }
 }
 
-/// Flash-attention forward, head dimension 128; as [`attention_fwd_bf16_d64_wgmma`] with
-/// `shared_bytes(128, p.stages)`.
+/// As [`attention_fwd_bf16_d64_wgmma`] with three consumer warpgroups and 192-row query tiles:
+/// `threads(3)` = 512 threads, `work_items(seq_q, batch_heads, 3)`, `shared_bytes(64,
+/// p.stages, 3)`, a Q map with 192-row boxes.
+#[kernel(launch_bounds(512, 1))]
+pub fn attention_fwd_bf16_d64_m192_wgmma(
+    q: &[bf16],
+    k: &[bf16],
+    v: &[bf16],
+    maps: &[TensorMap],
+    o: DisjointSlice<bf16>,
+    lse: DisjointSlice<f32>,
+    p: FlashParams,
+) {
+    let _ = (q, k, v);
+    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
+    unsafe { attention::<64, 4, 8, 32, 3, false>(maps, o.as_mut_ptr().cast(), lse, p) }
+}
+
+/// Flash-attention forward, bf16, head dimension 128; as [`attention_fwd_bf16_d64_wgmma`] with
+/// `shared_bytes(128, p.stages, 2)`.
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_bf16_d128_wgmma(
     q: &[bf16],
@@ -573,5 +760,53 @@ pub fn attention_fwd_bf16_d128_wgmma(
 ) {
     let _ = (q, k, v);
     // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe { attention::<128, 8, 16, 64>(maps, o.as_mut_ptr().cast(), lse, p) }
+    unsafe { attention::<128, 8, 16, 64, 2, false>(maps, o.as_mut_ptr().cast(), lse, p) }
+}
+
+/// f16 in and out; as [`attention_fwd_bf16_d64_wgmma`].
+#[kernel(launch_bounds(384, 1))]
+pub fn attention_fwd_f16_d64_wgmma(
+    q: &[f16],
+    k: &[f16],
+    v: &[f16],
+    maps: &[TensorMap],
+    o: DisjointSlice<f16>,
+    lse: DisjointSlice<f32>,
+    p: FlashParams,
+) {
+    let _ = (q, k, v);
+    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
+    unsafe { attention::<64, 4, 8, 32, 2, true>(maps, o.as_mut_ptr().cast(), lse, p) }
+}
+
+/// f16 in and out; as [`attention_fwd_bf16_d64_m192_wgmma`].
+#[kernel(launch_bounds(512, 1))]
+pub fn attention_fwd_f16_d64_m192_wgmma(
+    q: &[f16],
+    k: &[f16],
+    v: &[f16],
+    maps: &[TensorMap],
+    o: DisjointSlice<f16>,
+    lse: DisjointSlice<f32>,
+    p: FlashParams,
+) {
+    let _ = (q, k, v);
+    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
+    unsafe { attention::<64, 4, 8, 32, 3, true>(maps, o.as_mut_ptr().cast(), lse, p) }
+}
+
+/// f16 in and out; as [`attention_fwd_bf16_d128_wgmma`].
+#[kernel(launch_bounds(384, 1))]
+pub fn attention_fwd_f16_d128_wgmma(
+    q: &[f16],
+    k: &[f16],
+    v: &[f16],
+    maps: &[TensorMap],
+    o: DisjointSlice<f16>,
+    lse: DisjointSlice<f32>,
+    p: FlashParams,
+) {
+    let _ = (q, k, v);
+    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
+    unsafe { attention::<128, 8, 16, 64, 2, true>(maps, o.as_mut_ptr().cast(), lse, p) }
 }

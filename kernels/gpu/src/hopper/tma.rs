@@ -124,3 +124,25 @@ pub fn store_wait() {
         unsafe { core::arch::asm!("cp.async.bulk.wait_group 0;", options(nostack)) }
     })
 }
+
+// --- forward 2 ---
+
+/// [`store_2d`] through a 3-D tensor map: copies the box at (`x`, `y`, `z`) of shared memory at
+/// `src` to the tensor; out-of-bounds parts of the box (rows past a matrix's end, say) are not
+/// written, so a box never spills into the next matrix.
+///
+/// # Safety
+/// As [`store_2d`].
+#[inline(always)]
+pub unsafe fn store_3d(src: u32, map: *const TensorMap, x: i32, y: i32, z: i32) {
+    device!("hopper::tma::store_3d", {
+        // SAFETY: the caller guarantees the contracts above.
+        unsafe {
+            core::arch::asm!(
+                "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [{m}, {{{x}, {y}, {z}}}], [{s}];",
+                s = in(reg32) src, m = in(reg64) map, x = in(reg32) x, y = in(reg32) y,
+                z = in(reg32) z, options(nostack)
+            )
+        }
+    })
+}

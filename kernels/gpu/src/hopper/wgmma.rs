@@ -299,3 +299,14 @@ pub fn pack_f16x2(lo: f32, hi: f32) -> u32 {
         (half::f16::from_f32(lo).to_bits() as u32) | ((half::f16::from_f32(hi).to_bits() as u32) << 16)
     })
 }
+
+// --- forward 2 ---
+
+mma_rs!(
+    /// `wgmma.mma_async.m64n64k16.f32.f16.f16`, A from registers, B MN-major.
+    mma_rs_m64n64k16_f16, "m64n64k16", "f16", 32, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]
+);
+mma_rs!(
+    /// `wgmma.mma_async.m64n128k16.f32.f16.f16`, A from registers, B MN-major.
+    mma_rs_m64n128k16_f16, "m64n128k16", "f16", 64, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]
+);
