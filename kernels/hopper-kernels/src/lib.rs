@@ -8,5 +8,6 @@
 // Links the device library (its panic handler) even before a module here uses it.
 use gpu as _;
 pub mod attention;
+pub mod attention_backward;
 pub mod cluster;
 pub mod gemm;
