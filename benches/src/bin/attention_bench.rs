@@ -9,12 +9,14 @@
 //! ```
 //! TFLOP/s count the two matrix products, `4 · batch · heads · seq² · head_dim` (half of it
 //! when causal); `ratio` = peer time / our time (> 1: we are faster). Rows `bwd` time the
-//! backward pass (`Dense::attention_backward`, gradients of q, k, v) against SDPA's backward
+//! `mma.sync` backward pass (gradients of q, k, v; `bwd-at` with atomic dQ; on an H100
+//! `bwd-wg` the Hopper wgmma kernel with atomic dQ, `bwd-wgd` with the deterministic dQ
+//! kernel) against SDPA's backward
 //! (`torch.autograd.grad` from one forward), counting 2.5 times the forward's operations.
 //! On an H100 the default rows (`wgmma`) run the Hopper kernel, `wg-nopp` rows the same without
 //! its ping-pong schedule, `wg-grid` rows with one block per query tile instead of persistent
 //! blocks, `wg-st4` rows (d64) with a 4-stage K/V ring, `wg-hgrp` rows (causal) with the tiles
-//! ordered within groups of a few heads, and `mma` rows the mma.sync kernel; `--tokens16k` runs FlashAttention-3's sweep (16k tokens, hidden 2048, seq 1k…16k).
+//! ordered within groups of a few heads, and `mma` rows the mma.sync kernel; `--backward` times the backward rows only; `--tokens16k` runs FlashAttention-3's sweep (16k tokens, hidden 2048, seq 1k…16k).
 
 use gpu_test_kit::XorShift64;
 use std::process::ExitCode;
@@ -59,10 +61,13 @@ fn main() -> ExitCode {
 fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let (mut peers_path, mut quick, mut variants, mut tokens16k) = (None, false, false, false);
+    // --backward: the backward rows only.
+    let mut backward_only = false;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--peers" => peers_path = Some(args.next().ok_or("--peers needs a file")?),
             "--quick" => quick = true,
+            "--backward" => backward_only = true,
             // Also time the tuning variants (other tilings) of each head dimension.
             "--variants" => variants = true,
             // FlashAttention-3's sweep: 16k tokens (batch = 16384 / seq), hidden size 2048
@@ -126,6 +131,8 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     }
                     names.push(&mma_default);
                     names
+                } else if backward_only {
+                    vec![]
                 } else {
                     vec![""]
                 };
@@ -200,25 +207,41 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     let mut dq = gpu.alloc_zeroed::<bf16>(shape.q_len())?;
                     let mut dk = gpu.alloc_zeroed::<bf16>(shape.kv_len())?;
                     let mut dv = gpu.alloc_zeroed::<bf16>(shape.kv_len())?;
-                    // The default (deterministic dQ) and FlashAttention-2's atomic dQ.
-                    for (label, atomic) in [("bwd", false), ("bwd-at", true)] {
-                        let backward = if atomic {
-                            Dense::attention_backward_atomic_dq
-                        } else {
-                            Dense::attention_backward
-                        };
+                    // The mma.sync kernels (deterministic dQ, and FlashAttention-2's atomic
+                    // dQ) and, on Hopper, the wgmma kernel with atomic dQ (`bwd-wg`) and with
+                    // the deterministic dQ kernel (`bwd-wgd`).
+                    let mut rows = vec![("bwd", false, true), ("bwd-at", false, false)];
+                    if hopper {
+                        rows.extend([("bwd-wg", true, false), ("bwd-wgd", true, true)]);
+                    }
+                    for (label, wgmma, deterministic) in rows {
                         let ours = time_us(stream, &mut |st| {
-                            backward(
-                                &dense,
-                                st,
-                                (&q, &k, &v),
-                                &o,
-                                &lse,
-                                &d_o,
-                                (&mut dq, &mut dk, &mut dv),
-                                shape,
-                                causal,
-                            )
+                            let (qkv, grads) = ((&q, &k, &v), (&mut dq, &mut dk, &mut dv));
+                            if wgmma {
+                                dense.attention_backward_wgmma(
+                                    st,
+                                    qkv,
+                                    &o,
+                                    &lse,
+                                    &d_o,
+                                    grads,
+                                    shape,
+                                    causal,
+                                    deterministic,
+                                )
+                            } else {
+                                dense.attention_backward_mma(
+                                    st,
+                                    qkv,
+                                    &o,
+                                    &lse,
+                                    &d_o,
+                                    grads,
+                                    shape,
+                                    causal,
+                                    deterministic,
+                                )
+                            }
                         })?;
                         // Five matrix products against the forward's two.
                         let tflops = |us: f64| 2.5 * shape.flops(causal) / us * 1e-6;

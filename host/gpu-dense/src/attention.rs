@@ -490,7 +490,7 @@ impl Dense {
         shape: AttentionShape,
         causal: bool,
     ) -> Result<()> {
-        self.backward(stream, qkv, o, lse, d_o, grads, shape, causal, true)
+        self.backward(stream, qkv, o, lse, d_o, grads, shape, causal, true, true)
     }
 
     /// [`Dense::attention_backward`] with FlashAttention-2's dQ: the key blocks add their
@@ -518,7 +518,46 @@ impl Dense {
         shape: AttentionShape,
         causal: bool,
     ) -> Result<()> {
-        self.backward(stream, qkv, o, lse, d_o, grads, shape, causal, false)
+        self.backward(stream, qkv, o, lse, d_o, grads, shape, causal, false, true)
+    }
+
+    /// The `mma.sync` backward on every device, even where [`Dense::attention_backward`] picks
+    /// the Hopper kernel: for the benchmark's comparison (`deterministic`: dQ by the dQ kernel,
+    /// else by atomics).
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention_backward_mma(
+        &self,
+        stream: &Stream,
+        qkv: (
+            &DeviceBuffer<bf16>,
+            &DeviceBuffer<bf16>,
+            &DeviceBuffer<bf16>,
+        ),
+        o: &DeviceBuffer<bf16>,
+        lse: &DeviceBuffer<f32>,
+        d_o: &DeviceBuffer<bf16>,
+        grads: (
+            &mut DeviceBuffer<bf16>,
+            &mut DeviceBuffer<bf16>,
+            &mut DeviceBuffer<bf16>,
+        ),
+        shape: AttentionShape,
+        causal: bool,
+        deterministic: bool,
+    ) -> Result<()> {
+        self.backward(
+            stream,
+            qkv,
+            o,
+            lse,
+            d_o,
+            grads,
+            shape,
+            causal,
+            deterministic,
+            false,
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -541,6 +580,7 @@ impl Dense {
         shape: AttentionShape,
         causal: bool,
         deterministic: bool,
+        allow_wgmma: bool,
     ) -> Result<()> {
         let name = match shape.head_dim {
             64 => "attention_bwd_bf16_d64",
@@ -561,7 +601,7 @@ impl Dense {
         if !check_backward(name, lens, shape)? {
             return Ok(());
         }
-        if self.wgmma_attention_fits(stream, shape) {
+        if allow_wgmma && self.wgmma_attention_fits(stream, shape) {
             return self.launch_backward_wgmma(
                 stream,
                 (q, k, v),

@@ -235,8 +235,22 @@ unsafe fn backward<
                 mbarrier::arrive_expect_tx(full_kv, 2 * tile_kv);
                 for c in 0..D / 64 {
                     let x = (64 * c) as i32;
-                    tma::load_3d(k_smem + c * BN * ROW, map_k, full_kv, x, n0 as i32, kv_bh as i32);
-                    tma::load_3d(v_smem + c * BN * ROW, map_v, full_kv, x, n0 as i32, kv_bh as i32);
+                    tma::load_3d(
+                        k_smem + c * BN * ROW,
+                        map_k,
+                        full_kv,
+                        x,
+                        n0 as i32,
+                        kv_bh as i32,
+                    );
+                    tma::load_3d(
+                        v_smem + c * BN * ROW,
+                        map_v,
+                        full_kv,
+                        x,
+                        n0 as i32,
+                        kv_bh as i32,
+                    );
                 }
                 for i in 0..n_iter {
                     let (s, phase) = ring(i);
@@ -272,14 +286,17 @@ unsafe fn backward<
     let kv_desc = |tile: u32, kk: u32| {
         wgmma::shared_desc_sw128(tile + (kk / 4) * BN * ROW + consumer * 64 * ROW + (kk % 4) * 32)
     };
-    let qd_desc = |tile: u32, kk: u32| {
-        wgmma::shared_desc_sw128(tile + (kk / 4) * BM * ROW + (kk % 4) * 32)
-    };
+    let qd_desc =
+        |tile: u32, kk: u32| wgmma::shared_desc_sw128(tile + (kk / 4) * BM * ROW + (kk % 4) * 32);
     // MN-major B operands along the query rows: k-step kk is rows 16 kk .. 16 kk + 16.
     let rows_desc = |tile: u32, kk: u32| wgmma::shared_desc_sw128_mn(tile + kk * 2048, BM * ROW);
     // dQ's 64×64 part: A = dS (MN-major: dSᵀ's 64-query sub-tile a_sub), B = K (MN-major:
     // its 64-column sub-tile b_sub), k-step kk = keys 16 kk .. 16 kk + 16.
-    let (a_sub, b_sub) = if D == 64 { (consumer, 0) } else { (0, consumer) };
+    let (a_sub, b_sub) = if D == 64 {
+        (consumer, 0)
+    } else {
+        (0, consumer)
+    };
 
     let issue_scores = |acc: &mut [f32; SN], a_tile: u32, b_tile: u32| {
         unroll!(KD, |kk| {
