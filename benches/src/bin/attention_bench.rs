@@ -121,6 +121,8 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                 let mma_default = format!("attention_fwd_bf16_d{d}");
                 let names: Vec<&str> = if variants {
                     attention_kernel_names(d).collect()
+                } else if backward_only {
+                    vec![]
                 } else if hopper {
                     let mut names = vec!["", NO_PING_PONG, ONE_TILE_PER_BLOCK];
                     if d == 64 {
@@ -131,8 +133,6 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     }
                     names.push(&mma_default);
                     names
-                } else if backward_only {
-                    vec![]
                 } else {
                     vec![""]
                 };

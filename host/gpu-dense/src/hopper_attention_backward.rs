@@ -41,8 +41,9 @@ impl Dense {
     ///
     /// `deterministic`: dQ by the `mma.sync` dQ kernel (a thread sums each element in a fixed
     /// order; repeated runs give the same bits), the Hopper kernel computing dK and dV only;
-    /// else the Hopper kernel also adds each key block's dQ part to an f32 accumulator with
-    /// atomics (FlashAttention-3's way: faster, the last bits of dQ may differ between runs).
+    /// else the Hopper kernel also adds each key block's dQ tiles to an f32 accumulator with
+    /// bulk reductions (FlashAttention-3's way: faster, the last bits of dQ may differ between
+    /// runs).
     ///
     /// Errors (nothing launched): what [`Dense::attention_backward`] refuses, and any device
     /// other than a compute capability 9.0 GPU (the simulator included).
@@ -174,9 +175,11 @@ impl Dense {
             heads: shape.heads as u32,
             group: (shape.heads / shape.kv_heads) as u32,
         };
-        // The atomics' f32 accumulator, or nothing (the deterministic dQ kernel writes dQ).
+        // dQ's f32 accumulator (padded rows, the kernel's order: `kernel::dq_index`), or
+        // nothing (the deterministic dQ kernel writes dQ).
         let q_len = shape.q_len();
-        let mut dq_acc = stream.alloc_zeroed::<f32>(if deterministic { 0 } else { q_len })?;
+        let acc_len = if deterministic { 0 } else { rows_pad * d };
+        let mut dq_acc = stream.alloc_zeroed::<f32>(acc_len)?;
         let cfg = LaunchConfig::new(
             (
                 shape.seq_k.div_ceil(kernel::BN as usize) as u32,
@@ -209,11 +212,14 @@ impl Dense {
         )?;
         let m = &self.dense;
         if !deterministic {
-            return m.attention_bwd_dq_bf16(
+            return module.attention_bwd_dq_convert_bf16(
                 stream,
-                LaunchConfig::for_elements(q_len, dense_kernel::BWD_ROW_THREADS),
+                LaunchConfig::for_elements(q_len, kernel::PREP_THREADS),
                 &dq_acc,
                 dq,
+                shape.seq_q as u32,
+                seq_pad,
+                d as u32,
                 scale as f32,
             );
         }

@@ -13,15 +13,20 @@
 //!   mbarriers; `setmaxnreg` gives its registers away), warpgroups 1 and 2 each own 64 of the
 //!   keys;
 //! - per tile, each consumer warpgroup computes `Sᵀ = K·Qᵀ` and `dPᵀ = V·dOᵀ` (wgmma, both
-//!   operands K-major from shared memory), `Pᵀ = 2^(Sᵀ·scale·log2 e − L)` (no softmax to redo),
+//!   operands K-major from shared memory), `Pᵀ = 2^(Sᵀ·scale·log2 e − L)` (no softmax to redo;
+//!   while `dPᵀ` is still in flight),
 //!   `dSᵀ = Pᵀ ∘ (dPᵀ − Δ)`, then `dV += Pᵀ·dO` and `dK += dSᵀ·Q` with Pᵀ and dSᵀ as register
 //!   A operands (the accumulator layout is the A-fragment layout) and dO and Q as MN-major B
 //!   operands straight from the TMA tiles; dK and dV stay in registers for the whole walk;
 //! - dQ: both warpgroups store dSᵀ (bf16, 128-byte swizzle) to shared memory, then each
 //!   computes a 64×64 part of `dQ = dS·K` over all 128 keys with both operands MN-major
-//!   (head dimension 64: its 64 query rows; 128: its 64 columns) and adds it to the f32
-//!   accumulator with reductions (`red.global.add.f32`); two dS buffers, so a
-//!   warpgroup writes the next tile's while the other may still read this one's. With an empty
+//!   (head dimension 64: its 64 query rows; 128: its 64 columns); two dS buffers, so a
+//!   warpgroup writes the next tile's while the other may still read this one's. The parts go
+//!   to a shared f32 tile (register-major: thread `t`'s register `r` at `r·128 + t`, no bank
+//!   conflicts), and one producer thread adds the whole tile to the f32 accumulator with a
+//!   single bulk reduction (`cp.reduce.async.bulk .add.f32`, FlashAttention-3's way: the
+//!   consumers issue no atomics). The accumulator holds each tile in that order
+//!   ([`dq_index`]); [`attention_bwd_dq_convert_bf16`] turns it into dQ. With an empty
 //!   accumulator the dQ part is skipped (the host's deterministic mode computes dQ by the
 //!   `mma.sync` kernel instead);
 //! - `dK = scale · Σ dSᵀ·Q` is scaled once at the end. Causal: query tiles entirely before the
@@ -48,6 +53,8 @@ pub const PAD: u32 = 128;
 pub const PREP_THREADS: u32 = 256;
 /// Bytes of one swizzled row: 64 two-byte elements.
 const ROW: u32 = 128;
+/// f32 values of one dQ tile (`BM × D` is 8192 for both head dimensions).
+const DQ_TILE: u32 = 8192;
 
 /// Query rows per tile for head dimension `head_dim` (64 or 128).
 pub const fn block_m(head_dim: u32) -> u32 {
@@ -60,14 +67,57 @@ pub const fn padded_rows(seq_q: u32) -> u32 {
 }
 
 /// Dynamic shared memory for head dimension `head_dim`: 1 KiB of alignment slack, K and V,
-/// the Q and dO stages, two dS tiles, the L and Δ stages, the barriers.
+/// the Q and dO stages, two dS tiles, the dQ tile, the L and Δ stages, the barriers.
 pub const fn shared_bytes(head_dim: u32) -> u32 {
     let bm = block_m(head_dim);
     1024 + 2 * BN * head_dim * 2
         + STAGES * 2 * bm * head_dim * 2
         + 2 * BN * bm * 2
+        + DQ_TILE * 4
         + STAGES * 2 * bm * 4
-        + 8 * (1 + 2 * STAGES)
+        + 8 * (3 + 2 * STAGES)
+}
+
+/// Where element (`row`, `col`) of query head `bh`'s dQ lives in the accumulator
+/// (`batch · heads · seq_pad · head_dim` f32): query tile `row / BM` of the head is the
+/// contiguous 8192 values at `(bh · seq_pad + BM · tile) · head_dim`, in the order the
+/// kernel's threads hold them: two 64×64 parts (head dimension 64: rows 0-63 and 64-127;
+/// 128: columns 0-63 and 64-127), each with register `r` of warpgroup thread `t` at
+/// `128 r + t` (the wgmma accumulator layout, see `gpu::hopper::wgmma`).
+#[inline(always)]
+pub const fn dq_index(bh: u32, row: u32, col: u32, seq_pad: u32, head_dim: u32) -> usize {
+    let bm = block_m(head_dim);
+    let (tile, rr) = (row / bm, row % bm);
+    let (part, pr, pc) = if head_dim == 64 {
+        (rr / 64, rr % 64, col)
+    } else {
+        (col / 64, rr, col % 64)
+    };
+    let t = 32 * (pr / 16) + 4 * (pr % 8) + (pc % 8) / 2;
+    let r = 4 * (pc / 8) + 2 * ((pr % 16) / 8) + pc % 2;
+    (bh as usize * seq_pad as usize + (bm * tile) as usize) * head_dim as usize
+        + (part * 4096 + 128 * r + t) as usize
+}
+
+/// `dq = bf16(scale · acc)` for the `batch · heads · seq_q · dim` elements of dQ, read from
+/// the kernel's accumulator order ([`dq_index`]).
+#[kernel]
+pub fn attention_bwd_dq_convert_bf16(
+    acc: &[f32],
+    mut dq: DisjointSlice<bf16>,
+    seq_q: u32,
+    seq_pad: u32,
+    dim: u32,
+    scale: f32,
+) {
+    let i = thread::global_index();
+    let n = i.get();
+    if n < dq.len() {
+        let (row_all, col) = ((n / dim as usize) as u32, (n % dim as usize) as u32);
+        let (bh, row) = (row_all / seq_q, row_all % seq_q);
+        let x = acc[dq_index(bh, row, col, seq_pad, dim)];
+        dq.set(i, gpu::packed::f32_to_bf16(x * scale));
+    }
 }
 
 /// Sizes and flags of one launch; grid `(ceil(seq_k / BN), batch · kv_heads)`.
@@ -182,13 +232,18 @@ unsafe fn backward<
     let q_smem = |s: u32| base + 2 * tile_kv + s * 2 * tile_q;
     let do_smem = |s: u32| q_smem(s) + tile_q;
     let ds_smem = |b: u32| base + 2 * tile_kv + STAGES * 2 * tile_q + b * BN * BM * 2;
-    let rows_base = base + 2 * tile_kv + STAGES * 2 * tile_q + 2 * BN * BM * 2;
+    let dq_smem = base + 2 * tile_kv + STAGES * 2 * tile_q + 2 * BN * BM * 2;
+    let rows_base = dq_smem + DQ_TILE * 4;
     let lse_smem = |s: u32| rows_base + s * 2 * BM * 4;
     let delta_smem = |s: u32| lse_smem(s) + BM * 4;
     let bars = rows_base + STAGES * 2 * BM * 4;
     let full_kv = bars;
     let full = |s: u32| bars + 8 * (1 + s);
     let empty = |s: u32| bars + 8 * (1 + STAGES + s);
+    // The dQ tile: written by the consumers (full), read by the bulk reduction (empty).
+    let dq_full = bars + 8 * (1 + 2 * STAGES);
+    let dq_empty = dq_full + 8;
+    let with_dq = !dq.is_empty();
     let ring = |i: u32| (i % STAGES, (i / STAGES) & 1);
 
     let causal = p.causal != 0;
@@ -213,6 +268,9 @@ unsafe fn backward<
                 // One arrival per consumer warp.
                 mbarrier::init(empty(s), 8);
             }
+            // Every consumer thread arrives after its stores; the reducing thread once.
+            mbarrier::init(dq_full, 256);
+            mbarrier::init(dq_empty, 1);
         }
         mbarrier::fence_init();
     }
@@ -268,6 +326,26 @@ unsafe fn backward<
                     wgmma::bulk_load(delta_smem(s), delta.as_ptr().add(row), BM * 4, full(s));
                 }
             }
+        } else if tid == 32 && with_dq {
+            // The dQ reducer (another warp than the loads): each tile's dQ, once the consumers
+            // stored it, added to the accumulator in one bulk reduction.
+            for i in 0..n_iter {
+                let (bh, m) = tile_of(i);
+                let at = (bh * p.seq_pad + m * BM) as usize * D as usize;
+                // SAFETY: the tile was stored and proxy-fenced by all 256 consumer threads
+                // before their arrivals; `at .. at + DQ_TILE` is inside the padded accumulator
+                // (host-checked length); other blocks add to it only by reductions; the tile
+                // is handed back only after the reduction read it.
+                unsafe {
+                    mbarrier::wait_parity(dq_full, i & 1);
+                    wgmma::bulk_reduce_add_f32(dq.as_mut_ptr().add(at), dq_smem, DQ_TILE * 4);
+                    tma::store_commit();
+                    tma::store_wait_read();
+                    mbarrier::arrive(dq_empty);
+                }
+            }
+            // The last reduction has finished before the block exits.
+            tma::store_wait();
         }
         return;
     }
@@ -280,7 +358,6 @@ unsafe fn backward<
     // This thread's keys (rows of the Sᵀ and gradient accumulators): key_row and key_row + 8.
     let wg_key0 = n0 + 64 * consumer;
     let key_row = wg_key0 + 16 * w + l / 4;
-    let with_dq = !dq.is_empty();
 
     // K-major operands along D: K and V rows of this warpgroup (A), Q and dO rows (B).
     let kv_desc = |tile: u32, kk: u32| {
@@ -347,11 +424,11 @@ unsafe fn backward<
     let ds_words = shared::dynamic_at::<u32>((ds_smem(0) - dyn_base) as usize, (BN * BM) as usize);
     let rows_f32 =
         shared::dynamic_at::<f32>((rows_base - dyn_base) as usize, (STAGES * 2 * BM) as usize);
+    let dq_tile = shared::dynamic_at::<f32>((dq_smem - dyn_base) as usize, DQ_TILE as usize);
 
     for i in 0..n_iter {
         let (s, phase) = ring(i);
-        let (bh, m) = tile_of(i);
-        let q0 = m * BM;
+        let q0 = tile_of(i).1 * BM;
         let buf = i & 1;
         // Fresh per tile (the first products overwrite them): nothing of the last tile's
         // scores stays live across the gradient products.
@@ -371,26 +448,22 @@ unsafe fn backward<
             mbarrier::wait_parity(full(s), phase);
             wgmma::fence();
             issue_scores(&mut s_acc, k_smem, q_smem(s));
+            wgmma::commit_group();
             issue_scores(&mut dp_acc, v_smem, do_smem(s));
             wgmma::commit_group();
-            wgmma::wait_group::<0>();
+            // The scores are done (dPᵀ may still run while Pᵀ is computed).
+            wgmma::wait_group::<1>();
             pin_scores(&mut s_acc);
-            pin_scores(&mut dp_acc);
         }
 
-        // Pᵀ and dSᵀ in place; this thread's queries are columns 8 j + 2 (l % 4) + e.
+        // Pᵀ in place; this thread's queries are columns 8 j + 2 (l % 4) + e.
         let need_mask = causal && wg_key0 + 63 > q0;
         let stage_rows = (s * 2 * BM) as usize;
         unroll!(SJ, |j| {
             unroll!(2, |e| {
                 let c = 8 * j as u32 + 2 * (l % 4) + e as u32;
-                // SAFETY: c < BM: inside this stage's L and Δ rows.
-                let (lv, dl) = unsafe {
-                    (
-                        rows_f32.read_unchecked(stage_rows + c as usize),
-                        rows_f32.read_unchecked(stage_rows + (BM + c) as usize),
-                    )
-                };
+                // SAFETY: c < BM: inside this stage's L rows.
+                let lv = unsafe { rows_f32.read_unchecked(stage_rows + c as usize) };
                 unroll!(2, |h| {
                     let r = 4 * j + 2 * h + e;
                     let mut x = math::exp2_approx(math::fma(s_acc[r], p.scale_log2, -lv));
@@ -398,7 +471,23 @@ unsafe fn backward<
                         x = 0.0;
                     }
                     s_acc[r] = x;
-                    dp_acc[r] = x * (dp_acc[r] - dl);
+                });
+            });
+        });
+        // SAFETY: as above.
+        unsafe {
+            wgmma::wait_group::<0>();
+            pin_scores(&mut dp_acc);
+        }
+        // dSᵀ in place.
+        unroll!(SJ, |j| {
+            unroll!(2, |e| {
+                let c = 8 * j as u32 + 2 * (l % 4) + e as u32;
+                // SAFETY: c < BM: inside this stage's Δ rows.
+                let dl = unsafe { rows_f32.read_unchecked(stage_rows + (BM + c) as usize) };
+                unroll!(2, |h| {
+                    let r = 4 * j + 2 * h + e;
+                    dp_acc[r] = s_acc[r] * (dp_acc[r] - dl);
                 });
             });
         });
@@ -460,26 +549,20 @@ unsafe fn backward<
             pin(&mut dv_acc);
         }
         if with_dq {
-            // dQ rows q0 + 64 a_sub + 16 w + l / 4 (+ 8), columns 64 b_sub + 8 j + 2 (l % 4).
-            let dq_ptr = dq.as_mut_ptr();
-            unroll!(2, |h| {
-                let row = q0 + 64 * a_sub + 16 * w + l / 4 + 8 * h as u32;
-                if row < p.seq_q {
-                    let at = (bh as usize * p.seq_q as usize + row as usize) * D as usize
-                        + (64 * b_sub + 2 * (l % 4)) as usize;
-                    unroll!(8, |j| {
-                        // SAFETY: (row, column pair) inside dQ (row < seq_q, host-checked
-                        // length), 8-byte aligned; other blocks add to it only atomically.
-                        unsafe {
-                            wgmma::red_add_f32x2(
-                                dq_ptr.add(at + 8 * j),
-                                dq_acc[4 * j + 2 * h],
-                                dq_acc[4 * j + 2 * h + 1],
-                            )
-                        };
-                    });
-                }
+            // This warpgroup's 64×64 part of the tile, register-major (see `dq_index`), once
+            // the reduction of the previous tile has read the shared tile.
+            // SAFETY: an initialised barrier; its phases complete as the reducer goes.
+            unsafe { mbarrier::wait_parity(dq_empty, (i & 1) ^ 1) };
+            unroll!(32, |r| {
+                // SAFETY: inside the tile; each element belongs to this thread.
+                unsafe {
+                    dq_tile
+                        .write_unchecked((consumer * 4096 + 128 * r as u32 + t) as usize, dq_acc[r])
+                };
             });
+            mbarrier::fence_proxy_async_shared();
+            // SAFETY: the phase expects all 256 consumer threads, once per tile.
+            unsafe { mbarrier::arrive(dq_full) };
         }
         // SAFETY: as above.
         unsafe {

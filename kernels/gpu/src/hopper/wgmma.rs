@@ -303,7 +303,7 @@ pub fn pack_f16x2(lo: f32, hi: f32) -> u32 {
 // --- backward ---
 // Pieces of the attention backward (`hopper_kernels::attention_backward`): the N = 64
 // shared-memory product, products with both operands MN-major, a pair of f32 reductions into
-// global memory, and a 1-D bulk copy (LSE and Δ rows).
+// global memory, a 1-D bulk copy (LSE and Δ rows) and a 1-D bulk f32 reduction (dQ tiles).
 
 mma!(
     /// `wgmma.mma_async.m64n64k16.f32.bf16.bf16`.
@@ -387,6 +387,29 @@ pub unsafe fn bulk_load(dst: u32, src: *const f32, bytes: u32, bar: u32) {
                 "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{s}], {n}, [{b}];",
                 d = in(reg32) dst, s = in(reg64) src, n = in(reg32) bytes, b = in(reg32) bar,
                 options(nostack)
+            )
+        }
+    })
+}
+
+/// `cp.reduce.async.bulk .add.f32` (1-D, no tensor map): adds `bytes` (a multiple of 16) of
+/// f32 at shared `src` (16-byte aligned) element-wise into global `dst` (16-byte aligned),
+/// atomically per element, in the bulk async-group of this thread: complete it with
+/// `tma::store_commit` and `tma::store_wait_read` before reusing `src`, `tma::store_wait`
+/// before the block exits.
+///
+/// # Safety
+/// `dst` addresses `bytes` of f32 that others change only atomically while this runs; the
+/// writes to `src` by other threads were made visible to the async proxy
+/// (`mbarrier::fence_proxy_async_shared` in each writer, then a barrier).
+#[inline(always)]
+pub unsafe fn bulk_reduce_add_f32(dst: *mut f32, src: u32, bytes: u32) {
+    device!("hopper::wgmma::bulk_reduce_add_f32", {
+        // SAFETY: the caller guarantees the contracts above.
+        unsafe {
+            core::arch::asm!(
+                "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [{d}], [{s}], {n};",
+                d = in(reg64) dst, s = in(reg32) src, n = in(reg32) bytes, options(nostack)
             )
         }
     })
