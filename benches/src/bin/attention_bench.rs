@@ -9,7 +9,9 @@
 //! ```
 //! TFLOP/s count the two matrix products, `4 · batch · heads · seq² · head_dim` (half of it
 //! when causal); `ratio` = peer time / our time (> 1: we are faster). Rows `bwd` time the
-//! backward pass (`Dense::attention_backward`, gradients of q, k, v) against SDPA's backward
+//! `mma.sync` backward pass (gradients of q, k, v; `bwd-at` with atomic dQ; on an H100
+//! `bwd-wg` the Hopper wgmma kernel with atomic dQ, `bwd-wgd` with the deterministic dQ
+//! kernel) against SDPA's backward
 //! (`torch.autograd.grad` from one forward), counting 2.5 times the forward's operations.
 //! On an H100 the default rows (`wgmma`) run the Hopper kernel, `wg-nopp` rows the same without
 //! its ping-pong schedule, `wg-grid` rows with one block per query tile instead of persistent
@@ -18,9 +20,9 @@
 //! warpgroups and 192-row query tiles / two and 128 rows (the default picks by length),
 //! `wg-tmas` rows with O stored through shared memory by TMA, `wg-f16` rows the default on f16
 //! tensors and `f16-192` rows (d64) f16 with 192-row tiles, both against SDPA on f16
-//! (`torch.sdpa.f16`), and `mma` rows the mma.sync kernel; `--tokens16k` runs
-//! FlashAttention-3's sweep (16k tokens, hidden 2048, seq 1k…16k) with the Hopper rows only
-//! (default, `wg-tmas`, `wg-m128`, `wg-m192`, `wg-hgrp`, `wg-f16`).
+//! (`torch.sdpa.f16`), and `mma` rows the mma.sync kernel; `--backward` times the backward rows
+//! only; `--tokens16k` runs FlashAttention-3's sweep (16k tokens, hidden 2048, seq 1k…16k) with
+//! the Hopper rows only (default, `wg-tmas`, `wg-m128`, `wg-m192`, `wg-hgrp`, `wg-f16`).
 
 use gpu_test_kit::XorShift64;
 use std::process::ExitCode;
@@ -74,10 +76,13 @@ fn main() -> ExitCode {
 fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let (mut peers_path, mut quick, mut variants, mut tokens16k) = (None, false, false, false);
+    // --backward: the backward rows only.
+    let mut backward_only = false;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--peers" => peers_path = Some(args.next().ok_or("--peers needs a file")?),
             "--quick" => quick = true,
+            "--backward" => backward_only = true,
             // Also time the tuning variants (other tilings) of each head dimension.
             "--variants" => variants = true,
             // FlashAttention-3's sweep: 16k tokens (batch = 16384 / seq), hidden size 2048
@@ -135,6 +140,8 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                 let mma_default = format!("attention_fwd_bf16_d{d}");
                 let names: Vec<&str> = if variants {
                     attention_kernel_names(d).collect()
+                } else if backward_only {
+                    vec![]
                 } else if hopper && tokens16k {
                     // The sweep times the Hopper kernel's tile and element choices.
                     let mut names = vec!["", TMA_STORE];
@@ -273,25 +280,41 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     let mut dq = gpu.alloc_zeroed::<bf16>(shape.q_len())?;
                     let mut dk = gpu.alloc_zeroed::<bf16>(shape.kv_len())?;
                     let mut dv = gpu.alloc_zeroed::<bf16>(shape.kv_len())?;
-                    // The default (deterministic dQ) and FlashAttention-2's atomic dQ.
-                    for (label, atomic) in [("bwd", false), ("bwd-at", true)] {
-                        let backward = if atomic {
-                            Dense::attention_backward_atomic_dq
-                        } else {
-                            Dense::attention_backward
-                        };
+                    // The mma.sync kernels (deterministic dQ, and FlashAttention-2's atomic
+                    // dQ) and, on Hopper, the wgmma kernel with atomic dQ (`bwd-wg`) and with
+                    // the deterministic dQ kernel (`bwd-wgd`).
+                    let mut rows = vec![("bwd", false, true), ("bwd-at", false, false)];
+                    if hopper {
+                        rows.extend([("bwd-wg", true, false), ("bwd-wgd", true, true)]);
+                    }
+                    for (label, wgmma, deterministic) in rows {
                         let ours = time_us(stream, &mut |st| {
-                            backward(
-                                &dense,
-                                st,
-                                (&q, &k, &v),
-                                &o,
-                                &lse,
-                                &d_o,
-                                (&mut dq, &mut dk, &mut dv),
-                                shape,
-                                causal,
-                            )
+                            let (qkv, grads) = ((&q, &k, &v), (&mut dq, &mut dk, &mut dv));
+                            if wgmma {
+                                dense.attention_backward_wgmma(
+                                    st,
+                                    qkv,
+                                    &o,
+                                    &lse,
+                                    &d_o,
+                                    grads,
+                                    shape,
+                                    causal,
+                                    deterministic,
+                                )
+                            } else {
+                                dense.attention_backward_mma(
+                                    st,
+                                    qkv,
+                                    &o,
+                                    &lse,
+                                    &d_o,
+                                    grads,
+                                    shape,
+                                    causal,
+                                    deterministic,
+                                )
+                            }
                         })?;
                         // Five matrix products against the forward's two.
                         let tflops = |us: f64| 2.5 * shape.flops(causal) / us * 1e-6;

@@ -488,7 +488,8 @@ impl Dense {
     /// rows computes dQ, each element summed by one thread in a fixed order (it recomputes the
     /// scores and dP for that). That was faster on an H100 than adding dQ from the key blocks
     /// with atomics ([`Dense::attention_backward_atomic_dq`]), and repeated runs give the same
-    /// bits.
+    /// bits. On a compute capability 9.0 GPU the Hopper kernel (wgmma + TMA,
+    /// [`Dense::attention_backward_wgmma`]) computes dK and dV, and the same dQ kernel dQ.
     ///
     /// `causal` and `shape` must be the forward's; grouped-query shapes sum each K/V head's
     /// gradients over its query heads. Errors (nothing launched): `head_dim` other than 64 or
@@ -514,13 +515,14 @@ impl Dense {
         shape: AttentionShape,
         causal: bool,
     ) -> Result<()> {
-        self.backward(stream, qkv, o, lse, d_o, grads, shape, causal, true)
+        self.backward(stream, qkv, o, lse, d_o, grads, shape, causal, true, true)
     }
 
     /// [`Dense::attention_backward`] with FlashAttention-2's dQ: the key blocks add their
     /// contributions to an f32 accumulator with atomics (no recomputation, but atomics; the
     /// rounding of dQ can differ between runs in the last bits). Kept for comparison (the
-    /// benchmark's `bwd-atomic` rows).
+    /// benchmark's `bwd-atomic` rows). On a compute capability 9.0 GPU the Hopper kernel
+    /// computes all three gradients, dQ by atomics (FlashAttention-3's way).
     #[allow(clippy::too_many_arguments)]
     pub fn attention_backward_atomic_dq(
         &self,
@@ -541,7 +543,46 @@ impl Dense {
         shape: AttentionShape,
         causal: bool,
     ) -> Result<()> {
-        self.backward(stream, qkv, o, lse, d_o, grads, shape, causal, false)
+        self.backward(stream, qkv, o, lse, d_o, grads, shape, causal, false, true)
+    }
+
+    /// The `mma.sync` backward on every device, even where [`Dense::attention_backward`] picks
+    /// the Hopper kernel: for the benchmark's comparison (`deterministic`: dQ by the dQ kernel,
+    /// else by atomics).
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention_backward_mma(
+        &self,
+        stream: &Stream,
+        qkv: (
+            &DeviceBuffer<bf16>,
+            &DeviceBuffer<bf16>,
+            &DeviceBuffer<bf16>,
+        ),
+        o: &DeviceBuffer<bf16>,
+        lse: &DeviceBuffer<f32>,
+        d_o: &DeviceBuffer<bf16>,
+        grads: (
+            &mut DeviceBuffer<bf16>,
+            &mut DeviceBuffer<bf16>,
+            &mut DeviceBuffer<bf16>,
+        ),
+        shape: AttentionShape,
+        causal: bool,
+        deterministic: bool,
+    ) -> Result<()> {
+        self.backward(
+            stream,
+            qkv,
+            o,
+            lse,
+            d_o,
+            grads,
+            shape,
+            causal,
+            deterministic,
+            false,
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -564,73 +605,42 @@ impl Dense {
         shape: AttentionShape,
         causal: bool,
         deterministic: bool,
+        allow_wgmma: bool,
     ) -> Result<()> {
         let name = match shape.head_dim {
             64 => "attention_bwd_bf16_d64",
             128 => "attention_bwd_bf16_d128",
             _ => "attention_bwd_bf16",
         };
-        let bad = |argument: &str, message: String| Error::Argument {
-            kernel: name.to_string(),
-            argument: argument.to_string(),
-            message,
-        };
-        if shape.head_dim != 64 && shape.head_dim != 128 {
-            return Err(bad(
-                "shape.head_dim",
-                format!("head_dim {} is not supported: 64 or 128", shape.head_dim),
-            ));
-        }
-        if shape.kv_heads == 0 || !shape.heads.is_multiple_of(shape.kv_heads) {
-            return Err(bad(
-                "shape.kv_heads",
-                format!(
-                    "{} K/V heads for {} query heads: it must divide them (grouped-query \
-                     attention)",
-                    shape.kv_heads, shape.heads
-                ),
-            ));
-        }
-        let checked = |dims: &[usize]| dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-        let q_len = checked(&[shape.batch, shape.heads, shape.seq_q, shape.head_dim])
-            .ok_or_else(|| bad("shape", format!("{shape:?}: Q's element count overflows")))?;
-        let kv_len = checked(&[shape.batch, shape.kv_heads, shape.seq_k, shape.head_dim])
-            .ok_or_else(|| bad("shape", format!("{shape:?}: K's element count overflows")))?;
-        let rows = shape.batch * shape.heads * shape.seq_q;
-        for (argument, len, want) in [
-            ("q", q.len(), q_len),
-            ("k", k.len(), kv_len),
-            ("v", v.len(), kv_len),
-            ("o", o.len(), q_len),
-            ("lse", lse.len(), rows),
-            ("d_o", d_o.len(), q_len),
-            ("dq", dq.len(), q_len),
-            ("dk", dk.len(), kv_len),
-            ("dv", dv.len(), kv_len),
-        ] {
-            if len != want {
-                return Err(bad(
-                    argument,
-                    format!("has {len} elements; shape {shape:?} needs {want}"),
-                ));
-            }
-        }
-        if q_len == 0 && kv_len == 0 {
+        let lens = [
+            q.len(),
+            k.len(),
+            v.len(),
+            o.len(),
+            lse.len(),
+            d_o.len(),
+            dq.len(),
+            dk.len(),
+            dv.len(),
+        ];
+        if !check_backward(name, lens, shape)? {
             return Ok(());
         }
-        if shape.seq_k == 0 || shape.seq_q == 0 {
-            return Err(bad(
-                "shape",
-                format!("{shape:?}: the backward pass needs queries and keys"),
-            ));
+        if allow_wgmma && self.wgmma_attention_fits(stream, shape) {
+            return self.launch_backward_wgmma(
+                stream,
+                (q, k, v),
+                o,
+                lse,
+                d_o,
+                (dq, dk, dv),
+                shape,
+                causal,
+                deterministic,
+            );
         }
-        let bh = shape.batch * shape.heads;
-        if bh > 65_535 || shape.seq_q.max(shape.seq_k) > (u32::MAX / 256) as usize {
-            return Err(bad(
-                "shape",
-                format!("{shape:?}: batch · heads over 65535 or a sequence too long"),
-            ));
-        }
+        let (q_len, bh) = (shape.q_len(), shape.batch * shape.heads);
+        let rows = bh * shape.seq_q;
         let scale = 1.0 / (shape.head_dim as f64).sqrt();
         let params = AttentionParams {
             seq_q: shape.seq_q as u32,
@@ -711,6 +721,74 @@ impl Dense {
             scale as f32,
         )
     }
+}
+
+/// The backward pass's argument checks (every device): head dimension, K/V heads, the
+/// lengths `[q, k, v, o, lse, d_o, dq, dk, dv]` against `shape`, and sizes. `Ok(false)`: an
+/// empty problem, nothing to launch.
+pub(crate) fn check_backward(name: &str, lens: [usize; 9], shape: AttentionShape) -> Result<bool> {
+    let bad = |argument: &str, message: String| Error::Argument {
+        kernel: name.to_string(),
+        argument: argument.to_string(),
+        message,
+    };
+    if shape.head_dim != 64 && shape.head_dim != 128 {
+        return Err(bad(
+            "shape.head_dim",
+            format!("head_dim {} is not supported: 64 or 128", shape.head_dim),
+        ));
+    }
+    if shape.kv_heads == 0 || !shape.heads.is_multiple_of(shape.kv_heads) {
+        return Err(bad(
+            "shape.kv_heads",
+            format!(
+                "{} K/V heads for {} query heads: it must divide them (grouped-query \
+                 attention)",
+                shape.kv_heads, shape.heads
+            ),
+        ));
+    }
+    let checked = |dims: &[usize]| dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    let q_len = checked(&[shape.batch, shape.heads, shape.seq_q, shape.head_dim])
+        .ok_or_else(|| bad("shape", format!("{shape:?}: Q's element count overflows")))?;
+    let kv_len = checked(&[shape.batch, shape.kv_heads, shape.seq_k, shape.head_dim])
+        .ok_or_else(|| bad("shape", format!("{shape:?}: K's element count overflows")))?;
+    let rows = shape.batch * shape.heads * shape.seq_q;
+    for (argument, len, want) in [
+        ("q", lens[0], q_len),
+        ("k", lens[1], kv_len),
+        ("v", lens[2], kv_len),
+        ("o", lens[3], q_len),
+        ("lse", lens[4], rows),
+        ("d_o", lens[5], q_len),
+        ("dq", lens[6], q_len),
+        ("dk", lens[7], kv_len),
+        ("dv", lens[8], kv_len),
+    ] {
+        if len != want {
+            return Err(bad(
+                argument,
+                format!("has {len} elements; shape {shape:?} needs {want}"),
+            ));
+        }
+    }
+    if q_len == 0 && kv_len == 0 {
+        return Ok(false);
+    }
+    if shape.seq_k == 0 || shape.seq_q == 0 {
+        return Err(bad(
+            "shape",
+            format!("{shape:?}: the backward pass needs queries and keys"),
+        ));
+    }
+    let bh = shape.batch * shape.heads;
+    if bh > 65_535 || shape.seq_q.max(shape.seq_k) > (u32::MAX / 256) as usize {
+        return Err(bad(
+            "shape",
+            format!("{shape:?}: batch · heads over 65535 or a sequence too long"),
+        ));
+    }
+    Ok(true)
 }
 
 /// Names of every attention kernel (defaults and tuning variants) for `head_dim`, for

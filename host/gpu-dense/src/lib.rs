@@ -12,6 +12,7 @@
 mod attention;
 mod gemm;
 mod hopper_attention;
+mod hopper_attention_backward;
 mod hopper_gemm;
 mod rows;
 mod sgemm;

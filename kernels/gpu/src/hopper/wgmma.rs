@@ -310,3 +310,118 @@ mma_rs!(
     /// `wgmma.mma_async.m64n128k16.f32.f16.f16`, A from registers, B MN-major.
     mma_rs_m64n128k16_f16, "m64n128k16", "f16", 64, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]
 );
+
+// --- backward ---
+// Pieces of the attention backward (`hopper_kernels::attention_backward`): the N = 64
+// shared-memory product, products with both operands MN-major, a pair of f32 reductions into
+// global memory, a 1-D bulk copy (LSE and Δ rows) and a 1-D bulk f32 reduction (dQ tiles).
+
+mma!(
+    /// `wgmma.mma_async.m64n64k16.f32.bf16.bf16`.
+    mma_m64n64k16_bf16, "m64n64k16", "bf16", 32, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]
+);
+
+/// Defines one `wgmma.mma_async` with both operands MN-major in shared memory
+/// (`imm-trans-a` = `imm-trans-b` = 1).
+macro_rules! mma_tt {
+    ($(#[$doc:meta])* $name:ident, $shape:literal, $ty:literal, $n:literal, [$i0:tt $($i:tt)*]) => {
+        $(#[$doc])*
+        ///
+        /// `d += A · B` (or `d = A · B` when `accumulate` is false), A = `a` (64×16 stored
+        /// MN-major: 16 K rows of 64 M-elements, [`shared_desc_sw128_mn`]), B = `b` (16×N,
+        /// MN-major), f32 accumulate. A matrix stored as `[K, M]` rows (attention's dSᵀ) is
+        /// then the A of a product over its rows.
+        ///
+        /// # Safety
+        /// As the K-major products: the whole warpgroup after a [`fence`], valid tiles that
+        /// nothing writes until a covering [`wait_group`], `d` untouched until then.
+        #[inline(always)]
+        pub unsafe fn $name(d: &mut [f32; $n], a: u64, b: u64, accumulate: bool) {
+            device!(concat!("hopper::wgmma::", stringify!($name)), {
+                // SAFETY: the caller guarantees the warpgroup and operand contracts above.
+                unsafe {
+                    core::arch::asm!(
+                        concat!(
+                            "{{ .reg .pred %p; setp.ne.u32 %p, {sc}, 0; wgmma.mma_async.sync.aligned.",
+                            $shape, ".f32.", $ty, ".", $ty, " {{{", stringify!($i0), "}",
+                            $(", {", stringify!($i), "}",)*
+                            "}}, {da}, {db}, %p, 1, 1, 1, 1; }}"
+                        ),
+                        inout(reg32) d[$i0], $(inout(reg32) d[$i],)*
+                        da = in(reg64) a, db = in(reg64) b, sc = in(reg32) accumulate as u32,
+                        options(nostack)
+                    )
+                }
+            })
+        }
+    };
+}
+
+mma_tt!(
+    /// `wgmma.mma_async.m64n64k16.f32.bf16.bf16`, A and B MN-major.
+    mma_tt_m64n64k16_bf16, "m64n64k16", "bf16", 32, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]
+);
+
+/// `red.global.add.f32` twice: adds `a` and `b` to the two consecutive f32 at `at` (8-byte
+/// aligned), atomically per element, without returning the old values. (The vector form
+/// `red.global.add.v2.f32` needs PTX ISA 8.1; the builder emits an older version.)
+///
+/// # Safety
+/// `at` is an 8-byte aligned global address of two f32 that other threads change only
+/// atomically while this runs.
+#[inline(always)]
+pub unsafe fn red_add_f32x2(at: *mut f32, a: f32, b: f32) {
+    device!("hopper::wgmma::red_add_f32x2", {
+        // SAFETY: the caller guarantees the address contract above.
+        unsafe {
+            core::arch::asm!(
+                "red.global.add.f32 [{p}], {a}; red.global.add.f32 [{p}+4], {b};",
+                p = in(reg64) at, a = in(reg32) a, b = in(reg32) b, options(nostack)
+            )
+        }
+    })
+}
+
+/// `cp.async.bulk` (1-D, no tensor map): copies `bytes` (a multiple of 16) from global `src`
+/// (16-byte aligned) to shared `dst` (16-byte aligned), completing `bytes` transactions on the
+/// mbarrier `bar`. Issued by one thread.
+///
+/// # Safety
+/// As `tma::load_2d`: `src` readable, `dst` free until `bar`'s phase completes, the phase
+/// expecting these bytes.
+#[inline(always)]
+pub unsafe fn bulk_load(dst: u32, src: *const f32, bytes: u32, bar: u32) {
+    device!("hopper::wgmma::bulk_load", {
+        // SAFETY: the caller guarantees the contracts above.
+        unsafe {
+            core::arch::asm!(
+                "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{s}], {n}, [{b}];",
+                d = in(reg32) dst, s = in(reg64) src, n = in(reg32) bytes, b = in(reg32) bar,
+                options(nostack)
+            )
+        }
+    })
+}
+
+/// `cp.reduce.async.bulk .add.f32` (1-D, no tensor map): adds `bytes` (a multiple of 16) of
+/// f32 at shared `src` (16-byte aligned) element-wise into global `dst` (16-byte aligned),
+/// atomically per element, in the bulk async-group of this thread: complete it with
+/// `tma::store_commit` and `tma::store_wait_read` before reusing `src`, `tma::store_wait`
+/// before the block exits.
+///
+/// # Safety
+/// `dst` addresses `bytes` of f32 that others change only atomically while this runs; the
+/// writes to `src` by other threads were made visible to the async proxy
+/// (`mbarrier::fence_proxy_async_shared` in each writer, then a barrier).
+#[inline(always)]
+pub unsafe fn bulk_reduce_add_f32(dst: *mut f32, src: u32, bytes: u32) {
+    device!("hopper::wgmma::bulk_reduce_add_f32", {
+        // SAFETY: the caller guarantees the contracts above.
+        unsafe {
+            core::arch::asm!(
+                "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [{d}], [{s}], {n};",
+                d = in(reg64) dst, s = in(reg32) src, n = in(reg32) bytes, options(nostack)
+            )
+        }
+    })
+}

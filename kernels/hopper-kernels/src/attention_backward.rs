@@ -1,0 +1,671 @@
+//! Flash-attention backward on Hopper tensor cores (wgmma + TMA), FlashAttention-3's design
+//! (Shah et al. 2024): bf16 in and out, f32 products; head dimension 64 or 128; causal or
+//! not; grouped-query attention. Given Q, K, V, the forward's logsumexp L and the output
+//! gradient dO, it writes dK and dV and adds dQ into an f32 accumulator.
+//!
+//! - [`attention_bwd_prep_bf16`]: per query row `Δ = rowsum(dO ∘ O)` and `L·log2 e`, into
+//!   buffers padded to [`PAD`] rows per head (padding rows: Δ = 0, L = +∞, so their P is 0
+//!   and they need no mask), so one 1-D bulk copy loads a tile's values;
+//! - the main kernel: a block owns [`BN`] = 128 keys of one K/V head, K and V loaded once by
+//!   TMA, and walks the query tiles (`BM` = 128 rows for head dimension 64, 64 for 128) of
+//!   every query head of its group; warpgroup 0 is the producer (one thread issues the TMA
+//!   copies of Q, dO and the bulk copies of L and Δ into a 2-stage ring with full/empty
+//!   mbarriers; `setmaxnreg` gives its registers away), warpgroups 1 and 2 each own 64 of the
+//!   keys;
+//! - per tile, each consumer warpgroup computes `Sᵀ = K·Qᵀ` and `dPᵀ = V·dOᵀ` (wgmma, both
+//!   operands K-major from shared memory), `Pᵀ = 2^(Sᵀ·scale·log2 e − L)` (no softmax to redo;
+//!   while `dPᵀ` is still in flight),
+//!   `dSᵀ = Pᵀ ∘ (dPᵀ − Δ)`, then `dV += Pᵀ·dO` and `dK += dSᵀ·Q` with Pᵀ and dSᵀ as register
+//!   A operands (the accumulator layout is the A-fragment layout) and dO and Q as MN-major B
+//!   operands straight from the TMA tiles; dK and dV stay in registers for the whole walk;
+//! - dQ: both warpgroups store dSᵀ (bf16, 128-byte swizzle) to shared memory, then each
+//!   computes a 64×64 part of `dQ = dS·K` over all 128 keys with both operands MN-major
+//!   (head dimension 64: its 64 query rows; 128: its 64 columns); two dS buffers, so a
+//!   warpgroup writes the next tile's while the other may still read this one's. The parts go
+//!   to a shared f32 tile (register-major: thread `t`'s register `r` at `r·128 + t`, no bank
+//!   conflicts), and one producer thread adds the whole tile to the f32 accumulator with a
+//!   single bulk reduction (`cp.reduce.async.bulk .add.f32`, FlashAttention-3's way: the
+//!   consumers issue no atomics). The accumulator holds each tile in that order
+//!   ([`dq_index`]); [`attention_bwd_dq_convert_bf16`] turns it into dQ. With an empty
+//!   accumulator the dQ part is skipped (the host's deterministic mode computes dQ by the
+//!   `mma.sync` kernel instead);
+//! - `dK = scale · Σ dSᵀ·Q` is scaled once at the end. Causal: query tiles entirely before the
+//!   block's first key are not loaded, and only tiles crossing the diagonal are masked.
+//!   Keys past `seq_k` arrive as zero rows: their gradients are not stored and they add
+//!   nothing to dQ (`dS·0`).
+
+use gpu::hopper::tma::{self, TensorMap};
+use gpu::hopper::{mbarrier, wgmma};
+use gpu::prelude::*;
+use gpu::unroll;
+use half::bf16;
+
+/// Keys per block (two consumer warpgroups × 64).
+pub const BN: u32 = 128;
+/// Threads per block: a producer warpgroup and two consumer warpgroups.
+pub const THREADS: u32 = 384;
+/// Stages of the Q/dO ring.
+pub const STAGES: u32 = 2;
+/// The padded L and Δ buffers hold `seq_q` rounded up to a multiple of this many rows per
+/// query head (a multiple of both query tiles).
+pub const PAD: u32 = 128;
+/// Threads per block of [`attention_bwd_prep_bf16`] (a warp per row).
+pub const PREP_THREADS: u32 = 256;
+/// Bytes of one swizzled row: 64 two-byte elements.
+const ROW: u32 = 128;
+/// f32 values of one dQ tile (`BM × D` is 8192 for both head dimensions).
+const DQ_TILE: u32 = 8192;
+
+/// Query rows per tile for head dimension `head_dim` (64 or 128).
+pub const fn block_m(head_dim: u32) -> u32 {
+    if head_dim == 64 { 128 } else { 64 }
+}
+
+/// Rows per query head of the padded L and Δ buffers.
+pub const fn padded_rows(seq_q: u32) -> u32 {
+    seq_q.div_ceil(PAD) * PAD
+}
+
+/// Dynamic shared memory for head dimension `head_dim`: 1 KiB of alignment slack, K and V,
+/// the Q and dO stages, two dS tiles, the dQ tile, the L and Δ stages, the barriers.
+pub const fn shared_bytes(head_dim: u32) -> u32 {
+    let bm = block_m(head_dim);
+    1024 + 2 * BN * head_dim * 2
+        + STAGES * 2 * bm * head_dim * 2
+        + 2 * BN * bm * 2
+        + DQ_TILE * 4
+        + STAGES * 2 * bm * 4
+        + 8 * (3 + 2 * STAGES)
+}
+
+/// Where element (`row`, `col`) of query head `bh`'s dQ lives in the accumulator
+/// (`batch · heads · seq_pad · head_dim` f32): query tile `row / BM` of the head is the
+/// contiguous 8192 values at `(bh · seq_pad + BM · tile) · head_dim`, in the order the
+/// kernel's threads hold them: two 64×64 parts (head dimension 64: rows 0-63 and 64-127;
+/// 128: columns 0-63 and 64-127), each with register `r` of warpgroup thread `t` at
+/// `128 r + t` (the wgmma accumulator layout, see `gpu::hopper::wgmma`).
+#[inline(always)]
+pub const fn dq_index(bh: u32, row: u32, col: u32, seq_pad: u32, head_dim: u32) -> usize {
+    let bm = block_m(head_dim);
+    let (tile, rr) = (row / bm, row % bm);
+    let (part, pr, pc) = if head_dim == 64 {
+        (rr / 64, rr % 64, col)
+    } else {
+        (col / 64, rr, col % 64)
+    };
+    let t = 32 * (pr / 16) + 4 * (pr % 8) + (pc % 8) / 2;
+    let r = 4 * (pc / 8) + 2 * ((pr % 16) / 8) + pc % 2;
+    (bh as usize * seq_pad as usize + (bm * tile) as usize) * head_dim as usize
+        + (part * 4096 + 128 * r + t) as usize
+}
+
+/// `dq = bf16(scale · acc)` for the `batch · heads · seq_q · dim` elements of dQ, read from
+/// the kernel's accumulator order ([`dq_index`]).
+#[kernel]
+pub fn attention_bwd_dq_convert_bf16(
+    acc: &[f32],
+    mut dq: DisjointSlice<bf16>,
+    seq_q: u32,
+    seq_pad: u32,
+    dim: u32,
+    scale: f32,
+) {
+    let i = thread::global_index();
+    let n = i.get();
+    if n < dq.len() {
+        let (row_all, col) = ((n / dim as usize) as u32, (n % dim as usize) as u32);
+        let (bh, row) = (row_all / seq_q, row_all % seq_q);
+        let x = acc[dq_index(bh, row, col, seq_pad, dim)];
+        dq.set(i, gpu::packed::f32_to_bf16(x * scale));
+    }
+}
+
+/// Sizes and flags of one launch; grid `(ceil(seq_k / BN), batch · kv_heads)`.
+#[derive(Debug, Clone, Copy, PartialEq, DeviceCopy)]
+#[repr(C)]
+pub struct BwdParams {
+    pub seq_q: u32,
+    pub seq_k: u32,
+    /// [`padded_rows`]`(seq_q)`.
+    pub seq_pad: u32,
+    /// `scale · log2 e`.
+    pub scale_log2: f32,
+    /// The softmax scale (dK's factor).
+    pub scale: f32,
+    /// 1: key `j` is masked for query `i` when `j > i`.
+    pub causal: u32,
+    /// Query heads per batch entry.
+    pub heads: u32,
+    /// Query heads per K/V head.
+    pub group: u32,
+}
+
+/// `delta[r] = Σ_d o·d_o` and `lse2[r] = lse·log2 e` for the padded rows `r` of every query
+/// head (`rows` = `batch · heads · seq_pad`); padding rows get 0 and +∞. A warp per row.
+#[kernel]
+#[allow(clippy::too_many_arguments)]
+pub fn attention_bwd_prep_bf16(
+    o: &[bf16],
+    d_o: &[bf16],
+    lse: &[f32],
+    delta: DisjointSlice<f32>,
+    lse2: DisjointSlice<f32>,
+    seq_q: u32,
+    seq_pad: u32,
+    dim: u32,
+) {
+    let lane = thread::lane_id() as usize;
+    let r = (thread::block_idx_x() * (thread::block_dim_x() / 32) + thread::warp_id()) as usize;
+    if r >= delta.len() {
+        return;
+    }
+    let (bh, i) = (r / seq_pad as usize, r % seq_pad as usize);
+    let dim = dim as usize;
+    let mut sum = 0f32;
+    let valid = i < seq_q as usize;
+    let src = bh * seq_q as usize + i;
+    if valid {
+        let mut c = lane;
+        while c < dim {
+            sum += o[src * dim + c].to_f32() * d_o[src * dim + c].to_f32();
+            c += 32;
+        }
+    }
+    sum = warp::reduce(sum, gpu::ops::Sum);
+    if lane == 0 {
+        let l = if valid {
+            lse[src] * core::f32::consts::LOG2_E
+        } else {
+            f32::INFINITY
+        };
+        // SAFETY: one lane per row; `r < delta.len()`, and the host sizes `lse2` as `delta`.
+        unsafe {
+            delta.write_unchecked_race(r, sum);
+            lse2.write_unchecked_race(r, l);
+        }
+    }
+}
+
+/// The kernel body for head dimension `D` and query tile `BM` (`KD = D / 16` k-steps of the
+/// score products, `SN = BM / 2` registers of a 64×BM score accumulator, `QK = BM / 16`
+/// k-steps of dV and dK, `ON = D / 2` registers of a 64×D gradient accumulator, `SJ = SN / 4`,
+/// `OJ = ON / 4` their column groups).
+///
+/// # Safety
+/// `maps` holds the 3-D tensor maps of Q, K, V, dO (`[D, seq, batch·heads]`, boxes
+/// `[64, BM, 1]` for Q and dO, `[64, BN, 1]` for K and V, 128-byte swizzle); `lse2` and
+/// `delta` hold `batch · heads · seq_pad` values from [`attention_bwd_prep_bf16`]; `dq` is
+/// empty or `batch · heads · seq_q · D` f32 values; `dk`, `dv` address `batch · kv_heads ·
+/// seq_k · D` bf16; the launch is the documented one.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn backward<
+    const D: u32,
+    const BM: u32,
+    const KD: usize,
+    const SN: usize,
+    const QK: usize,
+    const ON: usize,
+    const SJ: usize,
+    const OJ: usize,
+>(
+    maps: &[TensorMap],
+    lse2: &[f32],
+    delta: &[f32],
+    dq: DisjointSlice<f32>,
+    dk: *mut u32,
+    dv: *mut u32,
+    p: BwdParams,
+) {
+    const {
+        assert!(KD as u32 * 16 == D && SN as u32 * 2 == BM && QK as u32 * 16 == BM);
+        assert!(SJ * 4 == SN && OJ * 4 == ON);
+        assert!(ON as u32 * 2 == D && (D == 64 || D == 128) && BM == block_m(D));
+    }
+    let tid = thread::thread_idx_x();
+    let dyn_base = shared::dynamic::<u8>().addr();
+    let base = (dyn_base + 1023) & !1023;
+    let tile_kv = BN * D * 2;
+    let tile_q = BM * D * 2;
+    let k_smem = base;
+    let v_smem = base + tile_kv;
+    let q_smem = |s: u32| base + 2 * tile_kv + s * 2 * tile_q;
+    let do_smem = |s: u32| q_smem(s) + tile_q;
+    let ds_smem = |b: u32| base + 2 * tile_kv + STAGES * 2 * tile_q + b * BN * BM * 2;
+    let dq_smem = base + 2 * tile_kv + STAGES * 2 * tile_q + 2 * BN * BM * 2;
+    let rows_base = dq_smem + DQ_TILE * 4;
+    let lse_smem = |s: u32| rows_base + s * 2 * BM * 4;
+    let delta_smem = |s: u32| lse_smem(s) + BM * 4;
+    let bars = rows_base + STAGES * 2 * BM * 4;
+    let full_kv = bars;
+    let full = |s: u32| bars + 8 * (1 + s);
+    let empty = |s: u32| bars + 8 * (1 + STAGES + s);
+    // The dQ tile: written by the consumers (full), read by the bulk reduction (empty).
+    let dq_full = bars + 8 * (1 + 2 * STAGES);
+    let dq_empty = dq_full + 8;
+    let with_dq = !dq.is_empty();
+    let ring = |i: u32| (i % STAGES, (i / STAGES) & 1);
+
+    let causal = p.causal != 0;
+    let n0 = thread::block_idx_x() * BN;
+    let kv_bh = thread::block_idx_y();
+    let kv_heads = p.heads / p.group;
+    let first_q_bh = (kv_bh / kv_heads) * p.heads + (kv_bh % kv_heads) * p.group;
+    let blocks_m = p.seq_q.div_ceil(BM);
+    // Causal: query tiles ending before this block's first key see none of its keys.
+    let m_start = if causal { (n0 / BM).min(blocks_m) } else { 0 };
+    let per_head = blocks_m - m_start;
+    let n_iter = per_head * p.group;
+    // Iteration i: query head first_q_bh + i / per_head, tile m_start + i % per_head.
+    let tile_of = |i: u32| (first_q_bh + i / per_head, m_start + i % per_head);
+
+    if tid == 0 {
+        // SAFETY: one thread initialises each barrier before the block barrier below.
+        unsafe {
+            mbarrier::init(full_kv, 1);
+            for s in 0..STAGES {
+                mbarrier::init(full(s), 1);
+                // One arrival per consumer warp.
+                mbarrier::init(empty(s), 8);
+            }
+            // Every consumer thread arrives after its stores; the reducing thread once.
+            mbarrier::init(dq_full, 256);
+            mbarrier::init(dq_empty, 1);
+        }
+        mbarrier::fence_init();
+    }
+    sync::sync_threads();
+
+    let warpgroup = tid / 128;
+    if warpgroup == 0 {
+        // SAFETY: the whole producer warpgroup; it needs few registers.
+        unsafe { wgmma::set_max_registers_dec::<24>() };
+        if tid == 0 && n_iter > 0 {
+            let map_q = maps.as_ptr();
+            // SAFETY: the host passes four maps.
+            let (map_k, map_v, map_do) = unsafe { (map_q.add(1), map_q.add(2), map_q.add(3)) };
+            // SAFETY: each phase expects exactly the bytes of its copies (whole boxes); tiles
+            // are 1024-byte aligned, the L/Δ rows 16-byte aligned (seq_pad and BM are
+            // multiples of 4); a stage is refilled only after all 8 consumer warps released it
+            // (the first round passes by the parity rule); the rows read are inside the padded
+            // buffers (tile m < blocks_m, BM · blocks_m <= seq_pad).
+            unsafe {
+                mbarrier::arrive_expect_tx(full_kv, 2 * tile_kv);
+                for c in 0..D / 64 {
+                    let x = (64 * c) as i32;
+                    tma::load_3d(
+                        k_smem + c * BN * ROW,
+                        map_k,
+                        full_kv,
+                        x,
+                        n0 as i32,
+                        kv_bh as i32,
+                    );
+                    tma::load_3d(
+                        v_smem + c * BN * ROW,
+                        map_v,
+                        full_kv,
+                        x,
+                        n0 as i32,
+                        kv_bh as i32,
+                    );
+                }
+                for i in 0..n_iter {
+                    let (s, phase) = ring(i);
+                    let (bh, m) = tile_of(i);
+                    let q0 = (m * BM) as i32;
+                    mbarrier::wait_parity(empty(s), phase ^ 1);
+                    mbarrier::arrive_expect_tx(full(s), 2 * tile_q + 2 * BM * 4);
+                    for c in 0..D / 64 {
+                        let x = (64 * c) as i32;
+                        tma::load_3d(q_smem(s) + c * BM * ROW, map_q, full(s), x, q0, bh as i32);
+                        tma::load_3d(do_smem(s) + c * BM * ROW, map_do, full(s), x, q0, bh as i32);
+                    }
+                    let row = (bh * p.seq_pad + m * BM) as usize;
+                    wgmma::bulk_load(lse_smem(s), lse2.as_ptr().add(row), BM * 4, full(s));
+                    wgmma::bulk_load(delta_smem(s), delta.as_ptr().add(row), BM * 4, full(s));
+                }
+            }
+        } else if tid == 32 && with_dq {
+            // The dQ reducer (another warp than the loads): each tile's dQ, once the consumers
+            // stored it, added to the accumulator in one bulk reduction.
+            for i in 0..n_iter {
+                let (bh, m) = tile_of(i);
+                let at = (bh * p.seq_pad + m * BM) as usize * D as usize;
+                // SAFETY: the tile was stored and proxy-fenced by all 256 consumer threads
+                // before their arrivals; `at .. at + DQ_TILE` is inside the padded accumulator
+                // (host-checked length); other blocks add to it only by reductions; the tile
+                // is handed back only after the reduction read it.
+                unsafe {
+                    mbarrier::wait_parity(dq_full, i & 1);
+                    wgmma::bulk_reduce_add_f32(dq.as_mut_ptr().add(at), dq_smem, DQ_TILE * 4);
+                    tma::store_commit();
+                    tma::store_wait_read();
+                    mbarrier::arrive(dq_empty);
+                }
+            }
+            // The last reduction has finished before the block exits.
+            tma::store_wait();
+        }
+        return;
+    }
+
+    // SAFETY: the whole consumer warpgroup; 128 * 24 + 256 * 240 <= 65536.
+    unsafe { wgmma::set_max_registers_inc::<240>() };
+    let consumer = warpgroup - 1;
+    let t = tid - 128 * warpgroup;
+    let (w, l) = (t / 32, t % 32);
+    // This thread's keys (rows of the Sᵀ and gradient accumulators): key_row and key_row + 8.
+    let wg_key0 = n0 + 64 * consumer;
+    let key_row = wg_key0 + 16 * w + l / 4;
+
+    // K-major operands along D: K and V rows of this warpgroup (A), Q and dO rows (B).
+    let kv_desc = |tile: u32, kk: u32| {
+        wgmma::shared_desc_sw128(tile + (kk / 4) * BN * ROW + consumer * 64 * ROW + (kk % 4) * 32)
+    };
+    let qd_desc =
+        |tile: u32, kk: u32| wgmma::shared_desc_sw128(tile + (kk / 4) * BM * ROW + (kk % 4) * 32);
+    // MN-major B operands along the query rows: k-step kk is rows 16 kk .. 16 kk + 16.
+    let rows_desc = |tile: u32, kk: u32| wgmma::shared_desc_sw128_mn(tile + kk * 2048, BM * ROW);
+    // dQ's 64×64 part: A = dS (MN-major: dSᵀ's 64-query sub-tile a_sub), B = K (MN-major:
+    // its 64-column sub-tile b_sub), k-step kk = keys 16 kk .. 16 kk + 16.
+    let (a_sub, b_sub) = if D == 64 {
+        (consumer, 0)
+    } else {
+        (0, consumer)
+    };
+
+    let issue_scores = |acc: &mut [f32; SN], a_tile: u32, b_tile: u32| {
+        unroll!(KD, |kk| {
+            let (a, b) = (kv_desc(a_tile, kk as u32), qd_desc(b_tile, kk as u32));
+            // SAFETY: the whole warpgroup after `fence`; the tiles have landed and are not
+            // refilled before the wait covering this batch.
+            unsafe {
+                if let Ok(d) = <&mut [f32; 64]>::try_from(&mut acc[..]) {
+                    wgmma::mma_m64n128k16_bf16(d, a, b, kk > 0);
+                } else if let Ok(d) = <&mut [f32; 32]>::try_from(&mut acc[..]) {
+                    wgmma::mma_m64n64k16_bf16(d, a, b, kk > 0);
+                }
+            }
+        });
+    };
+    let issue_grad = |acc: &mut [f32; ON], frags: &mut [[u32; 4]; QK], tile: u32| {
+        unroll!(QK, |kk| {
+            let b = rows_desc(tile, kk as u32);
+            // SAFETY: as `issue_scores`; `acc` and `frags` are pinned after the wait.
+            unsafe {
+                if let Ok(d) = <&mut [f32; 32]>::try_from(&mut acc[..]) {
+                    wgmma::mma_rs_m64n64k16_bf16(d, &mut frags[kk], b, true);
+                } else if let Ok(d) = <&mut [f32; 64]>::try_from(&mut acc[..]) {
+                    wgmma::mma_rs_m64n128k16_bf16(d, &mut frags[kk], b, true);
+                }
+            }
+        });
+    };
+    let pin = |acc: &mut [f32; ON]| {
+        if let Ok(d) = <&mut [f32; 32]>::try_from(&mut acc[..]) {
+            wgmma::fence_accumulators_32(d);
+        } else if let Ok(d) = <&mut [f32; 64]>::try_from(&mut acc[..]) {
+            wgmma::fence_accumulators_64(d);
+        }
+    };
+    let pin_scores = |acc: &mut [f32; SN]| {
+        if let Ok(d) = <&mut [f32; 32]>::try_from(&mut acc[..]) {
+            wgmma::fence_accumulators_32(d);
+        } else if let Ok(d) = <&mut [f32; 64]>::try_from(&mut acc[..]) {
+            wgmma::fence_accumulators_64(d);
+        }
+    };
+
+    let mut dk_acc = [0f32; ON];
+    let mut dv_acc = [0f32; ON];
+    // The dS tiles as words: element (key r, query c) of buffer b is at byte
+    // b·BN·BM·2 + (c / 64)·BN·128 + r·128 + (((c % 64) / 8) ^ (r % 8))·16 + (c % 8)·2.
+    let ds_words = shared::dynamic_at::<u32>((ds_smem(0) - dyn_base) as usize, (BN * BM) as usize);
+    let rows_f32 =
+        shared::dynamic_at::<f32>((rows_base - dyn_base) as usize, (STAGES * 2 * BM) as usize);
+    let dq_tile = shared::dynamic_at::<f32>((dq_smem - dyn_base) as usize, DQ_TILE as usize);
+
+    for i in 0..n_iter {
+        let (s, phase) = ring(i);
+        let q0 = tile_of(i).1 * BM;
+        let buf = i & 1;
+        // Fresh per tile (the first products overwrite them): nothing of the last tile's
+        // scores stays live across the gradient products.
+        let mut s_acc = [0f32; SN];
+        let mut dp_acc = [0f32; SN];
+        let mut dq_acc = [0f32; 32];
+        let mut pf = [[0u32; 4]; QK];
+        let mut dsf = [[0u32; 4]; QK];
+        // SAFETY (the waits, fences and products below): every consumer thread runs them in
+        // the same order; each product's operands landed (full barriers waited, dS stored,
+        // proxy-fenced and handed over by the named barrier) and stay until the wait covering
+        // it; a stage is released only after that wait.
+        unsafe {
+            if i == 0 {
+                mbarrier::wait_parity(full_kv, 0);
+            }
+            mbarrier::wait_parity(full(s), phase);
+            wgmma::fence();
+            issue_scores(&mut s_acc, k_smem, q_smem(s));
+            wgmma::commit_group();
+            issue_scores(&mut dp_acc, v_smem, do_smem(s));
+            wgmma::commit_group();
+            // The scores are done (dPᵀ may still run while Pᵀ is computed).
+            wgmma::wait_group::<1>();
+            pin_scores(&mut s_acc);
+        }
+
+        // Pᵀ in place; this thread's queries are columns 8 j + 2 (l % 4) + e.
+        let need_mask = causal && wg_key0 + 63 > q0;
+        let stage_rows = (s * 2 * BM) as usize;
+        unroll!(SJ, |j| {
+            unroll!(2, |e| {
+                let c = 8 * j as u32 + 2 * (l % 4) + e as u32;
+                // SAFETY: c < BM: inside this stage's L rows.
+                let lv = unsafe { rows_f32.read_unchecked(stage_rows + c as usize) };
+                unroll!(2, |h| {
+                    let r = 4 * j + 2 * h + e;
+                    let mut x = math::exp2_approx(math::fma(s_acc[r], p.scale_log2, -lv));
+                    if need_mask && key_row + 8 * h as u32 > q0 + c {
+                        x = 0.0;
+                    }
+                    s_acc[r] = x;
+                });
+            });
+        });
+        // SAFETY: as above.
+        unsafe {
+            wgmma::wait_group::<0>();
+            pin_scores(&mut dp_acc);
+        }
+        // dSᵀ in place.
+        unroll!(SJ, |j| {
+            unroll!(2, |e| {
+                let c = 8 * j as u32 + 2 * (l % 4) + e as u32;
+                // SAFETY: c < BM: inside this stage's Δ rows.
+                let dl = unsafe { rows_f32.read_unchecked(stage_rows + (BM + c) as usize) };
+                unroll!(2, |h| {
+                    let r = 4 * j + 2 * h + e;
+                    dp_acc[r] = s_acc[r] * (dp_acc[r] - dl);
+                });
+            });
+        });
+        // bf16 A fragments (k-step kk = queries 16 kk .. 16 kk + 16) and dSᵀ to shared memory.
+        unroll!(QK, |kk| {
+            unroll!(4, |r| {
+                pf[kk][r] = wgmma::pack_bf16x2(s_acc[8 * kk + 2 * r], s_acc[8 * kk + 2 * r + 1]);
+                dsf[kk][r] = wgmma::pack_bf16x2(dp_acc[8 * kk + 2 * r], dp_acc[8 * kk + 2 * r + 1]);
+            });
+        });
+        if with_dq {
+            let buf_words = (buf * BN * BM / 2) as usize;
+            unroll!(SJ, |j| {
+                unroll!(2, |h| {
+                    let r = key_row - n0 + 8 * h as u32;
+                    let c = 8 * j as u32;
+                    let byte = (c / 64) * BN * ROW
+                        + r * ROW
+                        + (((c % 64) / 8) ^ (r % 8)) * 16
+                        + 4 * (l % 4);
+                    let word = wgmma::pack_bf16x2(dp_acc[4 * j + 2 * h], dp_acc[4 * j + 2 * h + 1]);
+                    // SAFETY: inside dS buffer `buf`; each word belongs to this thread, and no
+                    // product still reads this buffer (see the hand-over below).
+                    unsafe { ds_words.write_unchecked(buf_words + (byte / 4) as usize, word) };
+                });
+            });
+            mbarrier::fence_proxy_async_shared();
+        }
+
+        // SAFETY: as above.
+        unsafe {
+            wgmma::fence();
+            issue_grad(&mut dv_acc, &mut pf, do_smem(s));
+            wgmma::commit_group();
+            if with_dq {
+                // Both warpgroups' dSᵀ of this tile are stored. A buffer is rewritten two
+                // tiles later, after both passed this barrier again, i.e. after both waited
+                // for the dQ products that read it.
+                sync::named_barrier_sync(1, 256);
+                wgmma::fence();
+                unroll!(8, |kk| {
+                    let a = wgmma::shared_desc_sw128_mn(
+                        ds_smem(buf) + a_sub * BN * ROW + kk as u32 * 2048,
+                        BN * ROW,
+                    );
+                    let b = wgmma::shared_desc_sw128_mn(
+                        k_smem + b_sub * BN * ROW + kk as u32 * 2048,
+                        BN * ROW,
+                    );
+                    wgmma::mma_tt_m64n64k16_bf16(&mut dq_acc, a, b, kk > 0);
+                });
+                wgmma::commit_group();
+            }
+            issue_grad(&mut dk_acc, &mut dsf, q_smem(s));
+            wgmma::commit_group();
+            // dV (and dQ) done; dK may still run while dQ goes out.
+            wgmma::wait_group::<1>();
+            wgmma::fence_accumulators_32(&mut dq_acc);
+            pin(&mut dv_acc);
+        }
+        if with_dq {
+            // This warpgroup's 64×64 part of the tile, register-major (see `dq_index`), once
+            // the reduction of the previous tile has read the shared tile.
+            // SAFETY: an initialised barrier; its phases complete as the reducer goes.
+            unsafe { mbarrier::wait_parity(dq_empty, (i & 1) ^ 1) };
+            unroll!(32, |r| {
+                // SAFETY: inside the tile; each element belongs to this thread.
+                unsafe {
+                    dq_tile
+                        .write_unchecked((consumer * 4096 + 128 * r as u32 + t) as usize, dq_acc[r])
+                };
+            });
+            mbarrier::fence_proxy_async_shared();
+            // SAFETY: the phase expects all 256 consumer threads, once per tile.
+            unsafe { mbarrier::arrive(dq_full) };
+        }
+        // SAFETY: as above.
+        unsafe {
+            wgmma::wait_group::<0>();
+            pin(&mut dk_acc);
+            unroll!(QK, |kk| {
+                wgmma::fence_fragment(&mut pf[kk]);
+                wgmma::fence_fragment(&mut dsf[kk]);
+            });
+            if l == 0 {
+                // Q, dO, L, Δ of this stage are no longer read by this warp.
+                mbarrier::arrive(empty(s));
+            }
+        }
+    }
+
+    // dK (scaled) and dV, rounded to bf16, from the accumulator layout: column pairs of the
+    // thread's two keys.
+    unroll!(2, |h| {
+        let key = key_row + 8 * h as u32;
+        if key < p.seq_k {
+            let first = (kv_bh as usize * p.seq_k as usize + key as usize) * D as usize / 2
+                + (l % 4) as usize;
+            unroll!(OJ, |j| {
+                let r = 4 * j + 2 * h;
+                let kw = wgmma::pack_bf16x2(dk_acc[r] * p.scale, dk_acc[r + 1] * p.scale);
+                let vw = wgmma::pack_bf16x2(dv_acc[r], dv_acc[r + 1]);
+                // SAFETY: (key, column pair 8 j + 2 (l % 4)) is inside this K/V head (key <
+                // seq_k, host-checked lengths) and belongs to this thread alone.
+                unsafe {
+                    dk.add(first + 4 * j).write(kw);
+                    dv.add(first + 4 * j).write(vw);
+                }
+            });
+        }
+    });
+}
+
+/// Flash-attention backward, head dimension 64, on Hopper (see the module docs). Grid
+/// `(ceil(seq_k / BN), batch · kv_heads)` of [`THREADS`] threads, `shared_bytes(64)` bytes of
+/// dynamic shared memory; `maps` holds the TMA descriptors of Q, K, V, dO encoded by
+/// `gpu-dense`; `dq` is empty (no dQ) or a zeroed f32 accumulator of Q's shape.
+///
+/// `q`, `k`, `v` and `d_o` are read only through the tensor maps; they are parameters so that
+/// the host runtime orders the launch after their writers and keeps them alive.
+#[allow(clippy::too_many_arguments)]
+#[kernel(launch_bounds(384, 1))]
+pub fn attention_bwd_bf16_d64_wgmma(
+    q: &[bf16],
+    k: &[bf16],
+    v: &[bf16],
+    d_o: &[bf16],
+    maps: &[TensorMap],
+    lse2: &[f32],
+    delta: &[f32],
+    dq: DisjointSlice<f32>,
+    dk: DisjointSlice<bf16>,
+    dv: DisjointSlice<bf16>,
+    p: BwdParams,
+) {
+    let _ = (q, k, v, d_o);
+    // SAFETY: the host launcher (`Dense::attention_backward_wgmma`) upholds the contract.
+    unsafe {
+        backward::<64, 128, 4, 64, 8, 32, 16, 8>(
+            maps,
+            lse2,
+            delta,
+            dq,
+            dk.as_mut_ptr().cast(),
+            dv.as_mut_ptr().cast(),
+            p,
+        )
+    }
+}
+
+/// Flash-attention backward, head dimension 128; as [`attention_bwd_bf16_d64_wgmma`] with
+/// `shared_bytes(128)`.
+#[allow(clippy::too_many_arguments)]
+#[kernel(launch_bounds(384, 1))]
+pub fn attention_bwd_bf16_d128_wgmma(
+    q: &[bf16],
+    k: &[bf16],
+    v: &[bf16],
+    d_o: &[bf16],
+    maps: &[TensorMap],
+    lse2: &[f32],
+    delta: &[f32],
+    dq: DisjointSlice<f32>,
+    dk: DisjointSlice<bf16>,
+    dv: DisjointSlice<bf16>,
+    p: BwdParams,
+) {
+    let _ = (q, k, v, d_o);
+    // SAFETY: the host launcher (`Dense::attention_backward_wgmma`) upholds the contract.
+    unsafe {
+        backward::<128, 64, 8, 32, 4, 64, 8, 16>(
+            maps,
+            lse2,
+            delta,
+            dq,
+            dk.as_mut_ptr().cast(),
+            dv.as_mut_ptr().cast(),
+            p,
+        )
+    }
+}
