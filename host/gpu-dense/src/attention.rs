@@ -479,17 +479,18 @@ pub(crate) fn check_forward(
 }
 
 impl Dense {
-    /// Flash-attention backward (FlashAttention-2's algorithm): from the forward's inputs
-    /// `q, k, v`, its output `o` and logsumexp `lse` ([`Dense::attention_with_lse`]) and the
-    /// output gradient `d_o`, writes the gradients `dq`, `dk`, `dv` (bf16, the shapes of `q`,
-    /// `k`, `v`). Asynchronous on `stream`; allocates the rows' Δ (f32) on it.
+    /// Flash-attention backward: from the forward's inputs `q, k, v`, its output `o` and
+    /// logsumexp `lse` ([`Dense::attention_with_lse`]) and the output gradient `d_o`, writes the
+    /// gradients `dq`, `dk`, `dv` (bf16, the shapes of `q`, `k`, `v`). Asynchronous on
+    /// `stream`; allocates the rows' Δ (f32) on it.
     ///
-    /// Deterministic: a block per 64 keys computes dK and dV, and a second kernel per 64 query
-    /// rows computes dQ, each element summed by one thread in a fixed order (it recomputes the
-    /// scores and dP for that). That was faster on an H100 than adding dQ from the key blocks
-    /// with atomics ([`Dense::attention_backward_atomic_dq`]), and repeated runs give the same
-    /// bits. On a compute capability 9.0 GPU the Hopper kernel (wgmma + TMA,
-    /// [`Dense::attention_backward_wgmma`]) computes dK and dV, and the same dQ kernel dQ.
+    /// The fastest kernels the device has: on a compute capability 9.0 GPU the Hopper kernel
+    /// (wgmma + TMA, FlashAttention-3's design, [`Dense::attention_backward_wgmma`]), whose dQ
+    /// is summed in f32 by bulk reductions in arrival order, so the last bits of dQ can differ
+    /// between runs (as with FlashAttention and torch's SDPA); elsewhere FlashAttention-2's
+    /// algorithm on `mma.sync` with the deterministic dQ of
+    /// [`Dense::attention_backward_deterministic`], which is the faster one there. For
+    /// bit-identical gradients on every device call that one.
     ///
     /// `causal` and `shape` must be the forward's; grouped-query shapes sum each K/V head's
     /// gradients over its query heads. Errors (nothing launched): `head_dim` other than 64 or
@@ -515,14 +516,54 @@ impl Dense {
         shape: AttentionShape,
         causal: bool,
     ) -> Result<()> {
+        let deterministic = !self.wgmma_attention_fits(stream, shape);
+        self.backward(
+            stream,
+            qkv,
+            o,
+            lse,
+            d_o,
+            grads,
+            shape,
+            causal,
+            deterministic,
+            true,
+        )
+    }
+
+    /// [`Dense::attention_backward`] with gradients that are the same bits on every run: a
+    /// block per 64 keys computes dK and dV, and a second kernel per 64 query rows computes
+    /// dQ, each element summed by one thread in a fixed order (it recomputes the scores and dP
+    /// for that). On a compute capability 9.0 GPU the Hopper kernel computes dK and dV, and
+    /// the same dQ kernel dQ (slower there than [`Dense::attention_backward`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention_backward_deterministic(
+        &self,
+        stream: &Stream,
+        qkv: (
+            &DeviceBuffer<bf16>,
+            &DeviceBuffer<bf16>,
+            &DeviceBuffer<bf16>,
+        ),
+        o: &DeviceBuffer<bf16>,
+        lse: &DeviceBuffer<f32>,
+        d_o: &DeviceBuffer<bf16>,
+        grads: (
+            &mut DeviceBuffer<bf16>,
+            &mut DeviceBuffer<bf16>,
+            &mut DeviceBuffer<bf16>,
+        ),
+        shape: AttentionShape,
+        causal: bool,
+    ) -> Result<()> {
         self.backward(stream, qkv, o, lse, d_o, grads, shape, causal, true, true)
     }
 
-    /// [`Dense::attention_backward`] with FlashAttention-2's dQ: the key blocks add their
-    /// contributions to an f32 accumulator with atomics (no recomputation, but atomics; the
-    /// rounding of dQ can differ between runs in the last bits). Kept for comparison (the
-    /// benchmark's `bwd-atomic` rows). On a compute capability 9.0 GPU the Hopper kernel
-    /// computes all three gradients, dQ by atomics (FlashAttention-3's way).
+    /// [`Dense::attention_backward`] with dQ added up by the key blocks in f32 on every device:
+    /// atomics on `mma.sync` GPUs (FlashAttention-2's way: no recomputation, but slower there
+    /// than the deterministic dQ kernel; the benchmark's `bwd-at` rows), bulk reductions in the
+    /// Hopper kernel (what [`Dense::attention_backward`] runs there). The rounding of dQ can
+    /// differ between runs in the last bits.
     #[allow(clippy::too_many_arguments)]
     pub fn attention_backward_atomic_dq(
         &self,

@@ -1,7 +1,7 @@
 //! `Dense::attention_backward_wgmma`: the flash-attention backward on Hopper tensor cores
 //! (wgmma + TMA, FlashAttention-3's design), see `hopper_kernels::attention_backward` for the
-//! kernel. `Dense::attention_backward` and `Dense::attention_backward_atomic_dq` pick it on
-//! compute capability 9.0 devices.
+//! kernel. `Dense::attention_backward`, `attention_backward_atomic_dq` and (for dK and dV)
+//! `attention_backward_deterministic` pick it on compute capability 9.0 devices.
 
 use ::dense_kernels::attention::{self as dense_kernel, AttentionParams};
 use ::hopper_kernels::attention_backward::{self as kernel, BwdParams};

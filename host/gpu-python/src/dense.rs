@@ -4,7 +4,7 @@
 //! writable and separate outputs) happens before anything is launched, and outputs not given are
 //! made by the inputs' library.
 
-use gpu_dense::AttentionShape;
+use gpu_dense::{AttentionShape, Dense};
 use half::{bf16, f16};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -362,13 +362,15 @@ pub fn attention<'py>(
     }
 }
 
-/// `attention_backward(q, k, v, o, lse, d_o, *, causal=False, dq=None, dk=None, dv=None,
-/// stream=None)`: the gradients `(dq, dk, dv)` of `attention` from its inputs, its output `o`
-/// and logsumexp `lse` (`attention(..., return_lse=True)`) and the output gradient `d_o` (the
-/// shape of `o`); `causal` must be the forward's. Deterministic (no atomics). bfloat16, except
-/// `lse` (float32).
+/// `attention_backward(q, k, v, o, lse, d_o, *, causal=False, deterministic=False, dq=None,
+/// dk=None, dv=None, stream=None)`: the gradients `(dq, dk, dv)` of `attention` from its
+/// inputs, its output `o` and logsumexp `lse` (`attention(..., return_lse=True)`) and the
+/// output gradient `d_o` (the shape of `o`); `causal` must be the forward's. The fastest
+/// kernels by default (`Dense::attention_backward`: on an H100 dQ's last bits can differ
+/// between runs); `deterministic=True` gives the same bits every run. bfloat16, except `lse`
+/// (float32).
 #[pyfunction]
-#[pyo3(signature = (q, k, v, o, lse, d_o, *, causal=false, dq=None, dk=None, dv=None, stream=None))]
+#[pyo3(signature = (q, k, v, o, lse, d_o, *, causal=false, deterministic=false, dq=None, dk=None, dv=None, stream=None))]
 #[allow(clippy::too_many_arguments)] // the Python signature
 pub fn attention_backward<'py>(
     q: &Bound<'py, PyAny>,
@@ -378,6 +380,7 @@ pub fn attention_backward<'py>(
     lse: &Bound<'py, PyAny>,
     d_o: &Bound<'py, PyAny>,
     causal: bool,
+    deterministic: bool,
     dq: Option<&Bound<'py, PyAny>>,
     dk: Option<&Bound<'py, PyAny>>,
     dv: Option<&Bound<'py, PyAny>>,
@@ -456,17 +459,22 @@ pub fn attention_backward<'py>(
     let (qb, kb, vb) = (borrow(&s, &q)?, borrow(&s, &k)?, borrow(&s, &v)?);
     let (ob, lb, dob) = (borrow(&s, &o)?, borrow::<f32>(&s, &lse)?, borrow(&s, &d_o)?);
     let (mut dqb, mut dkb, mut dvb) = (borrow(&s, &dq)?, borrow(&s, &dk)?, borrow(&s, &dv)?);
-    dense
-        .attention_backward(
-            &s,
-            (&qb, &kb, &vb),
-            &ob,
-            &lb,
-            &dob,
-            (&mut dqb, &mut dkb, &mut dvb),
-            shape,
-            causal,
-        )
-        .map_err(py_err)?;
+    let backward = if deterministic {
+        Dense::attention_backward_deterministic
+    } else {
+        Dense::attention_backward
+    };
+    backward(
+        dense,
+        &s,
+        (&qb, &kb, &vb),
+        &ob,
+        &lb,
+        &dob,
+        (&mut dqb, &mut dkb, &mut dvb),
+        shape,
+        causal,
+    )
+    .map_err(py_err)?;
     PyTuple::new(py, [dq.obj, dk.obj, dv.obj])
 }

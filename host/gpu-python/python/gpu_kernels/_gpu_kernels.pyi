@@ -36,7 +36,8 @@ def attention(q: Array, k: Array, v: Array, *, causal: bool = False, return_lse:
               out: Optional[Array] = None, lse: Optional[Array] = None,
               stream: Optional[Stream] = None) -> Union[Array, Tuple[Array, Array]]: ...
 def attention_backward(q: Array, k: Array, v: Array, o: Array, lse: Array, d_o: Array, *,
-                       causal: bool = False, dq: Optional[Array] = None,
+                       causal: bool = False, deterministic: bool = False,
+                       dq: Optional[Array] = None,
                        dk: Optional[Array] = None, dv: Optional[Array] = None,
                        stream: Optional[Stream] = None) -> Tuple[Array, Array, Array]: ...
 
