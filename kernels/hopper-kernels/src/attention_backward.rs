@@ -458,6 +458,9 @@ unsafe fn backward<
 
         // Pᵀ in place; this thread's queries are columns 8 j + 2 (l % 4) + e.
         let need_mask = causal && wg_key0 + 63 > q0;
+        // The mask `key_row + 8 h > q0 + c` as one register against constants:
+        // `diag + 8 h − e > 8 j` (so no per-element column index stays live).
+        let diag = key_row as i32 - q0 as i32 - 2 * (l % 4) as i32;
         let stage_rows = (s * 2 * BM) as usize;
         unroll!(SJ, |j| {
             unroll!(2, |e| {
@@ -467,7 +470,7 @@ unsafe fn backward<
                 unroll!(2, |h| {
                     let r = 4 * j + 2 * h + e;
                     let mut x = math::exp2_approx(math::fma(s_acc[r], p.scale_log2, -lv));
-                    if need_mask && key_row + 8 * h as u32 > q0 + c {
+                    if need_mask && diag + 8 * h as i32 - e as i32 > 8 * j as i32 {
                         x = 0.0;
                     }
                     s_acc[r] = x;
@@ -499,19 +502,22 @@ unsafe fn backward<
             });
         });
         if with_dq {
-            let buf_words = (buf * BN * BM / 2) as usize;
+            // The byte offsets (see `ds_words`) of this thread's words: with r = r0 + 8 h and
+            // c = 8 j, the swizzle term `((j % 8) ^ (r0 % 8)) · 16` shares no bits with the
+            // rest, so each offset is `y ^ 16 (j % 8)` plus constants, with one `y` per tile
+            // (the old per-word sums were hoisted out of the loop: 32 live registers).
+            let r0 = key_row - n0;
+            let y = buf * BN * BM * 2 + r0 * ROW + (r0 % 8) * 16 + 4 * (l % 4);
             unroll!(SJ, |j| {
                 unroll!(2, |h| {
-                    let r = key_row - n0 + 8 * h as u32;
-                    let c = 8 * j as u32;
-                    let byte = (c / 64) * BN * ROW
-                        + r * ROW
-                        + (((c % 64) / 8) ^ (r % 8)) * 16
-                        + 4 * (l % 4);
-                    let word = wgmma::pack_bf16x2(dp_acc[4 * j + 2 * h], dp_acc[4 * j + 2 * h + 1]);
+                    let byte = (j as u32 / 8) * BN * ROW
+                        + 8 * h as u32 * ROW
+                        + (y ^ (16 * (j as u32 % 8)));
+                    // dSᵀ[4 j + 2 h ..] is packed already: fragment j / 2, register 2 (j % 2) + h.
+                    let word = dsf[j / 2][2 * (j % 2) + h];
                     // SAFETY: inside dS buffer `buf`; each word belongs to this thread, and no
                     // product still reads this buffer (see the hand-over below).
-                    unsafe { ds_words.write_unchecked(buf_words + (byte / 4) as usize, word) };
+                    unsafe { ds_words.write_unchecked((byte / 4) as usize, word) };
                 });
             });
             mbarrier::fence_proxy_async_shared();
