@@ -379,21 +379,9 @@ impl Dense {
     }
 }
 
-/// Checks a forward call's arguments for kernel `name` (the errors name it): head dimension,
-/// K/V heads, buffer lengths (`lens`: q, k, v, o; `lse`'s when given), sizes the kernels index.
-/// `Ok(false)`: there is nothing to compute (no queries). `varlen` as in `launch_attention_in`.
-pub(crate) fn check_forward(
-    name: &str,
-    lens: (usize, usize, usize, usize),
-    lse: Option<usize>,
-    shape: AttentionShape,
-    varlen: Option<(&[u32], &[u32])>,
-) -> Result<bool> {
-    let bad = |argument: &str, message: String| Error::Argument {
-        kernel: name.to_string(),
-        argument: argument.to_string(),
-        message,
-    };
+/// The checks the forward and the backward share: a supported head dimension, and K/V heads
+/// that divide the query heads. `bad` makes the argument error.
+fn check_heads(shape: AttentionShape, bad: &impl Fn(&str, String) -> Error) -> Result<()> {
     if shape.head_dim != 64 && shape.head_dim != 128 {
         return Err(bad(
             "shape.head_dim",
@@ -410,6 +398,25 @@ pub(crate) fn check_forward(
             ),
         ));
     }
+    Ok(())
+}
+
+/// Checks a forward call's arguments for kernel `name` (the errors name it): head dimension,
+/// K/V heads, buffer lengths (`lens`: q, k, v, o; `lse`'s when given), sizes the kernels index.
+/// `Ok(false)`: there is nothing to compute (no queries). `varlen` as in `launch_attention_in`.
+pub(crate) fn check_forward(
+    name: &str,
+    lens: (usize, usize, usize, usize),
+    lse: Option<usize>,
+    shape: AttentionShape,
+    varlen: Option<(&[u32], &[u32])>,
+) -> Result<bool> {
+    let bad = |argument: &str, message: String| Error::Argument {
+        kernel: name.to_string(),
+        argument: argument.to_string(),
+        message,
+    };
+    check_heads(shape, &bad)?;
     // Every product below must fit; a shape whose tensors overflow usize is nonsense.
     let checked = |dims: &[usize]| dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     let (q_rows, k_rows) = match varlen {
@@ -773,22 +780,7 @@ pub(crate) fn check_backward(name: &str, lens: [usize; 9], shape: AttentionShape
         argument: argument.to_string(),
         message,
     };
-    if shape.head_dim != 64 && shape.head_dim != 128 {
-        return Err(bad(
-            "shape.head_dim",
-            format!("head_dim {} is not supported: 64 or 128", shape.head_dim),
-        ));
-    }
-    if shape.kv_heads == 0 || !shape.heads.is_multiple_of(shape.kv_heads) {
-        return Err(bad(
-            "shape.kv_heads",
-            format!(
-                "{} K/V heads for {} query heads: it must divide them (grouped-query \
-                 attention)",
-                shape.kv_heads, shape.heads
-            ),
-        ));
-    }
+    check_heads(shape, &bad)?;
     let checked = |dims: &[usize]| dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     let q_len = checked(&[shape.batch, shape.heads, shape.seq_q, shape.head_dim])
         .ok_or_else(|| bad("shape", format!("{shape:?}: Q's element count overflows")))?;

@@ -705,35 +705,29 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// simulator the address is the host memory's and the work must be done before the guard
     /// drops.
     pub fn use_on<'a>(&'a self, stream: &'a Stream) -> Result<BufferUse<'a>> {
-        let what = self.prepare_use(stream)?;
-        let ptr = match (&*self.bytes, stream.cuda_stream()) {
-            (None, _) => 0,
-            (Some(Bytes::Host(h)), _) => h.addr(),
-            (Some(Bytes::Cuda(b)), Some(s)) => {
-                b.uses
-                    .before_read(s)
-                    .map_err(self.stream.epoch().driver(what))?;
-                b.addr
-            }
-            (Some(Bytes::Cuda(_)), None) => unreachable!("a CUDA buffer on a simulator stream"),
-        };
-        Ok(BufferUse {
-            ptr,
-            _buffer: PhantomData,
-        })
+        self.lend(stream, false)
     }
 
     /// [`DeviceBuffer::use_on`] for work that writes the buffer: it also starts after the
     /// reads queued before.
     pub fn use_mut_on<'a>(&'a mut self, stream: &'a Stream) -> Result<BufferUse<'a>> {
+        self.lend(stream, true)
+    }
+
+    /// [`DeviceBuffer::use_on`] (`write`: [`DeviceBuffer::use_mut_on`], whose `&mut` makes the
+    /// write exclusive).
+    fn lend<'a>(&'a self, stream: &'a Stream, write: bool) -> Result<BufferUse<'a>> {
         let what = self.prepare_use(stream)?;
         let ptr = match (&*self.bytes, stream.cuda_stream()) {
             (None, _) => 0,
             (Some(Bytes::Host(h)), _) => h.addr(),
             (Some(Bytes::Cuda(b)), Some(s)) => {
-                b.uses
-                    .before_write(s)
-                    .map_err(self.stream.epoch().driver(what))?;
+                let ordered = if write {
+                    b.uses.before_write(s)
+                } else {
+                    b.uses.before_read(s)
+                };
+                ordered.map_err(self.stream.epoch().driver(what))?;
                 b.addr
             }
             (Some(Bytes::Cuda(_)), None) => unreachable!("a CUDA buffer on a simulator stream"),

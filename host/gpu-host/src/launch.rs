@@ -844,16 +844,23 @@ const STACK_PARAMS: usize = 48;
 
 /// Orders the launch about to be queued on `stream` after the conflicting earlier uses of its
 /// buffers on other streams (see `buffer_uses`): one atomic load per buffer while every use
-/// is on one stream.
+/// is on one stream. `covered`: a stream whose queued work `stream` already waits for (no
+/// event is recorded there; see `capture`).
 fn order_buffers(
     stream: &std::sync::Arc<cudarc::driver::CudaStream>,
     params: &[Param<'_>],
+    covered: Option<&cudarc::driver::CudaStream>,
 ) -> std::result::Result<(), cudarc::driver::DriverError> {
     for p in params {
-        match p {
-            Param::Read(b) => b.uses.before_read(stream)?,
-            Param::Write(b) => b.uses.before_write(stream)?,
-            Param::Word(_) | Param::Bytes(_) => {}
+        let (uses, write) = match p {
+            Param::Read(b) => (&b.uses, false),
+            Param::Write(b) => (&b.uses, true),
+            Param::Word(_) | Param::Bytes(_) => continue,
+        };
+        match covered {
+            Some(c) => uses.before_use_covering(stream, write, c)?,
+            None if write => uses.before_write(stream)?,
+            None => uses.before_read(stream)?,
         }
     }
     Ok(())
@@ -895,7 +902,7 @@ unsafe fn launch_direct(
     params: &mut [Param<'_>],
 ) -> std::result::Result<(), cudarc::driver::DriverError> {
     stream.context().bind_to_thread()?;
-    order_buffers(stream, params)?;
+    order_buffers(stream, params, None)?;
     let n = params.len();
     let (mut words_stack, mut ptrs_stack) =
         ([0u64; STACK_PARAMS], [std::ptr::null_mut(); STACK_PARAMS]);
@@ -995,14 +1002,8 @@ impl KernelLaunch<'_> {
                 // is recorded on that one (it would be captured). The captured stream is a
                 // non-blocking stream, unaffected by the legacy stream.
                 let legacy = cuda_stream.context().default_stream();
-                for p in &params {
-                    let ordered = match p {
-                        Param::Read(b) => b.uses.before_use_covering(&legacy, false, cuda_stream),
-                        Param::Write(b) => b.uses.before_use_covering(&legacy, true, cuda_stream),
-                        Param::Word(_) | Param::Bytes(_) => Ok(()),
-                    };
-                    ordered.map_err(kernel.epoch().driver(what))?;
-                }
+                order_buffers(&legacy, &params, Some(cuda_stream))
+                    .map_err(kernel.epoch().driver(what))?;
                 let mut words = vec![0u64; params.len()];
                 let mut pointers = vec![std::ptr::null_mut(); params.len()];
                 param_pointers(&mut params, &mut words, &mut pointers);
@@ -1041,7 +1042,7 @@ unsafe fn launch_ex(
     params: &mut [Param<'_>],
 ) -> std::result::Result<(), cudarc::driver::DriverError> {
     stream.context().bind_to_thread()?;
-    order_buffers(stream, params)?;
+    order_buffers(stream, params, None)?;
     let mut words = vec![0u64; params.len()];
     let mut pointers = vec![std::ptr::null_mut(); params.len()];
     param_pointers(params, &mut words, &mut pointers);
