@@ -1,8 +1,9 @@
 //! Launch configurations, their validation against device and kernel limits, and the argument
 //! builder that generated launchers use.
 
-use std::ffi::c_void;
 use std::fmt;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
 
 use cudarc::driver::sys;
 use gpu::DeviceCopy;
@@ -10,6 +11,7 @@ use gpu::DeviceCopy;
 use crate::buffer::{Bytes, CudaBytes, DeviceBuffer};
 use crate::device::{DeviceProperties, Gpu};
 use crate::error::{Error, Result};
+use crate::launch_args::{ArgList, MAX_PARAM_BYTES, Param, ParamInfo};
 use crate::module::{Kernel, KernelAttributes, KernelBackend};
 use crate::stream::Stream;
 
@@ -305,86 +307,6 @@ fn validate_cluster(
     Ok(())
 }
 
-/// Bytes of a by-value parameter, in storage the driver may read `size` bytes from.
-///
-/// `cuLaunchKernel` takes a pointer to each parameter's value; these fixed-size, 16-byte
-/// aligned arrays hold by-value parameters, and the driver reads exactly the size the PTX
-/// declares for the parameter (checked against the pushed size before launching when the PTX
-/// was readable).
-#[repr(C, align(16))]
-struct Aligned<const N: usize>([u8; N]);
-
-/// The largest kernel parameter list CUDA accepts (Volta and later, CUDA 12.1 and later).
-const MAX_PARAM_BYTES: usize = 32_764;
-
-enum ParamBytes {
-    Inline(Aligned<64>),
-    Medium(Box<Aligned<512>>),
-    Large(Box<Aligned<4096>>),
-    Huge(Box<Aligned<32768>>),
-}
-
-impl ParamBytes {
-    /// The storage (the parameter's bytes, then zeros).
-    fn as_mut_ptr(&mut self) -> *mut c_void {
-        match self {
-            ParamBytes::Inline(a) => a.0.as_mut_ptr().cast(),
-            ParamBytes::Medium(a) => a.0.as_mut_ptr().cast(),
-            ParamBytes::Large(a) => a.0.as_mut_ptr().cast(),
-            ParamBytes::Huge(a) => a.0.as_mut_ptr().cast(),
-        }
-    }
-
-    /// The first `len` bytes of the storage.
-    fn bytes(&self, len: usize) -> &[u8] {
-        match self {
-            ParamBytes::Inline(a) => &a.0[..len],
-            ParamBytes::Medium(a) => &a.0[..len],
-            ParamBytes::Large(a) => &a.0[..len],
-            ParamBytes::Huge(a) => &a.0[..len],
-        }
-    }
-
-    /// Copies `bytes` (at most `MAX_PARAM_BYTES`) into the smallest storage that holds them.
-    fn new(bytes: &[u8]) -> ParamBytes {
-        fn fill<const N: usize>(mut a: Box<Aligned<N>>, bytes: &[u8]) -> Box<Aligned<N>> {
-            a.0[..bytes.len()].copy_from_slice(bytes);
-            a
-        }
-        match bytes.len() {
-            0..=64 => {
-                let mut a = Aligned([0; 64]);
-                a.0[..bytes.len()].copy_from_slice(bytes);
-                ParamBytes::Inline(a)
-            }
-            65..=512 => ParamBytes::Medium(fill(Box::new(Aligned([0; 512])), bytes)),
-            513..=4096 => ParamBytes::Large(fill(Box::new(Aligned([0; 4096])), bytes)),
-            _ => ParamBytes::Huge(fill(Box::new(Aligned([0; 32768])), bytes)),
-        }
-    }
-}
-
-/// One pushed kernel parameter (one PTX `.param`).
-enum Param<'a> {
-    /// A device pointer to memory the kernel reads.
-    Read(&'a CudaBytes),
-    /// A device pointer to memory the kernel writes.
-    Write(&'a mut CudaBytes),
-    /// A 64-bit word: a slice length, the null pointer of an empty buffer, or the address of a
-    /// simulator buffer.
-    Word(u64),
-    /// A by-value parameter.
-    Bytes(ParamBytes),
-}
-
-/// Which argument a parameter came from, and its size, for error messages and the signature
-/// check.
-struct ParamInfo {
-    name: &'static str,
-    role: &'static str,
-    size: usize,
-}
-
 /// A validated launch being given its arguments; made by [`Kernel::prepare`].
 ///
 /// Generated launchers push one call per kernel parameter, in the kernel's order, then call
@@ -408,9 +330,11 @@ pub struct KernelLaunch<'a> {
     kernel: &'a Kernel,
     stream: &'a Stream,
     cfg: LaunchConfig,
-    params: Vec<Param<'a>>,
-    info: Vec<ParamInfo>,
-    error: Option<Error>,
+    args: ArgList,
+    /// The pushed buffers stay borrowed while their records are in `args` (shared for inputs,
+    /// exclusive for outputs): see `launch_args`.
+    borrows: PhantomData<&'a mut CudaBytes>,
+    error: Option<Box<Error>>,
 }
 
 impl fmt::Debug for KernelLaunch<'_> {
@@ -421,7 +345,8 @@ impl fmt::Debug for KernelLaunch<'_> {
             .field(
                 "params",
                 &self
-                    .info
+                    .args
+                    .info()
                     .iter()
                     .map(|p| (p.name, p.role, p.size))
                     .collect::<Vec<_>>(),
@@ -487,8 +412,8 @@ impl Kernel {
             kernel: self,
             stream,
             cfg,
-            params: Vec::with_capacity(n),
-            info: Vec::with_capacity(n),
+            args: ArgList::with_capacity(n),
+            borrows: PhantomData,
             error: None,
         })
     }
@@ -528,11 +453,11 @@ impl Kernel {
 impl<'a> KernelLaunch<'a> {
     fn record_error(&mut self, argument: &str, message: String) {
         if self.error.is_none() {
-            self.error = Some(Error::Argument {
+            self.error = Some(Box::new(Error::Argument {
                 kernel: self.kernel.name().to_string(),
                 argument: argument.to_string(),
                 message,
-            });
+            }));
         }
     }
 
@@ -559,12 +484,12 @@ impl<'a> KernelLaunch<'a> {
     }
 
     fn push_len(&mut self, name: &'static str, len: usize) {
-        self.params.push(Param::Word(len as u64));
-        self.info.push(ParamInfo {
+        let info = ParamInfo {
             name,
             role: "length",
             size: 8,
-        });
+        };
+        self.args.push(Param::Word(len as u64), info);
     }
 
     /// Pushes a buffer the kernel reads (`&[T]` in the kernel): its device pointer, then its
@@ -607,16 +532,17 @@ impl<'a> KernelLaunch<'a> {
         if !self.check_buffer_device(name, buf) {
             return self;
         }
-        self.params.push(match buf.bytes() {
-            Some(Bytes::Cuda(slice)) => Param::Read(slice),
+        let param = match buf.bytes() {
+            Some(Bytes::Cuda(slice)) => Param::Read(NonNull::from(slice)),
             Some(Bytes::Host(host)) => Param::Word(host.addr()),
             None => Param::Word(0),
-        });
-        self.info.push(ParamInfo {
+        };
+        let info = ParamInfo {
             name,
             role: "pointer",
             size: 8,
-        });
+        };
+        self.args.push(param, info);
         self
     }
 
@@ -630,16 +556,17 @@ impl<'a> KernelLaunch<'a> {
         if !self.check_buffer_device(name, buf) {
             return self;
         }
-        self.params.push(match buf.bytes_mut() {
-            Some(Bytes::Cuda(slice)) => Param::Write(slice),
+        let param = match buf.bytes_mut() {
+            Some(Bytes::Cuda(slice)) => Param::Write(NonNull::from(slice)),
             Some(Bytes::Host(host)) => Param::Word(host.addr()),
             None => Param::Word(0),
-        });
-        self.info.push(ParamInfo {
+        };
+        let info = ParamInfo {
             name,
             role: "pointer",
             size: 8,
-        });
+        };
+        self.args.push(param, info);
         self
     }
 
@@ -661,12 +588,12 @@ impl<'a> KernelLaunch<'a> {
         // SAFETY: `T: DeviceCopy` is padding-free plain data, so all `size` bytes behind `v` are
         // initialized; the view borrows `v` only for the copy below.
         let bytes = unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), size) };
-        self.params.push(Param::Bytes(ParamBytes::new(bytes)));
-        self.info.push(ParamInfo {
+        let info = ParamInfo {
             name,
             role: "value",
             size,
-        });
+        };
+        self.args.push_bytes(bytes, info);
         self
     }
 
@@ -677,7 +604,7 @@ impl<'a> KernelLaunch<'a> {
 
     /// Number of PTX parameters pushed so far (a buffer counts two: pointer and length).
     pub fn param_count(&self) -> usize {
-        self.params.len()
+        self.args.len()
     }
 
     /// Compares the pushed parameters with the sizes the PTX entry declares.
@@ -686,9 +613,9 @@ impl<'a> KernelLaunch<'a> {
             return Ok(());
         };
         let kernel = || self.kernel.name().to_string();
-        if expected.len() != self.info.len() {
-            let pushed: Vec<String> = self
-                .info
+        let info = self.args.info();
+        if expected.len() != info.len() {
+            let pushed: Vec<String> = info
                 .iter()
                 .map(|p| format!("{} ({}, {} B)", p.name, p.role, p.size))
                 .collect();
@@ -698,14 +625,14 @@ impl<'a> KernelLaunch<'a> {
                 message: format!(
                     "{} PTX parameters were pushed [{}], but the kernel's PTX entry declares {} \
                      with sizes {:?} (a buffer is two parameters: pointer and length)",
-                    self.info.len(),
+                    info.len(),
                     pushed.join(", "),
                     expected.len(),
                     expected
                 ),
             });
         }
-        for (i, (p, &want)) in self.info.iter().zip(expected).enumerate() {
+        for (i, (p, &want)) in info.iter().zip(expected).enumerate() {
             if p.size != want {
                 return Err(Error::Argument {
                     kernel: kernel(),
@@ -753,7 +680,7 @@ impl<'a> KernelLaunch<'a> {
     /// `#[kernel]` functions; hand-written argument lists are the caller's responsibility.
     pub unsafe fn launch(self) -> Result<()> {
         if let Some(e) = self.error {
-            return Err(e);
+            return Err(*e);
         }
         self.check_signature()?;
         if self.cfg.is_empty() {
@@ -779,14 +706,14 @@ impl<'a> KernelLaunch<'a> {
             kernel,
             stream,
             cfg,
-            mut params,
+            mut args,
             ..
         } = self;
         let (func, cuda_stream) = match (kernel.backend(), stream.cuda_stream()) {
             (KernelBackend::Cuda { func, .. }, Some(cuda_stream)) => (&**func, cuda_stream),
             (KernelBackend::Sim { entry }, None) => {
                 // SAFETY: forwarded from the caller (see `sim_launch`).
-                return unsafe { sim_launch(kernel, *entry, &cfg, &mut params) };
+                return unsafe { sim_launch(kernel, *entry, &cfg, &mut args) };
             }
             _ => unreachable!("`prepare` checked that the stream and kernel share a device"),
         };
@@ -797,7 +724,7 @@ impl<'a> KernelLaunch<'a> {
             let what = || format!("launching kernel `{}` with {cfg}", kernel.name());
             kernel.check(what)?;
             // SAFETY: forwarded from the caller; the configuration was validated.
-            unsafe { launch_ex(func, cuda_stream, &cfg, &mut params) }
+            unsafe { launch_ex(func, cuda_stream, &cfg, &mut args) }
                 .map_err(kernel.epoch().driver(what))?;
             kernel
                 .epoch()
@@ -809,7 +736,7 @@ impl<'a> KernelLaunch<'a> {
         kernel.check(what)?;
         // SAFETY: the caller guarantees the parameters match the kernel's signature (see above);
         // the configuration was validated against the device's and kernel's limits.
-        let launched = unsafe { launch_direct(func, cuda_stream, &cfg, &mut params) };
+        let launched = unsafe { launch_direct(func, cuda_stream, &cfg, &mut args) };
         match launched {
             Ok(_) => {}
             Err(e) if e.0 == sys::CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES => {
@@ -839,24 +766,23 @@ impl<'a> KernelLaunch<'a> {
     }
 }
 
-/// Most parameters [`launch_direct`] passes from the stack; more go in a heap vector.
-const STACK_PARAMS: usize = 48;
-
 /// Orders the launch about to be queued on `stream` after the conflicting earlier uses of its
 /// buffers on other streams (see `buffer_uses`): one atomic load per buffer while every use
 /// is on one stream. `covered`: a stream whose queued work `stream` already waits for (no
 /// event is recorded there; see `capture`).
 fn order_buffers(
     stream: &std::sync::Arc<cudarc::driver::CudaStream>,
-    params: &[Param<'_>],
+    args: &ArgList,
     covered: Option<&cudarc::driver::CudaStream>,
 ) -> std::result::Result<(), cudarc::driver::DriverError> {
-    for p in params {
-        let (uses, write) = match p {
-            Param::Read(b) => (&b.uses, false),
-            Param::Write(b) => (&b.uses, true),
-            Param::Word(_) | Param::Bytes(_) => continue,
+    for p in args.params() {
+        let (bytes, write) = match *p {
+            Param::Read(b) => (b, false),
+            Param::Write(b) => (b, true),
+            Param::Word(_) | Param::Bytes { .. } => continue,
         };
+        // SAFETY: the launch borrows the buffer while it is in `args` (see `launch_args`).
+        let uses = unsafe { &bytes.as_ref().uses };
         match covered {
             Some(c) => uses.before_use_covering(stream, write, c)?,
             None if write => uses.before_write(stream)?,
@@ -866,57 +792,21 @@ fn order_buffers(
     Ok(())
 }
 
-/// Fills `words` with the buffers' addresses and the words, and `ptrs` with a pointer to each
-/// parameter's value (into `words`, or into `params` for by-value bytes), as `cuLaunchKernel`
-/// takes them. All three slices have one entry per parameter.
-fn param_pointers(params: &mut [Param<'_>], words: &mut [u64], ptrs: &mut [*mut c_void]) {
-    for ((p, w), ptr) in params.iter_mut().zip(words.iter_mut()).zip(ptrs.iter_mut()) {
-        *ptr = match p {
-            Param::Read(b) => {
-                *w = b.addr;
-                (w as *mut u64).cast()
-            }
-            Param::Write(b) => {
-                *w = b.addr;
-                (w as *mut u64).cast()
-            }
-            Param::Word(v) => {
-                *w = *v;
-                (w as *mut u64).cast()
-            }
-            Param::Bytes(b) => b.as_mut_ptr(),
-        };
-    }
-}
-
-/// `cuLaunchKernel` with `params`, after ordering the buffers (see [`order_buffers`]), with
-/// the parameter array on the stack (no allocation per launch for up to [`STACK_PARAMS`]).
+/// `cuLaunchKernel` with `args`, after ordering the buffers (see [`order_buffers`]).
 ///
 /// # Safety
-/// As for [`KernelLaunch::launch`]: `params` match the kernel's parameters and `cfg` was
+/// As for [`KernelLaunch::launch`]: `args` match the kernel's parameters and `cfg` was
 /// validated.
 unsafe fn launch_direct(
     func: &cudarc::driver::CudaFunction,
     stream: &std::sync::Arc<cudarc::driver::CudaStream>,
     cfg: &LaunchConfig,
-    params: &mut [Param<'_>],
+    args: &mut ArgList,
 ) -> std::result::Result<(), cudarc::driver::DriverError> {
     stream.context().bind_to_thread()?;
-    order_buffers(stream, params, None)?;
-    let n = params.len();
-    let (mut words_stack, mut ptrs_stack) =
-        ([0u64; STACK_PARAMS], [std::ptr::null_mut(); STACK_PARAMS]);
-    let (mut words_heap, mut ptrs_heap) = (Vec::new(), Vec::new());
-    let (words, ptrs): (&mut [u64], &mut [*mut c_void]) = if n <= STACK_PARAMS {
-        (&mut words_stack[..n], &mut ptrs_stack[..n])
-    } else {
-        words_heap.resize(n, 0);
-        ptrs_heap.resize(n, std::ptr::null_mut());
-        (&mut words_heap, &mut ptrs_heap)
-    };
-    param_pointers(params, words, ptrs);
-    // SAFETY: the caller's contract; every pointer in `ptrs` points at a parameter value that
-    // lives until after the call (`words`, or `params` owned by the caller); the function
+    order_buffers(stream, args, None)?;
+    // SAFETY: the caller's contract; every pointer points at a parameter value that lives
+    // until after the call (in `args`, or a buffer record the launch borrows); the function
     // belongs to the stream's context, made current above.
     unsafe {
         cudarc::driver::result::launch_kernel(
@@ -925,7 +815,7 @@ unsafe fn launch_direct(
             (cfg.block.x, cfg.block.y, cfg.block.z),
             cfg.shared_mem_bytes,
             stream.cu_stream(),
-            ptrs,
+            args.pointers(),
         )
     }
 }
@@ -946,8 +836,7 @@ impl KernelLaunch<'_> {
             kernel,
             stream,
             cfg,
-            mut params,
-            info,
+            mut args,
             ..
         } = self;
         let what = || {
@@ -960,7 +849,7 @@ impl KernelLaunch<'_> {
         let node = crate::graph::Node {
             kernel: kernel.name().to_string(),
             module: kernel.module_name().to_string(),
-            params: info.iter().map(|p| p.size).collect(),
+            params: args.info().iter().map(|p| p.size).collect(),
             cfg,
         };
         match (kernel.backend(), stream.cuda_stream()) {
@@ -971,12 +860,15 @@ impl KernelLaunch<'_> {
                         kernel: kernel.name().to_string(),
                     });
                 };
-                let params = params
+                let params = args
+                    .params()
                     .iter()
-                    .zip(&info)
-                    .map(|(p, i)| match p {
+                    .zip(args.info())
+                    .map(|(p, i)| match *p {
                         Param::Word(w) => crate::graph::SimOp::param(&w.to_ne_bytes()),
-                        Param::Bytes(b) => crate::graph::SimOp::param(b.bytes(i.size)),
+                        Param::Bytes { at } => {
+                            crate::graph::SimOp::param(args.value_bytes(at, i.size))
+                        }
                         Param::Read(_) | Param::Write(_) => {
                             unreachable!("simulator buffers are pushed as addresses")
                         }
@@ -1002,15 +894,13 @@ impl KernelLaunch<'_> {
                 // is recorded on that one (it would be captured). The captured stream is a
                 // non-blocking stream, unaffected by the legacy stream.
                 let legacy = cuda_stream.context().default_stream();
-                order_buffers(&legacy, &params, Some(cuda_stream))
+                order_buffers(&legacy, &args, Some(cuda_stream))
                     .map_err(kernel.epoch().driver(what))?;
-                let mut words = vec![0u64; params.len()];
-                let mut pointers = vec![std::ptr::null_mut(); params.len()];
-                param_pointers(&mut params, &mut words, &mut pointers);
                 // SAFETY: the caller guarantees the parameters match the kernel's signature;
-                // the configuration was validated; every pointer points into `words` or
-                // `params`, alive until after the call (the driver copies the parameters when
-                // it records the launch); the buffers stay borrowed by the graph.
+                // the configuration was validated; every pointer points into `args` or a
+                // borrowed buffer record, alive until after the call (the driver copies the
+                // parameters when it records the launch); the buffers stay borrowed by the
+                // graph.
                 unsafe {
                     cudarc::driver::result::launch_kernel(
                         func.cu_function(),
@@ -1018,7 +908,7 @@ impl KernelLaunch<'_> {
                         (cfg.block.x, cfg.block.y, cfg.block.z),
                         cfg.shared_mem_bytes,
                         cuda_stream.cu_stream(),
-                        &mut pointers,
+                        args.pointers(),
                     )
                 }
                 .map_err(kernel.epoch().driver(what))?;
@@ -1039,13 +929,10 @@ unsafe fn launch_ex(
     func: &cudarc::driver::CudaFunction,
     stream: &std::sync::Arc<cudarc::driver::CudaStream>,
     cfg: &LaunchConfig,
-    params: &mut [Param<'_>],
+    args: &mut ArgList,
 ) -> std::result::Result<(), cudarc::driver::DriverError> {
     stream.context().bind_to_thread()?;
-    order_buffers(stream, params, None)?;
-    let mut words = vec![0u64; params.len()];
-    let mut pointers = vec![std::ptr::null_mut(); params.len()];
-    param_pointers(params, &mut words, &mut pointers);
+    order_buffers(stream, args, None)?;
     let mut attrs = Vec::new();
     if cfg.cooperative {
         // SAFETY: an all-zero attribute is valid plain data; the fields are set below.
@@ -1076,13 +963,14 @@ unsafe fn launch_ex(
         numAttrs: attrs.len() as u32,
     };
     // SAFETY: the caller guarantees the parameters match the kernel's signature; every
-    // pointer points into `words` or `params`, alive until after the call; `attrs` outlives
-    // the call; the function belongs to the stream's context, made current above.
+    // pointer points into `args` or a borrowed buffer record, alive until after the call;
+    // `attrs` outlives the call; the function belongs to the stream's context, made current
+    // above.
     unsafe {
         sys::cuLaunchKernelEx(
             &config,
             func.cu_function(),
-            pointers.as_mut_ptr(),
+            args.pointers().as_mut_ptr(),
             std::ptr::null_mut(),
         )
     }
@@ -1099,7 +987,7 @@ unsafe fn sim_launch(
     kernel: &Kernel,
     entry: Option<crate::module::SimEntry>,
     cfg: &LaunchConfig,
-    params: &mut [Param<'_>],
+    args: &mut ArgList,
 ) -> Result<()> {
     let Some(entry) = entry else {
         return Err(Error::NoSimulatorEntry {
@@ -1108,22 +996,15 @@ unsafe fn sim_launch(
         });
     };
     kernel.check(|| format!("launching kernel `{}` with {cfg}", kernel.name()))?;
+    if args
+        .params()
+        .iter()
+        .any(|p| matches!(p, Param::Read(_) | Param::Write(_)))
+    {
+        unreachable!("simulator buffers are pushed as addresses");
+    }
     // One pointer per PTX parameter to the parameter's bytes, exactly as for cuLaunchKernel.
-    let pointers: Vec<*mut c_void> = params
-        .iter_mut()
-        .map(|p| -> *mut c_void {
-            match p {
-                Param::Word(w) => (w as *mut u64).cast(),
-                Param::Bytes(ParamBytes::Inline(a)) => a.0.as_mut_ptr().cast(),
-                Param::Bytes(ParamBytes::Medium(a)) => a.0.as_mut_ptr().cast(),
-                Param::Bytes(ParamBytes::Large(a)) => a.0.as_mut_ptr().cast(),
-                Param::Bytes(ParamBytes::Huge(a)) => a.0.as_mut_ptr().cast(),
-                Param::Read(_) | Param::Write(_) => {
-                    unreachable!("simulator buffers are pushed as addresses")
-                }
-            }
-        })
-        .collect();
+    let pointers = args.pointers();
     let dim = |d: Dim3| gpu::thread::Dim3 {
         x: d.x,
         y: d.y,
@@ -1135,10 +1016,10 @@ unsafe fn sim_launch(
         grid: dim(cfg.grid),
         block: dim(cfg.block),
         dynamic_shared_bytes: cfg.shared_mem_bytes,
-        params: &pointers,
+        params: pointers,
     };
     // SAFETY: the caller guarantees the parameters match the kernel's signature; `pointers`
-    // point into `params`, alive until after the call, and buffer addresses point at host
+    // point into `args`, alive until after the call, and buffer addresses point at host
     // allocations borrowed (inputs shared, outputs exclusively) for the launch.
     let result = unsafe { gpu::sim::launch(&launch) };
     result.map_err(|fault| sim_fault_error(fault, cfg))

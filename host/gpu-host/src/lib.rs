@@ -46,6 +46,7 @@ pub mod fault;
 pub mod graph;
 pub mod isolate;
 mod launch;
+mod launch_args;
 mod launch_log;
 mod module;
 pub mod profile;
