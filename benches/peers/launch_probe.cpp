@@ -1,12 +1,19 @@
 // The C++ peer of `launch-bench`: host wall time per `cuLaunchKernel` of the same tiny kernel
-// (`saxpy` on 256 floats, one block of 256 threads), loaded from the seed crate's PTX unit.
+// (`saxpy` on 256 floats, one block of 256 threads).
+//
+// As a shared library (what `launch-bench --probe-lib` loads), the C++ loop runs in the bench's
+// own process, on the same context, stream, kernel and buffers as the Rust rows, interleaved
+// trial by trial with them:
+//
+//   nvcc -O2 -shared -Xcompiler -fPIC -o liblaunch_probe.so launch_probe.cpp -lcuda
+//
+// As a program, it loads the kernel from the example crate's PTX itself:
 //
 //   nvcc -O2 -o launch_probe launch_probe.cpp -lcuda
-//   ./launch_probe saxpy.ptx            -> "cuLaunchKernel_us <best microseconds per launch>"
+//   ./launch_probe example_kernels.ptx   -> "cuLaunchKernel_us <best microseconds per launch>"
 //
-// Same procedure as `launch-bench`: 2000 warm-up launches, then the best of 20 trials of 1000
-// back-to-back launches (the submit loop only; each trial ends with a synchronize outside the
-// timed part, so the launch queue never fills).
+// Timing: the submit loop only (a synchronize follows outside the timed part, so the launch
+// queue never fills).
 #include <cuda.h>
 #include <chrono>
 #include <cstdint>
@@ -23,6 +30,23 @@
             std::exit(1);                                                     \
         }                                                                     \
     } while (0)
+
+// `launches` back-to-back launches of `f` (one block of 256 threads) on `stream` with `params`;
+// the mean host time per launch in microseconds, or -1 if a launch failed (reported on stderr).
+extern "C" double launch_probe_loop(CUfunction f, CUstream stream, void** params, int launches) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < launches; ++i) {
+        CUresult r = cuLaunchKernel(f, 1, 1, 1, 256, 1, 1, 0, stream, params, nullptr);
+        if (r != CUDA_SUCCESS) {
+            const char* s = nullptr;
+            cuGetErrorString(r, &s);
+            std::fprintf(stderr, "cuLaunchKernel failed: %s\n", s ? s : "?");
+            return -1.0;
+        }
+    }
+    auto t1 = std::chrono::steady_clock::now();
+    return std::chrono::duration<double, std::micro>(t1 - t0).count() / launches;
+}
 
 int main(int argc, char** argv) {
     if (argc < 2) {
@@ -52,18 +76,13 @@ int main(int argc, char** argv) {
     float alpha = 2.0f;
     uint64_t len = n;
     void* params[] = {&alpha, &x, &len, &y, &len, &out, &len};
-    auto launch = [&] {
-        CHECK(cuLaunchKernel(f, 1, 1, 1, 256, 1, 1, 0, stream, params, nullptr));
-    };
-    for (int i = 0; i < 2000; ++i) launch();
+    if (launch_probe_loop(f, stream, params, 2000) < 0) return 1;
     CHECK(cuStreamSynchronize(stream));
     double best = 1e30;
     for (int trial = 0; trial < 20; ++trial) {
-        auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < 1000; ++i) launch();
-        auto t1 = std::chrono::steady_clock::now();
+        double us = launch_probe_loop(f, stream, params, 1000);
         CHECK(cuStreamSynchronize(stream));
-        double us = std::chrono::duration<double, std::micro>(t1 - t0).count() / 1000.0;
+        if (us < 0) return 1;
         if (us < best) best = us;
     }
     float check[4];

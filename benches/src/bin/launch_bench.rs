@@ -1,26 +1,35 @@
-//! `launch-bench [--probe LAUNCH_PROBE SAXPY_PTX]`: host time per launch of a tiny kernel through
-//! a generated launcher (`ExampleKernels::saxpy`: 256 floats, one block), against the CUDA driver's
-//! own `cuLaunchKernel` called from C++ (`benches/peers/launch_probe.cpp`, compiled with nvcc on
-//! the GPU machine and run here as a subprocess, so both figures come from the same machine and
-//! session).
+//! `launch-bench [--probe-lib LIBLAUNCH_PROBE]`: host time per launch of a tiny kernel through a
+//! generated launcher (`ExampleKernels::saxpy`: 256 floats, one block), against the CUDA
+//! driver's own `cuLaunchKernel` called from a C++ loop (`benches/peers/launch_probe.cpp`, built
+//! with nvcc on the GPU machine as a shared library and loaded into this process, so both loops
+//! use the same context, stream, kernel and buffers).
 //!
-//! Procedure (the same on both sides): 2000 warm-up launches, then the best of 20 trials of 1000
-//! back-to-back launches, timing the submit loop only (each trial ends with a synchronize
-//! outside the timed part, so the launch queue never fills); every case, the C++ probe
-//! included, runs in 5 interleaved rounds and keeps its best. Our launcher's time includes everything it
-//! does per launch: the configuration check against device and kernel limits, the argument
-//! checks, the in-flight record for naming a faulting kernel, and the `cuLaunchKernel` call.
+//! Procedure: every case is warmed up with 2000 launches, then [`TRIALS`] trials of
+//! [`LAUNCHES`] back-to-back launches run interleaved — one trial of each case in turn, the
+//! starting case rotating — timing the submit loop only (each trial ends with a synchronize
+//! outside the timed part, so the launch queue never fills). Host timings on a shared machine
+//! drift by tens of percent within seconds; interleaving trial by trial exposes every case to
+//! the same drift, and the bench prints each case's best and median trial. Our launcher's time
+//! includes everything it does per launch: the configuration check against device and kernel
+//! limits, the argument checks, ordering the buffers across streams, the in-flight record for
+//! naming a faulting kernel, and the `cuLaunchKernel` call.
 
-use std::process::{Command, ExitCode};
+use std::ffi::c_void;
+use std::process::ExitCode;
 use std::time::Instant;
 
+use cudarc::driver::sys;
 use gpu_examples::ExampleKernels;
 use gpu_host::{Gpu, LaunchConfig, Stream};
 
 const WARMUP: usize = 2000;
-const TRIALS: usize = 20;
+const TRIALS: usize = 100;
 const LAUNCHES: usize = 1000;
-const ROUNDS: usize = 5;
+
+/// The C++ loop: `launches` launches of `f` on `stream`; microseconds per launch, or negative
+/// after a failed launch.
+type ProbeLoop =
+    unsafe extern "C" fn(sys::CUfunction, sys::CUstream, *mut *mut c_void, std::ffi::c_int) -> f64;
 
 fn main() -> ExitCode {
     match run() {
@@ -32,44 +41,78 @@ fn main() -> ExitCode {
     }
 }
 
-/// Best of [`TRIALS`] of the mean host time per launch over [`LAUNCHES`] back-to-back calls of
-/// `launch` on `stream` (after [`WARMUP`] calls), each trial synchronized outside the timing.
-fn time_loop(
-    stream: &Stream,
-    mut launch: impl FnMut(&Stream) -> gpu_host::Result<()>,
-) -> gpu_host::Result<f64> {
-    for _ in 0..WARMUP {
-        launch(stream)?;
-    }
-    stream.synchronize()?;
-    let mut best = f64::INFINITY;
-    for _ in 0..TRIALS {
-        let t0 = Instant::now();
-        for _ in 0..LAUNCHES {
-            launch(stream)?;
+/// The cases, in the order printed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Case {
+    /// Our launcher on the device's default stream.
+    OursDefault,
+    /// Our launcher on a created stream (the buffers were made on the default stream: the
+    /// first launch orders them after their uploads, later ones find every use on one stream).
+    OursStream,
+    /// Our launcher with an empty grid: every check and the argument pushes, no driver call.
+    OursChecks,
+    /// Our launcher alternating between the two streams every launch: each launch waits for
+    /// the other stream's last use of the three buffers (an event recorded and waited on each).
+    OursAlternating,
+    /// cudarc's raw `cuLaunchKernel` wrapper on the created stream, nothing of ours around it.
+    Raw,
+    /// The same after binding the context each time, as our launcher does.
+    RawBound,
+    /// cudarc's raw wrapper on the default stream.
+    RawDefault,
+    /// The C++ loop on the created stream.
+    Cpp,
+    /// The C++ loop on the default stream.
+    CppDefault,
+}
+
+const CASES: [Case; 9] = [
+    Case::OursDefault,
+    Case::OursStream,
+    Case::OursChecks,
+    Case::OursAlternating,
+    Case::Raw,
+    Case::RawBound,
+    Case::RawDefault,
+    Case::Cpp,
+    Case::CppDefault,
+];
+
+impl Case {
+    fn label(self) -> &'static str {
+        match self {
+            Case::OursDefault => "our launcher, default stream",
+            Case::OursStream => "our launcher, created stream",
+            Case::OursChecks => {
+                "  of which checks and argument pushes (empty grid, no driver call)"
+            }
+            Case::OursAlternating => "our launcher, 3 buffers switching streams every launch",
+            Case::Raw => "cudarc's raw cuLaunchKernel, created stream",
+            Case::RawBound => "  the same, binding the context each launch",
+            Case::RawDefault => "cudarc's raw cuLaunchKernel, default stream",
+            Case::Cpp => "C++ cuLaunchKernel loop, created stream",
+            Case::CppDefault => "C++ cuLaunchKernel loop, default stream",
         }
-        let us = t0.elapsed().as_secs_f64() * 1e6 / LAUNCHES as f64;
-        stream.synchronize()?;
-        best = best.min(us);
     }
-    Ok(best)
 }
 
 fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let mut probe = None;
+    let mut probe_lib = None;
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--probe" => {
-                let exe = args
-                    .next()
-                    .ok_or("--probe needs the probe and a PTX file")?;
-                let ptx = args
-                    .next()
-                    .ok_or("--probe needs the probe and a PTX file")?;
-                probe = Some((exe, ptx));
+            "--probe-lib" => {
+                probe_lib = Some(args.next().ok_or("--probe-lib needs the library's path")?);
             }
-            other => return Err(format!("unknown argument {other}").into()),
+            "-h" | "--help" => {
+                println!(
+                    "usage: launch-bench [--probe-lib LIBLAUNCH_PROBE]\n\n\
+                     LIBLAUNCH_PROBE: benches/peers/launch_probe.cpp built with\n  \
+                     nvcc -O2 -shared -Xcompiler -fPIC -o liblaunch_probe.so launch_probe.cpp -lcuda"
+                );
+                return Ok(());
+            }
+            other => return Err(format!("unknown argument {other} (see --help)").into()),
         }
     }
     let gpu = Gpu::first()?;
@@ -81,159 +124,179 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let y = gpu.to_device(&vec![2.0f32; n])?;
     let mut out = gpu.alloc_zeroed::<f32>(n)?;
     let cfg = LaunchConfig::new(1, 256);
+    let empty = LaunchConfig::new(0, 256);
     let default = gpu.default_stream().clone();
     let stream = gpu.new_stream()?;
-    // Host timings drift by tens of percent over seconds on a shared machine, so the whole
-    // set (the C++ probe included) runs ROUNDS times, interleaved, and each figure is its
-    // best round.
-    let mut best_of = [f64::INFINITY; 8];
-    for _ in 0..ROUNDS {
-        // The same loop in three settings, to break the launcher's cost down:
-        // 1. on the device's default stream;
-        // 2. with an empty grid: every check and the argument pushes, but no driver call;
-        // 3. on a second stream, with the buffers made on the default stream: the first launch
-        //    orders them after their uploads (an event per buffer), the others find every use on
-        //    one stream (one atomic load per buffer), as in the C++ probe.
-        let single = time_loop(&default, |s| seed.saxpy(s, cfg, 2.0, &x, &y, &mut out))?;
-        let empty = LaunchConfig::new(0, 256);
-        let checks = time_loop(&default, |s| seed.saxpy(s, empty, 2.0, &x, &y, &mut out))?;
-        let best = time_loop(&stream, |s| seed.saxpy(s, cfg, 2.0, &x, &y, &mut out))?;
-        // 4. alternating between the two streams every launch: each launch waits for the other
-        //    stream's last use of the buffers (an event recorded and waited on per buffer).
-        let mut flip = false;
-        let alternating = time_loop(&stream, |s| {
-            flip = !flip;
-            seed.saxpy(if flip { &default } else { s }, cfg, 2.0, &x, &y, &mut out)
-        })?;
-        // 5. the same kernel through cudarc's raw `cuLaunchKernel` wrapper, nothing of ours around
-        //    it: what is left between this and the C++ loop is not in the launcher.
-        let raw = match (
-            seed.raw().kernel("saxpy")?.cuda_function(),
-            stream.cuda_stream(),
-        ) {
-            (Some(func), Some(cu_stream)) => {
-                let (mut alpha, mut n64) = (2.0f32, n as u64);
-                let (mut px, mut py, mut po) = (x.device_ptr(), y.device_ptr(), out.device_ptr());
-                let mut params: [*mut std::ffi::c_void; 7] = [
-                    (&mut alpha as *mut f32).cast(),
-                    (&mut px as *mut u64).cast(),
-                    (&mut n64 as *mut u64).cast(),
-                    (&mut py as *mut u64).cast(),
-                    (&mut n64 as *mut u64).cast(),
-                    (&mut po as *mut u64).cast(),
-                    (&mut n64 as *mut u64).cast(),
-                ];
-                let f = func.cu_function();
-                let ctx = cu_stream.context().clone();
-                // 6. the same with the context binding every launch of ours does first
-                //    (`cuCtxGetCurrent`, and `cuCtxSetCurrent` when another context is current).
-                let mut time_raw = |on: &Stream, bind: bool| {
-                    let s = on
-                        .cuda_stream()
-                        .map_or(std::ptr::null_mut(), |s| s.cu_stream());
-                    time_loop(on, |_| {
-                        if bind {
-                            ctx.bind_to_thread()
-                                .unwrap_or_else(|e| panic!("binding the context failed: {e:?}"));
-                        }
-                        // SAFETY: saxpy's parameters in its order (alpha, x ptr/len, y ptr/len, out
-                        // ptr/len), buffers alive and used on this stream only, one block of 256
-                        // threads.
-                        unsafe {
-                            cudarc::driver::result::launch_kernel(
-                                f,
-                                (1, 1, 1),
-                                (256, 1, 1),
-                                0,
-                                s,
-                                &mut params,
-                            )
-                        }
-                        .unwrap_or_else(|e| panic!("raw cuLaunchKernel of saxpy failed: {e:?}"));
-                        Ok(())
-                    })
-                };
-                // 7. raw on the default stream (CUDA's legacy stream), to tell what that stream
-                //    costs in the driver apart from what the launcher costs.
-                Some((
-                    time_raw(&stream, false)?,
-                    time_raw(&stream, true)?,
-                    time_raw(&default, false)?,
-                ))
+
+    let func = seed
+        .raw()
+        .kernel("saxpy")?
+        .cuda_function()
+        .ok_or("launch-bench needs a GPU (the simulator has no cuLaunchKernel)")?
+        .cu_function();
+    let handle = |s: &Stream| {
+        s.cuda_stream()
+            .map_or(std::ptr::null_mut(), |s| s.cu_stream())
+    };
+    let (cu_default, cu_stream) = (handle(&default), handle(&stream));
+    let ctx = stream
+        .cuda_stream()
+        .ok_or("launch-bench needs a GPU")?
+        .context()
+        .clone();
+    // The raw loops' parameters, in saxpy's order: alpha, x ptr/len, y ptr/len, out ptr/len.
+    let (mut alpha, mut n64) = (2.0f32, n as u64);
+    let (mut px, mut py, mut po) = (x.device_ptr(), y.device_ptr(), out.device_ptr());
+    let mut params: [*mut c_void; 7] = [
+        (&raw mut alpha).cast(),
+        (&raw mut px).cast(),
+        (&raw mut n64).cast(),
+        (&raw mut py).cast(),
+        (&raw mut n64).cast(),
+        (&raw mut po).cast(),
+        (&raw mut n64).cast(),
+    ];
+    let probe = match &probe_lib {
+        // SAFETY: loading the probe runs no initializers beyond the C++ runtime's.
+        Some(path) => Some(unsafe { libloading::Library::new(path) }?),
+        None => None,
+    };
+    let probe_loop = match &probe {
+        // SAFETY: `launch_probe_loop` has the signature `ProbeLoop` (launch_probe.cpp).
+        Some(lib) => Some(*unsafe { lib.get::<ProbeLoop>(b"launch_probe_loop\0") }?),
+        None => None,
+    };
+
+    let mut flip = false;
+    // One trial of `launches` launches of `case`: microseconds per launch (None: not run).
+    let mut trial = |case: Case, launches: usize| -> gpu_host::Result<Option<f64>> {
+        let raw = |s: sys::CUstream, bind: bool, params: &mut [*mut c_void]| {
+            if bind {
+                ctx.bind_to_thread()
+                    .unwrap_or_else(|e| panic!("binding the context failed: {e:?}"));
             }
-            _ => None,
+            // SAFETY: saxpy's parameters in its order, buffers alive and used by these loops
+            // only, one block of 256 threads; the function and streams belong to the context.
+            unsafe {
+                cudarc::driver::result::launch_kernel(func, (1, 1, 1), (256, 1, 1), 0, s, params)
+            }
+            .unwrap_or_else(|e| panic!("raw cuLaunchKernel of saxpy failed: {e:?}"));
         };
-        let cpp = match &probe {
-            Some((exe, ptx)) => Some(run_probe(exe, ptx)?),
-            None => None,
+        let t0 = Instant::now();
+        let on = match case {
+            Case::OursDefault | Case::OursChecks => &default,
+            _ => &stream,
         };
-        let (raw, bound, raw_default) = match raw {
-            Some((r, b, d)) => (Some(r), Some(b), Some(d)),
-            None => (None, None, None),
-        };
-        let round = [
-            Some(single),
-            Some(checks),
-            Some(best),
-            Some(alternating),
-            raw,
-            bound,
-            raw_default,
-            cpp,
-        ];
-        for (b, r) in best_of.iter_mut().zip(round) {
-            *b = b.min(r.unwrap_or(f64::INFINITY));
+        match case {
+            Case::OursDefault | Case::OursStream => {
+                for _ in 0..launches {
+                    seed.saxpy(on, cfg, 2.0, &x, &y, &mut out)?;
+                }
+            }
+            Case::OursChecks => {
+                for _ in 0..launches {
+                    seed.saxpy(on, empty, 2.0, &x, &y, &mut out)?;
+                }
+            }
+            Case::OursAlternating => {
+                for _ in 0..launches {
+                    flip = !flip;
+                    seed.saxpy(
+                        if flip { &default } else { &stream },
+                        cfg,
+                        2.0,
+                        &x,
+                        &y,
+                        &mut out,
+                    )?;
+                }
+            }
+            Case::Raw | Case::RawBound | Case::RawDefault => {
+                let s = if case == Case::RawDefault {
+                    cu_default
+                } else {
+                    cu_stream
+                };
+                for _ in 0..launches {
+                    raw(s, case == Case::RawBound, &mut params);
+                }
+            }
+            Case::Cpp | Case::CppDefault => {
+                let Some(f) = probe_loop else {
+                    return Ok(None);
+                };
+                let s = if case == Case::CppDefault {
+                    cu_default
+                } else {
+                    cu_stream
+                };
+                // SAFETY: as for the raw loops; the probe calls cuLaunchKernel with exactly these.
+                let us = unsafe { f(func, s, params.as_mut_ptr(), launches as i32) };
+                if us < 0.0 {
+                    panic!("the C++ probe's cuLaunchKernel failed (see its message above)");
+                }
+                default.synchronize()?;
+                stream.synchronize()?;
+                return Ok(Some(us));
+            }
+        }
+        let us = t0.elapsed().as_secs_f64() * 1e6 / launches as f64;
+        default.synchronize()?;
+        stream.synchronize()?;
+        Ok(Some(us))
+    };
+
+    for case in CASES {
+        trial(case, WARMUP)?;
+    }
+    let mut times: Vec<Vec<f64>> = vec![Vec::with_capacity(TRIALS); CASES.len()];
+    for t in 0..TRIALS {
+        for k in 0..CASES.len() {
+            let i = (t + k) % CASES.len();
+            if let Some(us) = trial(CASES[i], LAUNCHES)? {
+                times[i].push(us);
+            }
         }
     }
-    let [
-        single,
-        checks,
-        best,
-        alternating,
-        raw,
-        bound,
-        raw_default,
-        cpp,
-    ] = best_of;
     let check = out.to_vec()?;
     if check.iter().any(|&v| v != 4.0) {
         return Err(format!("saxpy computed {}, expected 4", check[0]).into());
     }
-    println!("best of {ROUNDS} rounds, each the best of {TRIALS} x {LAUNCHES} launches:");
-    println!("generated launcher, default stream: {single:.3} us per launch");
-    println!("  of which checks and argument pushes (empty grid, no driver call): {checks:.3} us");
-    println!("generated launcher, second stream: {best:.3} us per launch");
-    println!(
-        "generated launcher, alternating streams (3 buffers change stream every launch): \
-         {alternating:.3} us per launch"
-    );
-    if raw.is_finite() {
-        println!("cudarc's raw cuLaunchKernel, same kernel and stream: {raw:.3} us per launch");
-        println!("  the same after binding the context each time: {bound:.3} us per launch");
-        println!("  the same on the default stream: {raw_default:.3} us per launch");
+
+    // Each case's (best, median) trial.
+    let stats: Vec<Option<(f64, f64)>> = times
+        .iter_mut()
+        .map(|t| {
+            if t.is_empty() {
+                return None;
+            }
+            t.sort_by(f64::total_cmp);
+            Some((t[0], t[t.len() / 2]))
+        })
+        .collect();
+    println!("{TRIALS} interleaved trials of {LAUNCHES} launches each; us per launch:");
+    println!("| case | best | median |");
+    println!("| --- | --- | --- |");
+    for (case, s) in CASES.iter().zip(&stats) {
+        if let Some((best, median)) = s {
+            println!("| {} | {best:.3} | {median:.3} |", case.label());
+        }
     }
-    if cpp.is_finite() {
-        println!("C++ cuLaunchKernel:  {cpp:.3} us per launch");
-        println!(
-            "ratio (ours / cuLaunchKernel): {:.3} on the default stream, {:.3} on a second stream",
-            single / cpp,
-            best / cpp
-        );
+    let stat = |c: Case| CASES.iter().position(|&k| k == c).and_then(|i| stats[i]);
+    let ratio = |ours: Case, peer: Case, label: &str| {
+        if let (Some(o), Some(p)) = (stat(ours), stat(peer)) {
+            println!(
+                "ratio ours / {label}: best {:.3}, median {:.3}",
+                o.0 / p.0,
+                o.1 / p.1
+            );
+        }
+    };
+    ratio(Case::OursStream, Case::Cpp, "C++, created stream");
+    ratio(Case::OursDefault, Case::CppDefault, "C++, default stream");
+    ratio(Case::OursStream, Case::Raw, "raw cudarc, created stream");
+    if probe_loop.is_none() {
+        println!("(no --probe-lib: the C++ rows were not run)");
     }
     Ok(())
-}
-
-/// Runs the C++ probe once; its time per launch in microseconds.
-fn run_probe(exe: &str, ptx: &str) -> std::result::Result<f64, Box<dyn std::error::Error>> {
-    let output = Command::new(exe).arg(ptx).output()?;
-    if !output.status.success() {
-        return Err(format!("{exe} failed: {}", String::from_utf8_lossy(&output.stderr)).into());
-    }
-    let text = String::from_utf8_lossy(&output.stdout);
-    let cpp = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| format!("unexpected probe output: {text}"))?;
-    Ok(cpp)
 }
