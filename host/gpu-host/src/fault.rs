@@ -510,13 +510,37 @@ impl Epoch {
         &self.state
     }
 
+    /// Whether both objects were made for the same CUDA device (one state per device per
+    /// process), without looking at their handles: a cheap test that may answer `false` for
+    /// objects of one device (simulated devices share a state, so they always answer `false`);
+    /// callers fall back to comparing device keys.
+    #[inline]
+    pub(crate) fn surely_same_device(&self, other: &Epoch) -> bool {
+        Arc::ptr_eq(&self.state, &other.state) && self.state.ordinal != SIMULATOR_ORDINAL
+    }
+
     /// Whether the device was reset since this object was made (its handles are dead).
     pub(crate) fn is_stale(&self) -> bool {
         self.state.generation.load(Ordering::Acquire) != self.generation
     }
 
     /// `Ok` when the object's handles may be used: not stale, device not poisoned.
+    #[inline]
     pub(crate) fn check(&self, what: impl FnOnce() -> String) -> Result<(), Error> {
+        let s = &self.state;
+        if !s.fatal.load(Ordering::Acquire)
+            && s.generation.load(Ordering::Acquire) == self.generation
+            && !s.poisoned.load(Ordering::Acquire)
+        {
+            return Ok(());
+        }
+        self.check_failed(what)
+    }
+
+    /// [`Epoch::check`] once one of its flags is set: the error, if the fault is recorded.
+    #[cold]
+    #[inline(never)]
+    fn check_failed(&self, what: impl FnOnce() -> String) -> Result<(), Error> {
         if self.state.fatal.load(Ordering::Acquire) {
             let fault = self.state.lock().fault.clone();
             if let Some(f) = fault {

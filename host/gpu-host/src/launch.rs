@@ -157,6 +157,45 @@ pub fn validate_launch(
     device: &DeviceProperties,
     attrs: &KernelAttributes,
 ) -> Result<()> {
+    if launch_fits(cfg, device, attrs) {
+        return Ok(());
+    }
+    explain_launch(kernel, cfg, device, attrs)
+}
+
+/// Whether `cfg` passes every check of [`validate_launch`] but the cluster shape's: the
+/// compares only, so the launch path stays short; [`explain_launch`] finds what is wrong.
+#[inline]
+fn launch_fits(cfg: &LaunchConfig, device: &DeviceProperties, attrs: &KernelAttributes) -> bool {
+    let (b, g) = (cfg.block, cfg.grid);
+    let (mb, mg) = (device.max_block_dims, device.max_grid_dims);
+    let threads = cfg.block.volume();
+    let shared = u64::from(attrs.static_shared_bytes) + u64::from(cfg.shared_mem_bytes);
+    cfg.cluster.is_none()
+        && attrs.required_block.is_none()
+        && b.x != 0
+        && b.y != 0
+        && b.z != 0
+        && b.x <= mb.0
+        && b.y <= mb.1
+        && b.z <= mb.2
+        && threads <= u64::from(device.max_threads_per_block)
+        && (attrs.max_threads_per_block == 0 || threads <= u64::from(attrs.max_threads_per_block))
+        && g.x <= mg.0
+        && g.y <= mg.1
+        && g.z <= mg.2
+        && shared <= u64::from(device.shared_memory_limit_per_block())
+}
+
+/// [`validate_launch`]'s full check: the error that says what is wrong with `cfg`, or `Ok`.
+#[cold]
+#[inline(never)]
+fn explain_launch(
+    kernel: &str,
+    cfg: &LaunchConfig,
+    device: &DeviceProperties,
+    attrs: &KernelAttributes,
+) -> Result<()> {
     let fail = |message: String| {
         Err(Error::LaunchConfig {
             kernel: kernel.to_string(),
@@ -385,7 +424,9 @@ impl Kernel {
         let what = || format!("preparing a launch of kernel `{}`", self.name());
         self.check(what)?;
         stream.check(|| format!("{} (its stream)", what()))?;
-        if stream.device_key() != self.device_key() {
+        if !stream.epoch().surely_same_device(self.epoch())
+            && stream.device_key() != self.device_key()
+        {
             return Err(Error::DeviceMismatch {
                 context: format!(
                     "kernel `{}` was loaded on {}, but the launch stream belongs to {}",
@@ -451,6 +492,8 @@ impl Kernel {
 }
 
 impl<'a> KernelLaunch<'a> {
+    #[cold]
+    #[inline(never)]
     fn record_error(&mut self, argument: &str, message: String) {
         if self.error.is_none() {
             self.error = Some(Box::new(Error::Argument {
@@ -462,6 +505,7 @@ impl<'a> KernelLaunch<'a> {
     }
 
     /// Checks that `buf` lives in the launch's context; records an error if not.
+    #[inline]
     fn check_buffer_device<T: DeviceCopy>(
         &mut self,
         name: &'static str,
@@ -474,6 +518,21 @@ impl<'a> KernelLaunch<'a> {
             self.record_error(name, message);
             return false;
         }
+        if buf.stream().epoch().surely_same_device(self.stream.epoch()) {
+            return true;
+        }
+        self.check_other_device(name, buf)
+    }
+
+    /// [`KernelLaunch::check_buffer_device`] for a buffer whose device state is not the
+    /// launch's: compares the device keys.
+    #[cold]
+    #[inline(never)]
+    fn check_other_device<T: DeviceCopy>(
+        &mut self,
+        name: &'static str,
+        buf: &DeviceBuffer<T>,
+    ) -> bool {
         let (buf_device, launch_device) = (buf.stream().device_key(), self.stream.device_key());
         if buf_device == launch_device {
             return true;
@@ -483,6 +542,7 @@ impl<'a> KernelLaunch<'a> {
         false
     }
 
+    #[inline]
     fn push_len(&mut self, name: &'static str, len: usize) {
         let info = ParamInfo {
             name,
@@ -495,6 +555,7 @@ impl<'a> KernelLaunch<'a> {
     /// Pushes a buffer the kernel reads (`&[T]` in the kernel): its device pointer, then its
     /// length in elements as a `u64` — two PTX parameters. An empty buffer passes a null
     /// pointer and length 0.
+    #[inline]
     pub fn input<T: DeviceCopy>(
         &mut self,
         name: &'static str,
@@ -509,6 +570,7 @@ impl<'a> KernelLaunch<'a> {
     /// Pushes a buffer the kernel writes (`DisjointSlice<T>` in the kernel): its device
     /// pointer, then its length in elements as a `u64`. Later uses of the buffer (on any stream)
     /// wait for the kernel's writes.
+    #[inline]
     pub fn output<T: DeviceCopy>(
         &mut self,
         name: &'static str,
@@ -524,6 +586,7 @@ impl<'a> KernelLaunch<'a> {
     /// Pushes only the device pointer of a buffer the kernel reads: one PTX parameter, for
     /// kernels written in CUDA C++ (`const T*`) rather than with `#[kernel]` (whose `&[T]` is a
     /// pointer and a length, see [`KernelLaunch::input`]).
+    #[inline]
     pub fn input_ptr<T: DeviceCopy>(
         &mut self,
         name: &'static str,
@@ -548,6 +611,7 @@ impl<'a> KernelLaunch<'a> {
 
     /// Pushes only the device pointer of a buffer the kernel writes (`T*` in CUDA C++); later
     /// uses of the buffer wait for the kernel's writes, as with [`KernelLaunch::output`].
+    #[inline]
     pub fn output_ptr<T: DeviceCopy>(
         &mut self,
         name: &'static str,
@@ -572,6 +636,7 @@ impl<'a> KernelLaunch<'a> {
 
     /// Pushes a by-value parameter: `v`'s bytes are copied now (so `v` need not outlive the
     /// launch) into owned, 16-byte aligned storage.
+    #[inline]
     pub fn value<T: DeviceCopy>(&mut self, name: &'static str, v: &T) -> &mut Self {
         let size = size_of::<T>();
         if size > MAX_PARAM_BYTES {

@@ -15,6 +15,7 @@
 
 use std::cell::Cell;
 use std::ffi::c_void;
+use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 
 use crate::buffer::CudaBytes;
@@ -73,8 +74,8 @@ thread_local! {
 }
 
 /// The parameters of one launch, in PTX order. One pointer wide, so a launch being built
-/// moves cheaply; `None` only while being dropped.
-pub(crate) struct ArgList(Option<Box<Storage>>);
+/// moves cheaply.
+pub(crate) struct ArgList(ManuallyDrop<Box<Storage>>);
 
 impl ArgList {
     /// An empty list with room for `n` parameters (recycled storage when this thread has some).
@@ -87,21 +88,17 @@ impl ArgList {
             .unwrap_or_default();
         s.params.reserve(n);
         s.info.reserve(n);
-        ArgList(Some(s))
+        ArgList(ManuallyDrop::new(s))
     }
 
     #[inline]
     fn storage(&self) -> &Storage {
-        self.0
-            .as_deref()
-            .expect("an argument list has storage until dropped")
+        &self.0
     }
 
     #[inline]
     fn storage_mut(&mut self) -> &mut Storage {
-        self.0
-            .as_deref_mut()
-            .expect("an argument list has storage until dropped")
+        &mut self.0
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -126,6 +123,7 @@ impl ArgList {
 
     /// Appends a by-value parameter: copies `bytes` (at most [`MAX_PARAM_BYTES`], which the
     /// caller checked) into the list's storage.
+    #[inline]
     pub(crate) fn push_bytes(&mut self, bytes: &[u8], info: ParamInfo) {
         let store = &mut self.storage_mut().bytes;
         let at = store.len();
@@ -182,9 +180,8 @@ impl ArgList {
 
 impl Drop for ArgList {
     fn drop(&mut self) {
-        let Some(mut s) = self.0.take() else {
-            return;
-        };
+        // SAFETY: `drop` runs once and nothing uses the storage after it.
+        let mut s = unsafe { ManuallyDrop::take(&mut self.0) };
         if s.bytes.capacity() * 16 > RECYCLE_BYTES {
             return;
         }
