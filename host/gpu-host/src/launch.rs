@@ -169,9 +169,7 @@ pub fn validate_launch(
 fn launch_fits(cfg: &LaunchConfig, device: &DeviceProperties, attrs: &KernelAttributes) -> bool {
     let (b, g) = (cfg.block, cfg.grid);
     let (mb, mg) = (device.max_block_dims, device.max_grid_dims);
-    let threads = cfg.block.volume();
-    let shared = u64::from(attrs.static_shared_bytes) + u64::from(cfg.shared_mem_bytes);
-    cfg.cluster.is_none()
+    let shape_fits = cfg.cluster.is_none()
         && attrs.required_block.is_none()
         && b.x != 0
         && b.y != 0
@@ -179,11 +177,17 @@ fn launch_fits(cfg: &LaunchConfig, device: &DeviceProperties, attrs: &KernelAttr
         && b.x <= mb.0
         && b.y <= mb.1
         && b.z <= mb.2
-        && threads <= u64::from(device.max_threads_per_block)
-        && (attrs.max_threads_per_block == 0 || threads <= u64::from(attrs.max_threads_per_block))
         && g.x <= mg.0
         && g.y <= mg.1
-        && g.z <= mg.2
+        && g.z <= mg.2;
+    if !shape_fits {
+        return false;
+    }
+    // Within the per-axis limits, so the product cannot overflow.
+    let threads = b.volume();
+    let shared = u64::from(attrs.static_shared_bytes) + u64::from(cfg.shared_mem_bytes);
+    threads <= u64::from(device.max_threads_per_block)
+        && (attrs.max_threads_per_block == 0 || threads <= u64::from(attrs.max_threads_per_block))
         && shared <= u64::from(device.shared_memory_limit_per_block())
 }
 
