@@ -27,6 +27,13 @@ pub(super) fn log2_ext(x: f32) -> (f32, f32) {
     } else {
         (x, 0.0)
     };
+    log2_ext_scaled(x, bias)
+}
+
+/// log2(x) + bias as hi + lo for a positive normal x ([`log2_ext`] after its scaling of
+/// subnormals; `bias` is 0 or -23).
+#[inline(always)]
+fn log2_ext_scaled(x: f32, bias: f32) -> (f32, f32) {
     let ia = x.to_bits() as i32;
     let e = ia.wrapping_sub(0x3f35_04f3) & (0xff80_0000_u32 as i32);
     let m = f32::from_bits(ia.wrapping_sub(e) as u32);
@@ -82,20 +89,33 @@ pub(super) fn exp2_ext(p: f32, p_lo: f32) -> f32 {
     // has a NaN p_lo).
     let pc = p.clamp(-152.0, 130.0);
     let p_lo = if pc == p { p_lo } else { 0.0 };
-    // rint(pc) by the 1.5·2^23 trick; the integer is read from the sum's low bits.
-    const MAGIC: f32 = 12_582_912.0;
-    let k = pc + MAGIC;
-    let jf = k - MAGIC;
-    let t = (pc - jf) + p_lo;
-    let r = fma(horner(t, EXP2), t, 1.0);
-    let j = (k.to_bits() as i32).wrapping_sub(MAGIC.to_bits() as i32);
+    let (r, j) = exp2_parts(pc, p_lo);
     if (j + 125) as u32 <= 252 {
-        // r·2^j is normal (r is in [0.7, 1.5)): its exponent field plus j, the same bits as
-        // the product.
-        f32::from_bits(r.to_bits().wrapping_add((j << 23) as u32))
+        scale_normal(r, j)
     } else {
         scale_wide(r, j)
     }
+}
+
+/// 2^(p + p_lo) = r·2^j: j = rint(p) by the 1.5·2^23 trick, read from the sum's low bits,
+/// and r = 2^(p − j + p_lo) in [0.7, 1.5). For |p| < 2^22; beyond, or for an infinite or
+/// NaN p, r is meaningless and j is outside -125..=127 (the sum's bits are then far from
+/// the trick constant's, or its sign bit is set).
+#[inline(always)]
+fn exp2_parts(p: f32, p_lo: f32) -> (f32, i32) {
+    const MAGIC: f32 = 12_582_912.0;
+    let k = p + MAGIC;
+    let jf = k - MAGIC;
+    let t = (p - jf) + p_lo;
+    let r = fma(horner(t, EXP2), t, 1.0);
+    (r, (k.to_bits() as i32).wrapping_sub(MAGIC.to_bits() as i32))
+}
+
+/// r·2^j for r in [0.7, 1.5) and j in -125..=127 (a normal result): its exponent field plus
+/// j, the same bits as the product.
+#[inline(always)]
+fn scale_normal(r: f32, j: i32) -> f32 {
+    f32::from_bits(r.to_bits().wrapping_add((j << 23) as u32))
 }
 
 /// r·2^j for the j of an overflow or a subnormal result: two products, the first exact, the
@@ -112,17 +132,33 @@ fn scale_wide(r: f32, j: i32) -> f32 {
 /// ±0 and ±inf by the sign of y and the parity of y).
 #[inline(always)]
 pub fn pow(x: f32, y: f32) -> f32 {
+    // The common case without a test on its way: x positive and normal and a normal result
+    // (|y·log2 x| < 125), where no clamp, scaling of a subnormal x or special case applies.
+    // Computed for every x (a meaningless value otherwise), then one branch: an x outside
+    // [2^-126, inf) (negative, zero, subnormal, inf, NaN; one unsigned compare of its bits),
+    // or a j outside -125..=127 (which an infinite or NaN y·log2 x gives too) takes the
+    // general path, whose results on the common case are the same bits.
+    let (l, l_lo) = log2_ext_scaled(x, 0.0);
+    let p = mul(y, l);
+    let (r, j) = exp2_parts(p, fma(y, l_lo, fms(y, l, p)));
+    let x_normal = x.to_bits().wrapping_sub(0x0080_0000) < 0x7f00_0000;
+    if x_normal && (j + 125) as u32 <= 252 {
+        scale_normal(r, j)
+    } else {
+        pow_general(x, y)
+    }
+}
+
+/// `pow` for every input.
+#[inline(never)]
+fn pow_general(x: f32, y: f32) -> f32 {
     let ax = x.abs();
     let (l, l_lo) = log2_ext(ax);
     let p = mul(y, l);
     let p_lo = fma(y, l_lo, fms(y, l, p));
     let r = exp2_ext(p, p_lo);
-    // One unsigned compare for 0 < x < inf (positive x only: a negative x's bits are above
-    // 2^31), so x < 0 takes the branch too, off the common path.
-    if x.to_bits().wrapping_sub(1) < f32::INFINITY.to_bits() - 1 && y.is_finite() {
-        r
-    } else if ax > 0.0 && ax < f32::INFINITY && y.is_finite() {
-        negative_x(r, y)
+    if ax > 0.0 && ax < f32::INFINITY && y.is_finite() {
+        if x < 0.0 { negative_x(r, y) } else { r }
     } else {
         special(x, y, y_odd(y))
     }
