@@ -6,8 +6,10 @@
 #![allow(clippy::excessive_precision)]
 
 use super::bank::const_bank;
-use super::exp_log_f64::exp_normal_f64;
-use super::{exp_f64, fma_f64 as fma, mul64};
+use super::exp_log_f64::{EXP, LN2_HI, LN2_LO, MAGIC};
+use super::{exp_f64, fma_f64 as fma, mul64, pow2i64};
+
+const LOG2E: f64 = core::f64::consts::LOG2_E;
 
 const_bank! {
 /// erf(x)/x − 1 as a polynomial in x², on |x| ≤ 1 (absolute error 2^-57).
@@ -83,6 +85,26 @@ ERFC = "__gpu_math_erfc_f64", [
 ];
 }
 
+const_bank! {
+/// `exp_normal_f64`'s polynomial (`exp_log_f64::EXP`), for [`exp_erfc`].
+EXPPOLY = "__gpu_math_erf_exp_f64", [
+    EXP[0], EXP[1], EXP[2], EXP[3], EXP[4], EXP[5], EXP[6], EXP[7], EXP[8], EXP[9], EXP[10],
+];
+}
+
+/// e^x for x in [-700, -1]: `exp_normal_f64` (the same value) with its polynomial's
+/// coefficients read from the constant bank (one load each instead of two moves).
+#[inline(always)]
+fn exp_erfc(x: f64) -> f64 {
+    let k = fma(x, LOG2E, MAGIC);
+    let j = k - MAGIC;
+    let ji = (k.to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64) as i32;
+    let t = fma(j, -LN2_HI, x);
+    let t = fma(j, -LN2_LO, t);
+    let p = 1.0 + fma(mul64(t, t), EXPPOLY::horner(t), t);
+    mul64(p, pow2i64(ji))
+}
+
 /// erfc(a) for a ≥ 0.47 (or NaN).
 #[inline(always)]
 fn erfc_tail(a: f64) -> f64 {
@@ -119,7 +141,7 @@ pub fn erf_f64(x: f64) -> f64 {
     // exact (t in [1, 6]); ln erfc(t) is in [-38.4, -1.84], so erfc(t) is normal.
     let t = if a > 6.0 { 6.0 } else { a };
     let t = if t < 1.0 { 1.0 } else { t };
-    let large = (1.0 - exp_normal_f64(ERFTAIL::horner(t - 1.0))).copysign(x);
+    let large = (1.0 - exp_erfc(ERFTAIL::horner(t - 1.0))).copysign(x);
     if a < 1.0 { small } else { large }
 }
 
