@@ -31,19 +31,29 @@ map_kernels! {
     math_erf_f32(f32) => gpu::math::erf;
     math_erfinv_f32(f32) => gpu::math::erfinv;
     math_lgamma_f32(f32) => gpu::math::lgamma;
-    math_sin_f64(f64) => gpu::math::sin_f64;
-    math_cos_f64(f64) => gpu::math::cos_f64;
     math_exp_f64(f64) => gpu::math::exp_f64;
     math_log_f64(f64) => gpu::math::log_f64;
     math_tanh_f64(f64) => gpu::math::tanh_f64;
 }
 
-/// `out[i] = erf(x[i])` ([`gpu::math::erf_f64`]), its registers limited so that four blocks
-/// fit on an SM (ptxas otherwise takes 66: three blocks, too few loads in flight to hide the
-/// memory's latency).
-#[kernel(launch_bounds(256, 4))]
-pub fn math_erf_f64(x: &[f64], out: DisjointSlice<f64>) {
-    gpu::device::transform_unrolled::<f64, f64, _, MATH_ITEMS>(x, &out, gpu::math::erf_f64);
+/// `map_kernels!` with the registers limited so that `$blocks` blocks fit on an SM
+/// (`launch_bounds(256, $blocks)`): for the long f64 functions, where ptxas would otherwise
+/// take a few registers more than that (`math_erf_f64` 66: three blocks, too few loads in
+/// flight to hide the memory's latency).
+macro_rules! bounded_map_kernels {
+    ($($name:ident($t:ty, $blocks:tt) => $f:path;)*) => { $(
+        /// `out[i] = f(x[i])`.
+        #[kernel(launch_bounds(256, $blocks))]
+        pub fn $name(x: &[$t], out: DisjointSlice<$t>) {
+            gpu::device::transform_unrolled::<$t, $t, _, MATH_ITEMS>(x, &out, $f);
+        }
+    )* };
+}
+
+bounded_map_kernels! {
+    math_sin_f64(f64, 5) => gpu::math::sin_f64;
+    math_cos_f64(f64, 5) => gpu::math::cos_f64;
+    math_erf_f64(f64, 4) => gpu::math::erf_f64;
 }
 
 /// `out[i] = x[i]^y[i]` ([`gpu::math::pow`]).

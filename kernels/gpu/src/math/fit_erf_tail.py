@@ -3,7 +3,7 @@ x = t - 1, near-minimax for max erfc(t)*|p - g| (the absolute error it causes in
 Lawson's iteratively reweighted least squares on Chebyshev nodes in 200-bit arithmetic, then each
 coefficient rounded to f64, lowest degree first, and the rest refitted. Prints the coefficients'
 bits, highest degree first (the Rust table stores their negations: the polynomial of ln erfc).
-Needs mpmath: `python3 fit_erf_tail.py 18` (the degree; minutes)."""
+Needs mpmath: `python3 fit_erf_tail.py 17` (the degree; minutes)."""
 import sys
 from mpmath import mp, mpf, erfc, log, cos, pi, matrix, qr_solve, lu_solve
 mp.prec = 200

@@ -168,7 +168,9 @@ fn kernel(r: f64, lo: f64) -> (f64, f64) {
     // cos: w = 1 − r²/2 rounded, its error recovered, then r⁴·C(r²) − r·lo.
     let hz = mul64(0.5, s);
     let w = 1.0 - hz;
-    let cos = w + (((1.0 - w) - hz) + fma(mul64(s, s), COS::horner(s), -mul64(r, lo)));
+    // (The subtraction of r·lo by a plain `-`, not a negated fma operand: a negation there
+    // is an integer operation of its own.)
+    let cos = w + fma(mul64(s, s), COS::horner(s), ((1.0 - w) - hz) - mul64(r, lo));
     (sin, cos)
 }
 
