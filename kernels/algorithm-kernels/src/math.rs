@@ -37,9 +37,10 @@ map_kernels! {
 }
 
 /// `map_kernels!` with the registers limited so that `$blocks` blocks fit on an SM
-/// (`launch_bounds(256, $blocks)`): for the long f64 functions, where ptxas would otherwise
-/// take a few registers more than that (`math_erf_f64` 66: three blocks, too few loads in
-/// flight to hide the memory's latency).
+/// (`launch_bounds(256, $blocks)`), for the long f64 functions: `math_sin_f64`/`math_cos_f64`
+/// take 47-48 registers for five blocks (50 otherwise: four blocks, fewer loads in flight to
+/// hide the memory's latency); `math_erf_f64` 70 for three (103 and 776 SASS instructions
+/// unlimited, 600 here; at 64 registers, four blocks, ptxas spills).
 macro_rules! bounded_map_kernels {
     ($($name:ident($t:ty, $blocks:tt) => $f:path;)*) => { $(
         /// `out[i] = f(x[i])`.
@@ -53,7 +54,7 @@ macro_rules! bounded_map_kernels {
 bounded_map_kernels! {
     math_sin_f64(f64, 5) => gpu::math::sin_f64;
     math_cos_f64(f64, 5) => gpu::math::cos_f64;
-    math_erf_f64(f64, 4) => gpu::math::erf_f64;
+    math_erf_f64(f64, 3) => gpu::math::erf_f64;
 }
 
 /// `out[i] = x[i]^y[i]` ([`gpu::math::pow`]).
