@@ -69,7 +69,7 @@ fn log2_ext_scaled(x: f32, bias: f32) -> (f32, f32) {
     (h, (hi - h) + lo)
 }
 
-/// 1/d for d in [1.7071, 2.4143] (m + 1 above) to within about 1 ulp, from IEEE operations
+/// 1/d for d in [1.7071, 2.4143] (a + 2 above) to within about 1 ulp, from IEEE operations
 /// only (so the same bits on the GPU and the host): the minimax linear seed c0 − c1·d
 /// (relative error 2^-6.06 at most), then two Newton steps r + r·(1 − d·r), each squaring the
 /// relative error (2^-12.1, then 2^-24.2 before the last rounding).

@@ -101,7 +101,8 @@ fn reduce(x: f64) -> (f64, f64, i64) {
         let j = k - MAGIC;
         let q = (k.to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64);
         // x − j·PIO2_1 is exact (both multiples of 2^-53, difference below 1). For j = 0 every
-        // step below gives x itself (and lo = 0), the sign of a zero x included.
+        // step below gives x itself and lo = 0, but +0 for x = −0 (`by_quadrant` gives sin its
+        // sign back).
         let r1 = fma(j, neg_pio2_1, x);
         let w = mul64(j, pio2_2);
         let w_lo = fma(j, pio2_2, -w);
