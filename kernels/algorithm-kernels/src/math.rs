@@ -31,12 +31,30 @@ map_kernels! {
     math_erf_f32(f32) => gpu::math::erf;
     math_erfinv_f32(f32) => gpu::math::erfinv;
     math_lgamma_f32(f32) => gpu::math::lgamma;
-    math_sin_f64(f64) => gpu::math::sin_f64;
-    math_cos_f64(f64) => gpu::math::cos_f64;
     math_exp_f64(f64) => gpu::math::exp_f64;
     math_log_f64(f64) => gpu::math::log_f64;
     math_tanh_f64(f64) => gpu::math::tanh_f64;
-    math_erf_f64(f64) => gpu::math::erf_f64;
+}
+
+/// `map_kernels!` with the registers limited so that `$blocks` blocks fit on an SM
+/// (`launch_bounds(256, $blocks)`), for the long f64 functions: `math_sin_f64`/`math_cos_f64`
+/// take 47-48 registers for five blocks (50 otherwise: four blocks, fewer loads in flight to
+/// hide the memory's latency); `math_erf_f64` 70 for three (103 and 776 SASS instructions
+/// unlimited, 600 here; at 64 registers, four blocks, ptxas spills).
+macro_rules! bounded_map_kernels {
+    ($($name:ident($t:ty, $blocks:tt) => $f:path;)*) => { $(
+        /// `out[i] = f(x[i])`.
+        #[kernel(launch_bounds(256, $blocks))]
+        pub fn $name(x: &[$t], out: DisjointSlice<$t>) {
+            gpu::device::transform_unrolled::<$t, $t, _, MATH_ITEMS>(x, &out, $f);
+        }
+    )* };
+}
+
+bounded_map_kernels! {
+    math_sin_f64(f64, 5) => gpu::math::sin_f64;
+    math_cos_f64(f64, 5) => gpu::math::cos_f64;
+    math_erf_f64(f64, 3) => gpu::math::erf_f64;
 }
 
 /// `out[i] = x[i]^y[i]` ([`gpu::math::pow`]).

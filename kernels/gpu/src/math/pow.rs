@@ -27,38 +27,59 @@ pub(super) fn log2_ext(x: f32) -> (f32, f32) {
     } else {
         (x, 0.0)
     };
+    log2_ext_scaled(x, bias)
+}
+
+/// log2(x) + bias as hi + lo for a positive normal x ([`log2_ext`] after its scaling of
+/// subnormals; `bias` is 0 or -23).
+#[inline(always)]
+fn log2_ext_scaled(x: f32, bias: f32) -> (f32, f32) {
     let ia = x.to_bits() as i32;
     let e = ia.wrapping_sub(0x3f35_04f3) & (0xff80_0000_u32 as i32);
     let m = f32::from_bits(ia.wrapping_sub(e) as u32);
     let i = (e >> 23) as f32 + bias;
-    // u = (m − 1)/(m + 1): m − 1 is exact, m + 1 = d + d_lo with d_lo = m − (d − 1), where
-    // d − 1 (d in [1.7, 2.5)) and the difference of two values in [0.7, 1.5) are exact.
+    // u = a/(a + 2) with a = m − 1 (exact).
     let a = m - 1.0;
-    let d = m + 1.0;
-    let d_lo = m - (d - 1.0);
-    // One division (`div.rn` is a long sequence): u = a·(1/d), within 2 ulp of a/d; the exact
-    // residual a − u·d − u·d_lo, times 1/d, is u_lo, so u + u_lo is still a/(d + d_lo) to ~2^-46.
-    let rcp = 1.0 / d;
+    // No division (`rcp.rn`/`div.rn` are long sequences with a branch to a slow path): 1/d for
+    // d = a + 2 rounded by Newton's method from a linear seed, u = a·(1/d) within about 2 ulp
+    // of the quotient. Its residual a − u·(a + 2) = (a − 2u) − u·a, where a − 2u is exact
+    // (2u lies within a factor 2 of a), rounded once, times 1/d, is u_lo: u + u_lo is
+    // a/(a + 2) to ~2^-45.
+    let rcp = recip_d(a + 2.0);
     let u = mul(a, rcp);
-    let u_lo = mul(fnma(u, d_lo, fnma(u, d, a)), rcp);
+    let u_lo = mul(fnma(u, a, fma(-2.0, u, a)), rcp);
     // u², u³, u³/3 as hi + lo.
     let u2 = mul(u, u);
-    let u2_lo = fms(u, u, u2) + mul(mul(2.0, u), u_lo);
+    // Each lo part is its error-free product term plus the cross terms, summed by fmas.
+    let u2_lo = fma(mul(2.0, u), u_lo, fms(u, u, u2));
     let u3 = mul(u, u2);
-    let u3_lo = fms(u, u2, u3) + (mul(u, u2_lo) + mul(u_lo, u2));
+    let u3_lo = fma(u_lo, u2, fma(u, u2_lo, fms(u, u2, u3)));
     let t3 = mul(u3, THIRD_HI);
-    let t3_lo = fms(u3, THIRD_HI, t3) + (mul(u3, THIRD_LO) + mul(u3_lo, THIRD_HI));
+    let t3_lo = fma(u3_lo, THIRD_HI, fma(u3, THIRD_LO, fms(u3, THIRD_HI, t3)));
     let rest = mul(mul(u3, u2), horner(u2, ATANH));
     // atanh u = s + s_lo; |t3| < |u|.
     let s = u + t3;
     let s_lo = ((u - s) + t3) + (u_lo + t3_lo + rest);
     // log2 m = K·atanh u, then + i (|i| ≥ 1 > |l| or i = 0).
     let l = mul(s, K_HI);
-    let l_lo = fms(s, K_HI, l) + (mul(s, K_LO) + mul(s_lo, K_HI));
+    let l_lo = fma(s_lo, K_HI, fma(s, K_LO, fms(s, K_HI, l)));
     let hi = i + l;
     let lo = ((i - hi) + l) + l_lo;
     let h = hi + lo;
     (h, (hi - h) + lo)
+}
+
+/// 1/d for d in [1.7071, 2.4143] (a + 2 above) to within about 1 ulp, from IEEE operations
+/// only (so the same bits on the GPU and the host): the minimax linear seed c0 − c1·d
+/// (relative error 2^-6.06 at most), then two Newton steps r + r·(1 − d·r), each squaring the
+/// relative error (2^-12.1, then 2^-24.2 before the last rounding).
+#[inline(always)]
+fn recip_d(d: f32) -> f32 {
+    const C0: f32 = f32::from_bits(0x3f7c_2cfe); // 0.98506153
+    const C1: f32 = f32::from_bits(0x3e74_c09c); // 0.239016
+    let r = fnma(d, C1, C0);
+    let r = fma(r, fnma(d, r, 1.0), r);
+    fma(r, fnma(d, r, 1.0), r)
 }
 
 /// 2^(p + p_lo), |p_lo| ≤ ulp(p): overflow to +inf above 2^128, +0 below 2^-150.
@@ -68,13 +89,40 @@ pub(super) fn exp2_ext(p: f32, p_lo: f32) -> f32 {
     // has a NaN p_lo).
     let pc = p.clamp(-152.0, 130.0);
     let p_lo = if pc == p { p_lo } else { 0.0 };
-    // rint(pc) by the 1.5·2^23 trick; the integer is read from the sum's low bits.
+    let (r, j) = exp2_parts(pc, p_lo);
+    if (j + 125) as u32 <= 252 {
+        scale_normal(r, j)
+    } else {
+        scale_wide(r, j)
+    }
+}
+
+/// 2^(p + p_lo) = r·2^j: j = rint(p) by the 1.5·2^23 trick, read from the sum's low bits,
+/// and r = 2^(p − j + p_lo) in [0.7, 1.5). For |p| < 2^22; beyond, or for an infinite or
+/// NaN p, r is meaningless and j is outside -125..=127 (the sum's bits are then far from
+/// the trick constant's, or its sign bit is set).
+#[inline(always)]
+fn exp2_parts(p: f32, p_lo: f32) -> (f32, i32) {
     const MAGIC: f32 = 12_582_912.0;
-    let k = pc + MAGIC;
+    let k = p + MAGIC;
     let jf = k - MAGIC;
-    let t = (pc - jf) + p_lo;
+    let t = (p - jf) + p_lo;
     let r = fma(horner(t, EXP2), t, 1.0);
-    let j = (k.to_bits() as i32).wrapping_sub(MAGIC.to_bits() as i32);
+    (r, (k.to_bits() as i32).wrapping_sub(MAGIC.to_bits() as i32))
+}
+
+/// r·2^j for r in [0.7, 1.5) and j in -125..=127 (a normal result): its exponent field plus
+/// j, the same bits as the product.
+#[inline(always)]
+fn scale_normal(r: f32, j: i32) -> f32 {
+    f32::from_bits(r.to_bits().wrapping_add((j << 23) as u32))
+}
+
+/// r·2^j for the j of an overflow or a subnormal result: two products, the first exact, the
+/// second rounding once. Not inlined, so that the common path above is a branch over a call
+/// rather than predicated instructions that issue anyway.
+#[inline(never)]
+fn scale_wide(r: f32, j: i32) -> f32 {
     let j1 = j >> 1;
     mul(mul(r, pow2i(j1)), pow2i(j - j1))
 }
@@ -84,23 +132,55 @@ pub(super) fn exp2_ext(p: f32, p_lo: f32) -> f32 {
 /// ±0 and ±inf by the sign of y and the parity of y).
 #[inline(always)]
 pub fn pow(x: f32, y: f32) -> f32 {
+    // The common case without a test on its way: x positive and normal and a normal result
+    // (|y·log2 x| < 125), where no clamp, scaling of a subnormal x or special case applies.
+    // Computed for every x (a meaningless value otherwise), then one branch: an x outside
+    // [2^-126, inf) (negative, zero, subnormal, inf, NaN; one unsigned compare of its bits),
+    // or a j outside -125..=127 (which an infinite or NaN y·log2 x gives too) takes the
+    // general path, whose results on the common case are the same bits.
+    let (l, l_lo) = log2_ext_scaled(x, 0.0);
+    let p = mul(y, l);
+    let (r, j) = exp2_parts(p, fma(y, l_lo, fms(y, l, p)));
+    let x_normal = x.to_bits().wrapping_sub(0x0080_0000) < 0x7f00_0000;
+    if x_normal && (j + 125) as u32 <= 252 {
+        scale_normal(r, j)
+    } else {
+        pow_general(x, y)
+    }
+}
+
+/// `pow` for every input.
+#[inline(never)]
+fn pow_general(x: f32, y: f32) -> f32 {
     let ax = x.abs();
     let (l, l_lo) = log2_ext(ax);
     let p = mul(y, l);
-    let p_lo = fms(y, l, p) + mul(y, l_lo);
+    let p_lo = fma(y, l_lo, fms(y, l, p));
     let r = exp2_ext(p, p_lo);
-    let y_int = trunc(y) == y;
-    // y/2 is exact for |y| ≥ 1 and an integer from 2^24 on (every such f32 is even).
-    let h = mul(y, 0.5);
-    let y_odd = y_int && trunc(h) != h;
-    // Selects, not branches, for the finite cases: negative x gives ±r by the parity of an
-    // integer y and NaN otherwise.
-    let r = if x < 0.0 && y_odd { -r } else { r };
-    let r = if x < 0.0 && !y_int { f32::NAN } else { r };
     if ax > 0.0 && ax < f32::INFINITY && y.is_finite() {
-        r
+        if x < 0.0 { negative_x(r, y) } else { r }
     } else {
-        special(x, y, y_odd)
+        special(x, y, y_odd(y))
+    }
+}
+
+/// Whether y is an odd integer. y/2 is exact for |y| ≥ 1 and an integer from 2^24 on (every
+/// such f32 is even).
+#[inline(always)]
+fn y_odd(y: f32) -> bool {
+    let h = mul(y, 0.5);
+    trunc(y) == y && trunc(h) != h
+}
+
+/// `pow` for finite x < 0: x^y = ±|x|^y (`r`) for an integer y, NaN otherwise.
+#[inline(always)]
+fn negative_x(r: f32, y: f32) -> f32 {
+    if trunc(y) != y {
+        f32::NAN
+    } else if y_odd(y) {
+        -r
+    } else {
+        r
     }
 }
 

@@ -79,7 +79,15 @@ fn two_sum(a: f64, b: f64) -> (f64, f64) {
     (s, (a - (s - bv)) + (b - bv))
 }
 
+/// `a + b` as hi + lo, exactly, for |a| ≥ |b| (Dekker's fast two-sum).
+#[inline(always)]
+fn fast_two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    (s, b - (s - a))
+}
+
 /// `x = r + r_lo + q·π/2`, |r| ≤ π/4 (about), |r_lo| ≤ ulp(r); only `q mod 4` is meaningful.
+/// NaN for ±inf and NaN (one test on the common path: |x| < 2^20 is false for both).
 #[inline(always)]
 fn reduce(x: f64) -> (f64, f64, i64) {
     if x.abs() < FAST_REDUCTION_MAX {
@@ -87,22 +95,28 @@ fn reduce(x: f64) -> (f64, f64, i64) {
         // 2/π, -π/2's three parts (PIO2_1 ... PIO2_3, π/2 = PIO2_1 + PIO2_2 + PIO2_3).
         let (two_over_pi, neg_pio2_1) = (REDUCTION::get::<0>(), REDUCTION::get::<1>());
         let (pio2_2, pio2_3) = (REDUCTION::get::<2>(), REDUCTION::get::<3>());
-        let j = fma(x, two_over_pi, MAGIC) - MAGIC;
-        // x − j·PIO2_1 is exact (both multiples of 2^-53, difference below 1).
+        // j = rint(x·2/π), and as an integer from the sum's low bits (no saturating
+        // float-to-integer conversion).
+        let k = fma(x, two_over_pi, MAGIC);
+        let j = k - MAGIC;
+        let q = (k.to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64);
+        // x − j·PIO2_1 is exact (both multiples of 2^-53, difference below 1). For j = 0 every
+        // step below gives x itself and lo = 0, but +0 for x = −0 (`by_quadrant` gives sin its
+        // sign back).
         let r1 = fma(j, neg_pio2_1, x);
         let w = mul64(j, pio2_2);
         let w_lo = fma(j, pio2_2, -w);
         let (r, e) = two_sum(r1, -w);
         let lo = e - fma(j, pio2_3, w_lo);
-        let (r, lo) = two_sum(r, lo);
-        // For j = 0, x itself: keeps the sign of a zero x.
-        if j == 0.0 {
-            (x, 0.0, 0)
-        } else {
-            (r, lo, j as i64)
-        }
-    } else {
+        // |lo| ≤ ulp(r)/2 + 2^-84, and no double is within 2^-62 of a nonzero multiple of π/2
+        // (Muller, "Elementary Functions", the worst cases of range reduction): |lo| < |r|, so
+        // the fast two-sum is exact.
+        let (r, lo) = fast_two_sum(r, lo);
+        (r, lo, q)
+    } else if x.is_finite() {
         reduce_huge(x)
+    } else {
+        (f64::NAN, 0.0, 0)
     }
 }
 
@@ -155,17 +169,15 @@ fn kernel(r: f64, lo: f64) -> (f64, f64) {
     // cos: w = 1 − r²/2 rounded, its error recovered, then r⁴·C(r²) − r·lo.
     let hz = mul64(0.5, s);
     let w = 1.0 - hz;
-    let cos = w + (((1.0 - w) - hz) + fma(mul64(s, s), COS::horner(s), -mul64(r, lo)));
+    // (The subtraction of r·lo by a plain `-`, not a negated fma operand: a negation there
+    // is an integer operation of its own.)
+    let cos = w + fma(mul64(s, s), COS::horner(s), ((1.0 - w) - hz) - mul64(r, lo));
     (sin, cos)
 }
 
 #[inline(always)]
 fn by_quadrant(x: f64) -> (f64, f64) {
-    let (r, lo, q) = if x.is_finite() {
-        reduce(x)
-    } else {
-        (f64::NAN, 0.0, 0)
-    };
+    let (r, lo, q) = reduce(x);
     let (s, c) = kernel(r, lo);
     // sin(±0) = ±0 (the kernel's sum would give +0).
     let s = if x == 0.0 { x } else { s };
