@@ -24,11 +24,9 @@ pub fn rgb_to_gray_interleaved(rgb: &[u8], width: u32, height: u32, mut gray: Di
     let idx = thread::global_index_2d();
     let (col, row) = (idx.x(), idx.y());
     let (w, h) = (width as usize, height as usize);
+    let pixels = Matrix::new(rgb.as_chunks::<3>().0, h, w);
     if col < w && row < h {
-        let pixel = row * w + col;
-        let r = rgb[3 * pixel] as f32;
-        let g = rgb[3 * pixel + 1] as f32;
-        let b = rgb[3 * pixel + 2] as f32;
+        let [r, g, b] = pixels[(row, col)].map(f32::from);
         // SAFETY: every thread passes the same row stride `w`.
         unsafe { gray.set_2d(idx, w, (0.21 * r + 0.71 * g + 0.07 * b) as u8) };
     }
@@ -44,6 +42,8 @@ pub fn convolution_2d(
     height: u32,
     mut out: DisjointSlice<f32>,
 ) {
+    let image = Matrix::new(image, height as usize, width as usize);
+    let filter = Matrix::new(filter, FILTER, FILTER);
     let idx = thread::global_index_2d();
     let (col, row) = (idx.x() as i64, idx.y() as i64);
     let (w, h) = (width as i64, height as i64);
@@ -57,7 +57,7 @@ pub fn convolution_2d(
             let y = row + fy as i64 - radius;
             let x = col + fx as i64 - radius;
             if y >= 0 && y < h && x >= 0 && x < w {
-                sum += filter[fy * FILTER + fx] * image[(y * w + x) as usize];
+                sum += filter[(fy, fx)] * image[(y as usize, x as usize)];
             }
         }
     }
