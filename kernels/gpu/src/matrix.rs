@@ -15,9 +15,6 @@
 //!     out.set_2d(idx, w, 2.0 * input[(y, x)]); // no check left
 //! }
 //! ```
-//!
-//! Elements of several values (interleaved RGB bytes) are arrays: `Matrix::new(rgb.as_chunks::<3>().0,
-//! h, w)[(y, x)]` is the `[u8; 3]` of pixel (x, y).
 
 use core::ops::Index;
 
@@ -54,6 +51,7 @@ fn out_of_bounds(row: usize, col: usize, rows: usize, cols: usize) -> ! {
     // SAFETY: the kernel crate was built with unchecked indexing (`checks = "unchecked"`), whose
     // contract is that no index is out of bounds; the simulator and host builds keep the check.
     unsafe {
+        let _ = (row, col, rows, cols);
         core::hint::unreachable_unchecked()
     }
     #[cfg(not(all(target_arch = "nvptx64", gpu_unchecked_indexing)))]

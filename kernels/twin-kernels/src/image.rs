@@ -24,9 +24,11 @@ pub fn rgb_to_gray_interleaved(rgb: &[u8], width: u32, height: u32, mut gray: Di
     let idx = thread::global_index_2d();
     let (col, row) = (idx.x(), idx.y());
     let (w, h) = (width as usize, height as usize);
-    let pixels = Matrix::new(rgb.as_chunks::<3>().0, h, w);
     if col < w && row < h {
-        let [r, g, b] = pixels[(row, col)].map(f32::from);
+        let pixel = row * w + col;
+        let r = rgb[3 * pixel] as f32;
+        let g = rgb[3 * pixel + 1] as f32;
+        let b = rgb[3 * pixel + 2] as f32;
         // SAFETY: every thread passes the same row stride `w`.
         unsafe { gray.set_2d(idx, w, (0.21 * r + 0.71 * g + 0.07 * b) as u8) };
     }

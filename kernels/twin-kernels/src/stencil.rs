@@ -47,14 +47,14 @@ pub fn jacobi_step_2d(u: &[f32], width: u32, height: u32, mut out: DisjointSlice
     let idx = thread::global_index_2d();
     let (x, y) = (idx.x(), idx.y());
     let (w, h) = (width as usize, height as usize);
-    let u = Matrix::new(u, h, w);
     if x >= w || y >= h {
         return;
     }
+    let i = y * w + x;
     let v = if x == 0 || y == 0 || x == w - 1 || y == h - 1 {
-        u[(y, x)]
+        u[i]
     } else {
-        0.25 * (u[(y, x - 1)] + u[(y, x + 1)] + u[(y - 1, x)] + u[(y + 1, x)])
+        0.25 * (u[i - 1] + u[i + 1] + u[i - w] + u[i + w])
     };
     // SAFETY: every thread passes the same row stride `w`.
     unsafe { out.set_2d(idx, w, v) };
