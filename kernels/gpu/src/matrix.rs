@@ -6,8 +6,8 @@
 //! [`Matrix::new`] checks once that the slice holds `rows × cols` elements; indexing then
 //! checks `row < rows && col < cols`, which is the guard the kernel already wrote, so the
 //! optimizer drops it and loads issue together, as in CUDA C++. Indices the kernel does not
-//! guard are still checked (a failed check traps). In `checks = "unchecked"` device builds both
-//! checks are removed, like a slice's (the simulator and host builds keep them).
+//! guard are still checked (a failed check traps). In `checks = "unchecked"` device builds the
+//! index check is removed like a slice's; the size check in `new` stays (it is once per thread).
 //!
 //! ```ignore
 //! let input = Matrix::new(input, h, w); // traps unless input.len() >= h * w
@@ -40,14 +40,6 @@ impl<T> Copy for Matrix<'_, T> {}
 #[cfg_attr(not(panic = "immediate-abort"), inline(never))]
 #[track_caller]
 fn too_small(len: usize, rows: usize, cols: usize) -> ! {
-    #[cfg(all(target_arch = "nvptx64", gpu_unchecked_indexing))]
-    // SAFETY: as in `out_of_bounds`: unchecked builds promise that every index is in bounds, and
-    // a matrix larger than its slice is only a way to index out of bounds.
-    unsafe {
-        let _ = (len, rows, cols);
-        core::hint::unreachable_unchecked()
-    }
-    #[cfg(not(all(target_arch = "nvptx64", gpu_unchecked_indexing)))]
     panic!("matrix of {rows} x {cols} elements over a slice of {len}")
 }
 
