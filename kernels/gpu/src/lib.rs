@@ -29,6 +29,7 @@
 //! - [`device`]: the bodies of the device-wide algorithms, for instantiating as kernels.
 //! - [`ops`]: operators (`Sum`, `Min`, `Max`, bitwise, closures, your own).
 //! - [`atomic`]: atomic read-modify-write on global and shared memory, with a scope.
+//! - [`matrix`]: read-only 2-D views of inputs, `m[(row, col)]`, checked the way kernels guard.
 //! - [`math`]: the hardware's fast approximate math and bit operations.
 //! - [`mma`]: tensor cores (`mma.sync`), `ldmatrix`, `cp.async` (sm_80+).
 //! - `packed`: `Bf16x2`/`F16x2` packed 16-bit floats and hardware conversions.
@@ -82,6 +83,7 @@ pub mod grid;
 #[cfg(any(gpu_sm90, not(target_arch = "nvptx64")))]
 pub mod hopper;
 pub mod math;
+pub mod matrix;
 pub mod mma;
 pub mod ops;
 #[cfg(feature = "half")]
@@ -107,6 +109,7 @@ pub use copy::DeviceCopy;
 /// Kernels as types (`#[kernel]` implements [`kernel_type::KernelType`] for each kernel).
 pub use gpu_abi::kernel_type;
 pub use gpu_macros::{DeviceCopy, kernel, shared_array};
+pub use matrix::Matrix;
 pub use slice::{DisjointSlice, ThreadIndex, ThreadIndex2D};
 
 /// Everything a kernel usually needs, in one `use gpu::prelude::*;`.
@@ -114,6 +117,7 @@ pub use slice::{DisjointSlice, ThreadIndex, ThreadIndex2D};
 /// Brings the item modules into scope by name (`thread::global_index()`, `warp::shfl_down(..)`,
 /// `atomic::add(..)`, `math::rsqrt(..)`), plus the types and macros used in almost every kernel.
 pub mod prelude {
+    pub use crate::matrix::Matrix;
     pub use crate::ops::{BitAnd, BitOr, BitXor, Identity, Max, Min, ReduceOp, Sum};
     pub use crate::shared::{SharedArray, SharedSlice};
     pub use crate::slice::{DisjointSlice, ThreadIndex, ThreadIndex2D};

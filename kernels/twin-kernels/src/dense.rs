@@ -22,6 +22,7 @@ pub fn sgemm_tiled(a: &[f32], b: &[f32], dims: Dims, mut c: DisjointSlice<f32>) 
     let tile_a = shared_array!(f32, T * T);
     let tile_b = shared_array!(f32, T * T);
     let (m, n, k) = (dims.m as usize, dims.n as usize, dims.k as usize);
+    let (a, b) = (Matrix::new(a, m, k), Matrix::new(b, k, n));
     let (tx, ty) = (
         thread::thread_idx_x() as usize,
         thread::thread_idx_y() as usize,
@@ -32,12 +33,12 @@ pub fn sgemm_tiled(a: &[f32], b: &[f32], dims: Dims, mut c: DisjointSlice<f32>) 
     for t in 0..k.div_ceil(T) {
         let (a_col, b_row) = (t * T + tx, t * T + ty);
         let a_val = if row < m && a_col < k {
-            a[row * k + a_col]
+            a[(row, a_col)]
         } else {
             0.0
         };
         let b_val = if b_row < k && col < n {
-            b[b_row * n + col]
+            b[(b_row, col)]
         } else {
             0.0
         };

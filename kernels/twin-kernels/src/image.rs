@@ -44,6 +44,8 @@ pub fn convolution_2d(
     height: u32,
     mut out: DisjointSlice<f32>,
 ) {
+    let image = Matrix::new(image, height as usize, width as usize);
+    let filter = Matrix::new(filter, FILTER, FILTER);
     let idx = thread::global_index_2d();
     let (col, row) = (idx.x() as i64, idx.y() as i64);
     let (w, h) = (width as i64, height as i64);
@@ -57,7 +59,7 @@ pub fn convolution_2d(
             let y = row + fy as i64 - radius;
             let x = col + fx as i64 - radius;
             if y >= 0 && y < h && x >= 0 && x < w {
-                sum += filter[fy * FILTER + fx] * image[(y * w + x) as usize];
+                sum += filter[(fy, fx)] * image[(y as usize, x as usize)];
             }
         }
     }

@@ -12,13 +12,14 @@ pub const ROWS: usize = 8;
 #[kernel(block(32, 8))]
 pub fn transpose_naive(input: &[f32], width: u32, height: u32, out: DisjointSlice<f32>) {
     let (w, h) = (width as usize, height as usize);
+    let input = Matrix::new(input, h, w);
     let x = thread::block_idx_x() as usize * TILE + thread::thread_idx_x() as usize;
     let y = thread::block_idx_y() as usize * TILE + thread::thread_idx_y() as usize;
     for j in (0..TILE).step_by(ROWS) {
         if x < w && y + j < h {
             // SAFETY: element (y + j, x) of the input goes to (x, y + j) of the output, and
             // each thread owns distinct (x, y + j): no two threads write the same element.
-            unsafe { out.write_unchecked_race(x * h + y + j, input[(y + j) * w + x]) };
+            unsafe { out.write_unchecked_race(x * h + y + j, input[(y + j, x)]) };
         }
     }
 }
@@ -29,6 +30,7 @@ pub fn transpose_naive(input: &[f32], width: u32, height: u32, out: DisjointSlic
 pub fn transpose_tiled(input: &[f32], width: u32, height: u32, out: DisjointSlice<f32>) {
     let tile = shared_array!(f32, TILE * (TILE + 1));
     let (w, h) = (width as usize, height as usize);
+    let input = Matrix::new(input, h, w);
     let (tx, ty) = (
         thread::thread_idx_x() as usize,
         thread::thread_idx_y() as usize,
@@ -41,7 +43,7 @@ pub fn transpose_tiled(input: &[f32], width: u32, height: u32, out: DisjointSlic
     let (x, y) = (bx * TILE + tx, by * TILE + ty);
     for j in (0..TILE).step_by(ROWS) {
         if x < w && y + j < h {
-            tile.write((ty + j) * (TILE + 1) + tx, input[(y + j) * w + x]);
+            tile.write((ty + j) * (TILE + 1) + tx, input[(y + j, x)]);
         }
     }
     sync_threads();

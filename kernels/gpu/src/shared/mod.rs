@@ -98,6 +98,7 @@ fn out_of_bounds(index: usize, len: usize) -> ! {
     // SAFETY: the kernel crate was built with unchecked indexing (`checks = "unchecked"`), whose
     // contract is that no index is out of bounds; the simulator and host builds keep the check.
     unsafe {
+        let _ = (index, len);
         core::hint::unreachable_unchecked()
     }
     #[cfg(not(all(target_arch = "nvptx64", gpu_unchecked_indexing)))]
