@@ -544,7 +544,9 @@ fn attention_wgmma_refuses_other_devices() {
             schedule, s, &q256, &k256, &k256, &mut o256, None, d256, false,
         ) {
             Err(Error::Argument { argument, .. }) => assert_eq!(argument, want),
-            other => panic!("{schedule:?} at head_dim 256: expected an argument error, got {other:?}"),
+            other => {
+                panic!("{schedule:?} at head_dim 256: expected an argument error, got {other:?}")
+            }
         }
     }
     let hopper = !gpu.is_simulator() && gpu.properties().compute_capability == (9, 0);
@@ -1031,8 +1033,17 @@ fn cu_of(lens: impl Iterator<Item = usize>) -> Vec<u32> {
         .collect()
 }
 
-/// One variable-length batch (`seqs`: per sequence (queries, keys)) through
-/// `Dense::attention_varlen_with(schedule, ..)` (`None`: the default kernel), bf16 or (`f16`)
+/// Which kernel `check_varlen` runs: `Dense::attention_varlen`'s default, the `mma.sync`
+/// kernel, or the Hopper kernel with a schedule (`Dense::attention_varlen_with`).
+#[derive(Debug, Clone, Copy)]
+enum VarlenKernel {
+    Default,
+    Mma,
+    Wgmma(WgmmaSchedule),
+}
+
+/// One variable-length batch (`seqs`: per sequence (queries, keys)) through `kernel`, bf16 or
+/// (`f16`, Hopper kernel only)
 /// f16 tensors, against the f64 reference of each sequence alone: every written element
 /// finite, relative error < 2e-2 per sequence, logsumexp (`[heads, total_q]`) within 2e-2.
 /// Errors describe the first failing sequence.
@@ -1043,7 +1054,7 @@ fn check_varlen(
     seqs: &[(usize, usize)],
     (d, heads, kv_heads): (usize, usize, usize),
     causal: bool,
-    schedule: Option<WgmmaSchedule>,
+    kernel: VarlenKernel,
     f16: bool,
     seed: u64,
 ) -> Result<(), String> {
@@ -1059,16 +1070,19 @@ fn check_varlen(
     let v = bf16s(&mut rng, total_k * kv_heads * d, 1.0);
     let mut lse = gpu.to_device(&vec![f32::NAN; total_q * heads]).unwrap();
     let s = gpu.default_stream();
-    let what = format!("varlen d{d} heads {heads}/{kv_heads} causal={causal} {schedule:?} f16={f16}");
+    let what = format!("varlen d{d} heads {heads}/{kv_heads} causal={causal} {kernel:?} f16={f16}");
     let o: Vec<f64> = if f16 {
         let dev = |x: &[bf16]| {
             let x: Vec<f16> = x.iter().map(|v| f16::from_f64(v.to_f64())).collect();
             gpu.to_device(&x).unwrap()
         };
         let mut o = gpu.to_device(&vec![f16::NAN; q.len()]).unwrap();
+        let VarlenKernel::Wgmma(schedule) = kernel else {
+            panic!("f16 runs on the Hopper kernel only");
+        };
         dense
             .attention_varlen_with(
-                schedule,
+                Some(schedule),
                 s,
                 (&dev(&q), &dev(&k), &dev(&v)),
                 &mut o,
@@ -1082,18 +1096,19 @@ fn check_varlen(
     } else {
         let dev = |x: &[bf16]| gpu.to_device(x).unwrap();
         let mut o = gpu.to_device(&vec![bf16::NAN; q.len()]).unwrap();
-        dense
-            .attention_varlen_with(
-                schedule,
-                s,
-                (&dev(&q), &dev(&k), &dev(&v)),
-                &mut o,
-                Some(&mut lse),
-                (&cu_q, &cu_k),
-                (heads, kv_heads, d),
-                causal,
-            )
-            .map_err(|e| format!("{what}: {e}"))?;
+        let (q, k, v) = (dev(&q), dev(&k), dev(&v));
+        let (qkv, cu, heads) = ((&q, &k, &v), (&cu_q[..], &cu_k[..]), (heads, kv_heads, d));
+        let lse = Some(&mut lse);
+        match kernel {
+            VarlenKernel::Default => dense.attention_varlen(s, qkv, &mut o, lse, cu, heads, causal),
+            VarlenKernel::Mma => {
+                dense.attention_varlen_with(None, s, qkv, &mut o, lse, cu, heads, causal)
+            }
+            VarlenKernel::Wgmma(schedule) => {
+                dense.attention_varlen_with(Some(schedule), s, qkv, &mut o, lse, cu, heads, causal)
+            }
+        }
+        .map_err(|e| format!("{what}: {e}"))?;
         o.to_vec().unwrap().iter().map(|x| x.to_f64()).collect()
     };
     let lse = lse.to_vec().unwrap();
@@ -1149,8 +1164,8 @@ fn check_varlen(
 
 /// A variable-length batch packed without padding (`Dense::attention_varlen`, `[total, heads,
 /// dim]` with cumulative sequence starts) through the default kernel (the Hopper kernel on
-/// compute capability 9.0, head dimension 256 included) against the reference of each
-/// sequence alone: ragged lengths (one query, no queries, more keys than queries and fewer),
+/// compute capability 9.0, head dimension 256 included; there the `mma.sync` kernel other
+/// GPUs run is checked too) against the reference of each sequence alone: ragged lengths (one query, no queries, more keys than queries and fewer),
 /// grouped-query heads, causal and not, the logsumexp (`[heads, total_q]`), and the
 /// sequence-start errors.
 #[test]
@@ -1174,8 +1189,14 @@ fn attention_varlen_matches_each_sequence() {
     for config in configs {
         for causal in [false, true] {
             seed += 1;
-            check_varlen(&gpu, &dense, seqs, config, causal, None, false, seed)
-                .unwrap_or_else(|e| panic!("{e}"));
+            let mut kernels = vec![VarlenKernel::Default];
+            if hopper && config.0 != 256 {
+                kernels.push(VarlenKernel::Mma);
+            }
+            for kernel in kernels {
+                check_varlen(&gpu, &dense, seqs, config, causal, kernel, false, seed)
+                    .unwrap_or_else(|e| panic!("{e}"));
+            }
         }
     }
     // Bad sequence starts are refused before anything runs.
@@ -1247,7 +1268,15 @@ fn attention_varlen_wgmma_matches_each_sequence() {
     };
     let dense = Dense::load(&gpu).unwrap();
     let batches: &[&[(usize, usize)]] = &[
-        &[(1, 1), (127, 127), (129, 129), (0, 0), (256, 256), (383, 383), (1, 300)],
+        &[
+            (1, 1),
+            (127, 127),
+            (129, 129),
+            (0, 0),
+            (256, 256),
+            (383, 383),
+            (1, 300),
+        ],
         &[(200, 77), (0, 5), (1000, 1000), (77, 200), (128, 128)],
         &[(1, 1), (0, 0), (1, 1), (1, 2)],
     ];
@@ -1306,7 +1335,7 @@ fn attention_varlen_wgmma_matches_each_sequence() {
                         batch,
                         config,
                         causal,
-                        Some(*schedule),
+                        VarlenKernel::Wgmma(*schedule),
                         *f16,
                         seed,
                     ) {

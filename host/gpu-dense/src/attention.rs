@@ -176,9 +176,9 @@ impl Dense {
         }
         let bf16s = (T::as_bf16(q), T::as_bf16(k), T::as_bf16(v));
         match (bf16s, T::as_bf16_mut(o)) {
-            ((Some(q), Some(k), Some(v)), Some(o)) => self.launch_attention_in(
-                name, stream, q, k, v, o, lse, shape, causal, varlen,
-            ),
+            ((Some(q), Some(k), Some(v)), Some(o)) => {
+                self.launch_attention_in(name, stream, q, k, v, o, lse, shape, causal, varlen)
+            }
             _ => {
                 let name = name.replacen("bf16", T::NAME, 1);
                 // Bad shapes are reported as such on every device.
@@ -230,20 +230,14 @@ impl Dense {
         heads: (usize, usize, usize),
         causal: bool,
     ) -> Result<()> {
-        self.attention_varlen_with(
-            None,
-            stream,
-            qkv,
-            o,
-            lse,
-            cu_seqlens,
-            heads,
-            causal,
-        )
+        let hopper = self.hopper.is_some() && !stream.is_simulator();
+        let kernel = hopper.then(WgmmaSchedule::default);
+        self.attention_varlen_with(kernel, stream, qkv, o, lse, cu_seqlens, heads, causal)
     }
 
     /// [`Dense::attention_varlen`] on the Hopper kernel with a chosen schedule (`Some`: an
-    /// error off Hopper, as [`Dense::attention_wgmma_with`]), or the default kernel (`None`):
+    /// error off Hopper, as [`Dense::attention_wgmma_with`]), or on the `mma.sync` kernel
+    /// (`None`: any device, bf16, head dimension 64 or 128), whatever the default would pick:
     /// for the tests and the benchmark.
     #[doc(hidden)]
     #[allow(clippy::too_many_arguments)]
@@ -305,7 +299,10 @@ impl Dense {
             ));
         }
         // Rows are addressed with 32-bit (TMA: signed) coordinates.
-        for (which, cu) in [("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)] {
+        for (which, cu) in [
+            ("cu_seqlens_q", cu_seqlens_q),
+            ("cu_seqlens_k", cu_seqlens_k),
+        ] {
             let total = cu[cu.len() - 1];
             if total > i32::MAX as u32 {
                 return Err(bad(
@@ -322,23 +319,19 @@ impl Dense {
             seq_k: lk.iter().copied().max().unwrap_or(0).max(1),
             head_dim,
         };
-        let varlen = (cu_seqlens_q, cu_seqlens_k);
-        if let Some(schedule) = schedule {
-            let varlen = Some(Varlen {
-                cu_q: cu_seqlens_q,
-                cu_k: cu_seqlens_k,
-            });
-            return self.launch_wgmma(stream, (q, k, v), o, lse, shape, causal, schedule, varlen);
+        match schedule {
+            Some(schedule) => {
+                let varlen = Some(Varlen {
+                    cu_q: cu_seqlens_q,
+                    cu_k: cu_seqlens_k,
+                });
+                self.launch_wgmma(stream, (q, k, v), o, lse, shape, causal, schedule, varlen)
+            }
+            None => {
+                let varlen = Some((cu_seqlens_q, cu_seqlens_k));
+                self.attention_mma(stream, (q, k, v), o, lse, shape, causal, varlen)
+            }
         }
-        if self.wgmma_attention_fits(stream, shape) {
-            let varlen = Some(Varlen {
-                cu_q: cu_seqlens_q,
-                cu_k: cu_seqlens_k,
-            });
-            let schedule = WgmmaSchedule::default();
-            return self.launch_wgmma(stream, (q, k, v), o, lse, shape, causal, schedule, varlen);
-        }
-        self.attention_mma(stream, (q, k, v), o, lse, shape, causal, Some(varlen))
     }
 
     /// [`Dense::attention`] through one named kernel of `dense_kernels::attention::TILINGS`

@@ -29,7 +29,8 @@ pub trait AttentionElement: gpu_host::gpu::DeviceCopy + sealed::Sealed {
     #[doc(hidden)]
     const TMA_TYPE: sys::CUtensorMapDataType;
     /// Launches the Hopper kernel for `variant` = (head dimension, consumer warpgroups): 64
-    /// with 2 or 3, 128 and 256 with 2; `cu` the sequence starts (empty: fixed lengths).
+    /// with 2 or 3, 128 and 256 with 2; `cu` the sequence starts and the work items (empty:
+    /// fixed lengths).
     #[doc(hidden)]
     #[allow(clippy::too_many_arguments)]
     fn launch_wgmma(
@@ -40,7 +41,7 @@ pub trait AttentionElement: gpu_host::gpu::DeviceCopy + sealed::Sealed {
         inputs: Inputs<'_, Self>,
         o: &mut DeviceBuffer<Self>,
         lse: &mut DeviceBuffer<f32>,
-        cu: (&DeviceBuffer<u32>, &DeviceBuffer<u32>),
+        cu: (&DeviceBuffer<u32>, &DeviceBuffer<u32>, &DeviceBuffer<u32>),
         params: FlashParams,
     ) -> Result<()>;
     /// The buffer as bf16, for the `mma.sync` kernels: `None` for other elements.
@@ -80,15 +81,15 @@ macro_rules! attention_elem {
                 (q, k, v, maps): Inputs<'_, Self>,
                 o: &mut DeviceBuffer<Self>,
                 lse: &mut DeviceBuffer<f32>,
-                (cu_q, cu_k): (&DeviceBuffer<u32>, &DeviceBuffer<u32>),
+                (cu_q, cu_k, order): (&DeviceBuffer<u32>, &DeviceBuffer<u32>, &DeviceBuffer<u32>),
                 p: FlashParams,
             ) -> Result<()> {
-                let (s, m) = (stream, module);
+                let (s, m, cu) = (stream, module, (cu_q, cu_k, order));
                 match variant {
-                    (64, 3) => m.$d64m192(s, cfg, q, k, v, maps, o, lse, cu_q, cu_k, p),
-                    (64, _) => m.$d64(s, cfg, q, k, v, maps, o, lse, cu_q, cu_k, p),
-                    (128, _) => m.$d128(s, cfg, q, k, v, maps, o, lse, cu_q, cu_k, p),
-                    _ => m.$d256(s, cfg, q, k, v, maps, o, lse, cu_q, cu_k, p),
+                    (64, 3) => m.$d64m192(s, cfg, q, k, v, maps, o, lse, cu.0, cu.1, cu.2, p),
+                    (64, _) => m.$d64(s, cfg, q, k, v, maps, o, lse, cu.0, cu.1, cu.2, p),
+                    (128, _) => m.$d128(s, cfg, q, k, v, maps, o, lse, cu.0, cu.1, cu.2, p),
+                    _ => m.$d256(s, cfg, q, k, v, maps, o, lse, cu.0, cu.1, cu.2, p),
                 }
             }
             fn as_bf16(buffer: &DeviceBuffer<Self>) -> Option<&DeviceBuffer<bf16>> {
@@ -234,6 +235,32 @@ impl Varlen<'_> {
             self.cu_k[self.cu_k.len() - 1] as usize,
         )
     }
+
+    /// The kernel's work items: every (query block of `bm` rows, batch·head) that has query
+    /// rows, as `[block, batch·head]` pairs, sorted by their key tiles (the cost), most first
+    /// (stable: ties stay by head, then block, so blocks running together share K/V in L2).
+    /// The persistent blocks deal them out in snake order, as the fixed-length causal tiles.
+    fn work_items(&self, heads: usize, bm: usize, causal: bool) -> Vec<u32> {
+        let bn = kernel::BN as usize;
+        let mut items: Vec<(usize, u32, u32)> = Vec::new();
+        for (b, (q, k)) in self.cu_q.windows(2).zip(self.cu_k.windows(2)).enumerate() {
+            let (len_q, len_k) = ((q[1] - q[0]) as usize, (k[1] - k[0]) as usize);
+            for h in 0..heads {
+                for mb in 0..len_q.div_ceil(bm) {
+                    let tiles = if causal {
+                        len_k
+                            .div_ceil(bn)
+                            .min((len_q.min((mb + 1) * bm) - 1) / bn + 1)
+                    } else {
+                        len_k.div_ceil(bn)
+                    };
+                    items.push((tiles, mb as u32, (b * heads + h) as u32));
+                }
+            }
+        }
+        items.sort_by_key(|&(tiles, _, _)| std::cmp::Reverse(tiles));
+        items.iter().flat_map(|&(_, mb, bh)| [mb, bh]).collect()
+    }
 }
 
 impl Dense {
@@ -358,7 +385,11 @@ impl Dense {
                     "O stored by TMA: head_dim 64 or 128 with fixed lengths only (head_dim {}{}: \
                      {})",
                     shape.head_dim,
-                    if varlen.is_some() { ", variable lengths" } else { "" },
+                    if varlen.is_some() {
+                        ", variable lengths"
+                    } else {
+                        ""
+                    },
                     if varlen.is_some() {
                         "a 64-row box would write past a sequence's end into the next"
                     } else {
@@ -470,7 +501,12 @@ impl Dense {
             tma_store: schedule.tma_store as u32,
             total_q: totals.map_or(0, |(tq, _)| tq as u32),
         };
-        let items = kernel::work_items(shape.seq_q as u32, bh, consumers);
+        // Variable lengths: the work items listed by the host (see `Varlen::work_items`).
+        let order = varlen.map(|v| v.work_items(shape.heads, bm as usize, causal));
+        let items = match &order {
+            Some(list) => (list.len() / 2) as u32,
+            None => kernel::work_items(shape.seq_q as u32, bh, consumers),
+        };
         let grid = if schedule.persistent {
             items.min(self.wgmma.sm_count)
         } else {
@@ -483,9 +519,14 @@ impl Dense {
         // likewise no sequence starts for fixed lengths.
         let mut none = stream.alloc_zeroed::<f32>(0)?;
         let lse = lse.unwrap_or(&mut none);
-        let (cu_q, cu_k) = match varlen {
-            Some(v) => (stream.to_device(v.cu_q)?, stream.to_device(v.cu_k)?),
-            None => (
+        let (cu_q, cu_k, order) = match (varlen, order) {
+            (Some(v), Some(order)) => (
+                stream.to_device(v.cu_q)?,
+                stream.to_device(v.cu_k)?,
+                stream.to_device(&order)?,
+            ),
+            _ => (
+                stream.alloc_zeroed::<u32>(0)?,
                 stream.alloc_zeroed::<u32>(0)?,
                 stream.alloc_zeroed::<u32>(0)?,
             ),
@@ -498,7 +539,7 @@ impl Dense {
             (q, k, v, maps),
             o,
             lse,
-            (&cu_q, &cu_k),
+            (&cu_q, &cu_k, &order),
             params,
         )
     }

@@ -10,7 +10,10 @@
 //! tensor maps are then `[D, total, heads]` (a token's heads side by side), a tile of sequence
 //! `b` starts at row `cu[b] + q0`, and what it reads past the sequence's end (the next
 //! sequence's rows) is masked (keys) or never stored (query rows), so tiles stop at each
-//! sequence's end without a map per sequence.
+//! sequence's end without a map per sequence. The host lists the query tiles that exist
+//! (`order`: heaviest first), which the persistent blocks take in snake order: computed orders
+//! over the longest sequence would leave most items empty and, causal, hand some blocks only
+//! the long sequences' tiles.
 //!
 //! Design:
 //! - a block owns 128 query rows ([`BM`]) of one (batch, head) and has 3 warpgroups:
@@ -310,12 +313,12 @@ fn work_item(t: u32, blocks_m: u32, batch_heads: u32, head_group: u32, causal: b
 }
 
 /// The work item block `block` of `grid` takes in its round `round`: round `r` hands items
-/// `r·grid .. (r+1)·grid` to the blocks, in reverse block order on odd rounds when `causal`
-/// (items sorted by decreasing cost: a block with a heavy item in one round gets a light one
+/// `r·grid .. (r+1)·grid` to the blocks, in reverse block order on odd rounds when `snake`
+/// (causal, or a host-sorted `order`: items sorted by decreasing cost: a block with a heavy item in one round gets a light one
 /// in the next). May be past the last item in the last round.
 #[inline(always)]
-fn item_of(round: u32, block: u32, grid: u32, causal: bool) -> u32 {
-    let position = if causal && round % 2 == 1 {
+fn item_of(round: u32, block: u32, grid: u32, snake: bool) -> u32 {
+    let position = if snake && round % 2 == 1 {
         grid - 1 - block
     } else {
         block
@@ -361,7 +364,8 @@ fn key_tiles(q0: u32, bm: u32, seq: &Seq, causal: bool) -> u32 {
 /// lengths: `cu_q` and `cu_k` hold `batch + 1` non-decreasing sequence starts from 0, every
 /// sequence with queries has keys, `seq_q` is the longest sequence's queries, `total_q` =
 /// `cu_q[batch]`, the maps are `[D, total, heads]` (strides `heads · D`, `D`), and `tma_store`
-/// is 0.
+/// is 0. `order` is empty (items in [`work_item`]'s order) or lists the work items as
+/// (query block, batch·head) pairs, each at most once, and the grid is at most that many.
 #[inline(always)]
 unsafe fn attention<
     const D: u32,
@@ -374,7 +378,7 @@ unsafe fn attention<
     maps: &[TensorMap],
     out: *mut u32,
     lse: DisjointSlice<f32>,
-    (cu_q, cu_k): (&[u32], &[u32]),
+    (cu_q, cu_k, order): (&[u32], &[u32], &[u32]),
     p: FlashParams,
 ) {
     const {
@@ -408,7 +412,21 @@ unsafe fn attention<
 
     let causal = p.causal != 0;
     let blocks_m = p.seq_q.div_ceil(bm);
-    let items = blocks_m * p.batch_heads;
+    // A host-made list of (query block, batch·head) pairs, or all of them in computed order.
+    let listed = !order.is_empty();
+    let items = if listed {
+        order.len() as u32 / 2
+    } else {
+        blocks_m * p.batch_heads
+    };
+    let snake = causal || listed;
+    let item = move |t: u32| {
+        if listed {
+            (order[2 * t as usize], order[2 * t as usize + 1])
+        } else {
+            work_item(t, blocks_m, p.batch_heads, p.head_group, causal)
+        }
+    };
     let (first, step) = (thread::block_idx_x(), thread::grid_dim_x());
     // No intra-warpgroup overlap at head dimension 256 (registers, see the module docs).
     let overlap = D != 256;
@@ -455,11 +473,11 @@ unsafe fn attention<
             // them), `round` the items.
             let (mut it, mut round) = (0u32, 0u32);
             for r in 0..items.div_ceil(step) {
-                let t = item_of(r, first, step, causal);
+                let t = item_of(r, first, step, snake);
                 if t >= items {
                     break;
                 }
-                let (mb, bh) = work_item(t, blocks_m, p.batch_heads, p.head_group, causal);
+                let (mb, bh) = item(t);
                 let q0 = mb * bm;
                 let seq = seq_of(bh, D, &p, cu_q, cu_k);
                 if q0 >= seq.len_q {
@@ -631,11 +649,11 @@ unsafe fn attention<
     let mut pf = [[0u32; 4]; 8];
     let (mut it, mut round) = (0u32, 0u32);
     for r in 0..items.div_ceil(step) {
-        let item = item_of(r, first, step, causal);
-        if item >= items {
+        let t = item_of(r, first, step, snake);
+        if t >= items {
             break;
         }
-        let (mb, bh) = work_item(item, blocks_m, p.batch_heads, p.head_group, causal);
+        let (mb, bh) = item(t);
         let q0 = mb * bm;
         let seq = seq_of(bh, D, &p, cu_q, cu_k);
         if q0 >= seq.len_q {
@@ -852,7 +870,8 @@ pub const fn work_items(seq_q: u32, batch_heads: u32, consumers: u32) -> u32 {
 /// with [`THREADS`] threads, a 1-D grid of at most `work_items(seq_q, batch_heads, 2)` blocks
 /// (persistent: one per SM), `shared_bytes(64, p.stages, 2)` bytes of dynamic shared memory;
 /// `maps` holds the TMA descriptors of Q, K, V encoded by `gpu-dense`; `cu_q` and `cu_k` are
-/// empty (fixed lengths) or a variable-length batch's sequence starts.
+/// empty (fixed lengths) or a variable-length batch's sequence starts; `order` is empty or the
+/// work items to compute, heaviest first (see `attention`'s contract).
 ///
 /// `q`, `k` and `v` are read only through the tensor maps; they are parameters so that the host
 /// runtime orders the launch after their writers and keeps them alive.
@@ -866,11 +885,20 @@ pub fn attention_fwd_bf16_d64_wgmma(
     lse: DisjointSlice<f32>,
     cu_q: &[u32],
     cu_k: &[u32],
+    order: &[u32],
     p: FlashParams,
 ) {
     let _ = (q, k, v);
     // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe { attention::<64, 4, 8, 32, 2, false>(maps, o.as_mut_ptr().cast(), lse, (cu_q, cu_k), p) }
+    unsafe {
+        attention::<64, 4, 8, 32, 2, false>(
+            maps,
+            o.as_mut_ptr().cast(),
+            lse,
+            (cu_q, cu_k, order),
+            p,
+        )
+    }
 }
 
 /// As [`attention_fwd_bf16_d64_wgmma`] with three consumer warpgroups and 192-row query tiles:
@@ -886,11 +914,20 @@ pub fn attention_fwd_bf16_d64_m192_wgmma(
     lse: DisjointSlice<f32>,
     cu_q: &[u32],
     cu_k: &[u32],
+    order: &[u32],
     p: FlashParams,
 ) {
     let _ = (q, k, v);
     // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe { attention::<64, 4, 8, 32, 3, false>(maps, o.as_mut_ptr().cast(), lse, (cu_q, cu_k), p) }
+    unsafe {
+        attention::<64, 4, 8, 32, 3, false>(
+            maps,
+            o.as_mut_ptr().cast(),
+            lse,
+            (cu_q, cu_k, order),
+            p,
+        )
+    }
 }
 
 /// Flash-attention forward, bf16, head dimension 128; as [`attention_fwd_bf16_d64_wgmma`] with
@@ -905,11 +942,20 @@ pub fn attention_fwd_bf16_d128_wgmma(
     lse: DisjointSlice<f32>,
     cu_q: &[u32],
     cu_k: &[u32],
+    order: &[u32],
     p: FlashParams,
 ) {
     let _ = (q, k, v);
     // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe { attention::<128, 8, 16, 64, 2, false>(maps, o.as_mut_ptr().cast(), lse, (cu_q, cu_k), p) }
+    unsafe {
+        attention::<128, 8, 16, 64, 2, false>(
+            maps,
+            o.as_mut_ptr().cast(),
+            lse,
+            (cu_q, cu_k, order),
+            p,
+        )
+    }
 }
 
 /// f16 in and out; as [`attention_fwd_bf16_d64_wgmma`].
@@ -923,11 +969,14 @@ pub fn attention_fwd_f16_d64_wgmma(
     lse: DisjointSlice<f32>,
     cu_q: &[u32],
     cu_k: &[u32],
+    order: &[u32],
     p: FlashParams,
 ) {
     let _ = (q, k, v);
     // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe { attention::<64, 4, 8, 32, 2, true>(maps, o.as_mut_ptr().cast(), lse, (cu_q, cu_k), p) }
+    unsafe {
+        attention::<64, 4, 8, 32, 2, true>(maps, o.as_mut_ptr().cast(), lse, (cu_q, cu_k, order), p)
+    }
 }
 
 /// f16 in and out; as [`attention_fwd_bf16_d64_m192_wgmma`].
@@ -941,11 +990,14 @@ pub fn attention_fwd_f16_d64_m192_wgmma(
     lse: DisjointSlice<f32>,
     cu_q: &[u32],
     cu_k: &[u32],
+    order: &[u32],
     p: FlashParams,
 ) {
     let _ = (q, k, v);
     // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe { attention::<64, 4, 8, 32, 3, true>(maps, o.as_mut_ptr().cast(), lse, (cu_q, cu_k), p) }
+    unsafe {
+        attention::<64, 4, 8, 32, 3, true>(maps, o.as_mut_ptr().cast(), lse, (cu_q, cu_k, order), p)
+    }
 }
 
 /// f16 in and out; as [`attention_fwd_bf16_d128_wgmma`].
@@ -959,11 +1011,20 @@ pub fn attention_fwd_f16_d128_wgmma(
     lse: DisjointSlice<f32>,
     cu_q: &[u32],
     cu_k: &[u32],
+    order: &[u32],
     p: FlashParams,
 ) {
     let _ = (q, k, v);
     // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe { attention::<128, 8, 16, 64, 2, true>(maps, o.as_mut_ptr().cast(), lse, (cu_q, cu_k), p) }
+    unsafe {
+        attention::<128, 8, 16, 64, 2, true>(
+            maps,
+            o.as_mut_ptr().cast(),
+            lse,
+            (cu_q, cu_k, order),
+            p,
+        )
+    }
 }
 
 /// Flash-attention forward, bf16, head dimension 256 (no intra-warpgroup overlap, one K/V
@@ -979,11 +1040,20 @@ pub fn attention_fwd_bf16_d256_wgmma(
     lse: DisjointSlice<f32>,
     cu_q: &[u32],
     cu_k: &[u32],
+    order: &[u32],
     p: FlashParams,
 ) {
     let _ = (q, k, v);
     // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe { attention::<256, 16, 32, 128, 2, false>(maps, o.as_mut_ptr().cast(), lse, (cu_q, cu_k), p) }
+    unsafe {
+        attention::<256, 16, 32, 128, 2, false>(
+            maps,
+            o.as_mut_ptr().cast(),
+            lse,
+            (cu_q, cu_k, order),
+            p,
+        )
+    }
 }
 
 /// f16 in and out; as [`attention_fwd_bf16_d256_wgmma`].
@@ -997,9 +1067,18 @@ pub fn attention_fwd_f16_d256_wgmma(
     lse: DisjointSlice<f32>,
     cu_q: &[u32],
     cu_k: &[u32],
+    order: &[u32],
     p: FlashParams,
 ) {
     let _ = (q, k, v);
     // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe { attention::<256, 16, 32, 128, 2, true>(maps, o.as_mut_ptr().cast(), lse, (cu_q, cu_k), p) }
+    unsafe {
+        attention::<256, 16, 32, 128, 2, true>(
+            maps,
+            o.as_mut_ptr().cast(),
+            lse,
+            (cu_q, cu_k, order),
+            p,
+        )
+    }
 }
