@@ -649,11 +649,11 @@ unsafe fn attention<
     let mut pf = [[0u32; 4]; 8];
     let (mut it, mut round) = (0u32, 0u32);
     for r in 0..items.div_ceil(step) {
-        let t = item_of(r, first, step, snake);
-        if t >= items {
+        let index = item_of(r, first, step, snake);
+        if index >= items {
             break;
         }
-        let (mb, bh) = item(t);
+        let (mb, bh) = item(index);
         let q0 = mb * bm;
         let seq = seq_of(bh, D, &p, cu_q, cu_k);
         if q0 >= seq.len_q {
