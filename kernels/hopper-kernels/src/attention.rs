@@ -875,6 +875,7 @@ pub const fn work_items(seq_q: u32, batch_heads: u32, consumers: u32) -> u32 {
 ///
 /// `q`, `k` and `v` are read only through the tensor maps; they are parameters so that the host
 /// runtime orders the launch after their writers and keeps them alive.
+#[allow(clippy::too_many_arguments)]
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_bf16_d64_wgmma(
     q: &[bf16],
@@ -904,6 +905,7 @@ pub fn attention_fwd_bf16_d64_wgmma(
 /// As [`attention_fwd_bf16_d64_wgmma`] with three consumer warpgroups and 192-row query tiles:
 /// `threads(3)` = 512 threads, `work_items(seq_q, batch_heads, 3)`, `shared_bytes(64,
 /// p.stages, 3)`, a Q map with 192-row boxes.
+#[allow(clippy::too_many_arguments)]
 #[kernel(launch_bounds(512, 1))]
 pub fn attention_fwd_bf16_d64_m192_wgmma(
     q: &[bf16],
@@ -932,6 +934,7 @@ pub fn attention_fwd_bf16_d64_m192_wgmma(
 
 /// Flash-attention forward, bf16, head dimension 128; as [`attention_fwd_bf16_d64_wgmma`] with
 /// `shared_bytes(128, p.stages, 2)`.
+#[allow(clippy::too_many_arguments)]
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_bf16_d128_wgmma(
     q: &[bf16],
@@ -959,6 +962,7 @@ pub fn attention_fwd_bf16_d128_wgmma(
 }
 
 /// f16 in and out; as [`attention_fwd_bf16_d64_wgmma`].
+#[allow(clippy::too_many_arguments)]
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_f16_d64_wgmma(
     q: &[f16],
@@ -980,6 +984,7 @@ pub fn attention_fwd_f16_d64_wgmma(
 }
 
 /// f16 in and out; as [`attention_fwd_bf16_d64_m192_wgmma`].
+#[allow(clippy::too_many_arguments)]
 #[kernel(launch_bounds(512, 1))]
 pub fn attention_fwd_f16_d64_m192_wgmma(
     q: &[f16],
@@ -1001,6 +1006,7 @@ pub fn attention_fwd_f16_d64_m192_wgmma(
 }
 
 /// f16 in and out; as [`attention_fwd_bf16_d128_wgmma`].
+#[allow(clippy::too_many_arguments)]
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_f16_d128_wgmma(
     q: &[f16],
@@ -1030,6 +1036,7 @@ pub fn attention_fwd_f16_d128_wgmma(
 /// Flash-attention forward, bf16, head dimension 256 (no intra-warpgroup overlap, one K/V
 /// stage: see the module docs); as [`attention_fwd_bf16_d64_wgmma`] with `shared_bytes(256, 1,
 /// 2, false)`.
+#[allow(clippy::too_many_arguments)]
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_bf16_d256_wgmma(
     q: &[bf16],
@@ -1057,6 +1064,7 @@ pub fn attention_fwd_bf16_d256_wgmma(
 }
 
 /// f16 in and out; as [`attention_fwd_bf16_d256_wgmma`].
+#[allow(clippy::too_many_arguments)]
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_f16_d256_wgmma(
     q: &[f16],
