@@ -486,6 +486,12 @@ impl Dense {
             u32::MAX => per_sm,
             n => n.clamp(1, bh),
         };
+        // Variable lengths: the work items listed by the host (see `Varlen::work_items`).
+        let order = varlen.map(|v| v.work_items(shape.heads, bm as usize, causal));
+        let items = match &order {
+            Some(list) => (list.len() / 2) as u32,
+            None => kernel::work_items(shape.seq_q as u32, bh, consumers),
+        };
         let params = FlashParams {
             seq_q: shape.seq_q as u32,
             seq_k: shape.seq_k as u32,
@@ -500,12 +506,9 @@ impl Dense {
             head_group,
             tma_store: schedule.tma_store as u32,
             total_q: totals.map_or(0, |(tq, _)| tq as u32),
-        };
-        // Variable lengths: the work items listed by the host (see `Varlen::work_items`).
-        let order = varlen.map(|v| v.work_items(shape.heads, bm as usize, causal));
-        let items = match &order {
-            Some(list) => (list.len() / 2) as u32,
-            None => kernel::work_items(shape.seq_q as u32, bh, consumers),
+            items,
+            // Causal, or the host's list sorted by cost.
+            snake: (causal || order.is_some()) as u32,
         };
         let grid = if schedule.persistent {
             items.min(self.wgmma.sm_count)

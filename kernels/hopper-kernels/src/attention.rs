@@ -141,8 +141,15 @@ pub struct FlashParams {
     /// stores its 4-byte column pairs from the accumulator layout. Fixed lengths only.
     pub tma_store: u32,
     /// Variable lengths: the query rows of all sequences (`cu_q`'s last entry), for the
-    /// logsumexp's `[heads, total_q]` layout; unused for fixed lengths.
+    /// logsumexp's `[heads, total_q]` layout, and the work items come from `order`; 0 for
+    /// fixed lengths.
     pub total_q: u32,
+    /// Work items of the launch: `order.len() / 2` with variable lengths, else
+    /// [`work_items`]`(seq_q, batch_heads, consumers)`.
+    pub items: u32,
+    /// 1: the blocks take the items in snake order (reversed on odd rounds): causal, or variable
+    /// lengths (the host sorts the list by cost).
+    pub snake: u32,
 }
 
 /// Where one (sequence, head)'s rows are, for fixed lengths or a variable-length batch (see
@@ -365,7 +372,8 @@ fn key_tiles(q0: u32, bm: u32, seq: &Seq, causal: bool) -> u32 {
 /// sequence with queries has keys, `seq_q` is the longest sequence's queries, `total_q` =
 /// `cu_q[batch]`, the maps are `[D, total, heads]` (strides `heads · D`, `D`), and `tma_store`
 /// is 0. `order` is empty (items in [`work_item`]'s order) or lists the work items as
-/// (query block, batch·head) pairs, each at most once, and the grid is at most that many.
+/// (query block, batch·head) pairs, each at most once, and the grid is at most that many;
+/// `items` is that count (`order.len() / 2`, or `work_items(seq_q, batch_heads, NC)`).
 #[inline(always)]
 unsafe fn attention<
     const D: u32,
@@ -412,16 +420,13 @@ unsafe fn attention<
 
     let causal = p.causal != 0;
     let blocks_m = p.seq_q.div_ceil(bm);
-    // A host-made list of (query block, batch·head) pairs, or all of them in computed order.
-    let listed = !order.is_empty();
-    let items = if listed {
-        order.len() as u32 / 2
-    } else {
-        blocks_m * p.batch_heads
-    };
-    let snake = causal || listed;
+    // A host-made list of (query block, batch·head) pairs (variable lengths), or all of them
+    // in computed order. Decided by parameters, not values derived from them: the latter
+    // stay in registers through the key loops (the 192-row kernel then lost 8-10%).
+    let items = p.items;
+    let snake = p.snake != 0;
     let item = move |t: u32| {
-        if listed {
+        if p.total_q != 0 {
             (order[2 * t as usize], order[2 * t as usize + 1])
         } else {
             work_item(t, blocks_m, p.batch_heads, p.head_group, causal)
