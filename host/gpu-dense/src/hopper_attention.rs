@@ -29,8 +29,9 @@ pub trait AttentionElement: gpu_host::gpu::DeviceCopy + sealed::Sealed {
     #[doc(hidden)]
     const TMA_TYPE: sys::CUtensorMapDataType;
     /// Launches the Hopper kernel for `variant` = (head dimension, consumer warpgroups): 64
-    /// with 2 or 3, 128 and 256 with 2; `cu` the sequence starts and the work items (empty:
-    /// fixed lengths).
+    /// with 2 or 3, 128 and 256 with 2; `cu` the sequence starts and the work items of a
+    /// variable-length batch (the `_varlen` kernels), `None` for fixed lengths (the kernels
+    /// without those paths; head dimension 256 has one kernel for both, given empty lists).
     #[doc(hidden)]
     #[allow(clippy::too_many_arguments)]
     fn launch_wgmma(
@@ -41,7 +42,7 @@ pub trait AttentionElement: gpu_host::gpu::DeviceCopy + sealed::Sealed {
         inputs: Inputs<'_, Self>,
         o: &mut DeviceBuffer<Self>,
         lse: &mut DeviceBuffer<f32>,
-        cu: (&DeviceBuffer<u32>, &DeviceBuffer<u32>, &DeviceBuffer<u32>),
+        cu: Option<CuLists<'_>>,
         params: FlashParams,
     ) -> Result<()>;
     /// The buffer as bf16, for the `mma.sync` kernels: `None` for other elements.
@@ -61,6 +62,14 @@ pub type Inputs<'a, T> = (
     &'a DeviceBuffer<TensorMap>,
 );
 
+/// A variable-length batch's sequence starts (queries, keys) and work items on the device.
+#[doc(hidden)]
+pub type CuLists<'a> = (
+    &'a DeviceBuffer<u32>,
+    &'a DeviceBuffer<u32>,
+    &'a DeviceBuffer<u32>,
+);
+
 mod sealed {
     pub trait Sealed {}
     impl Sealed for half::bf16 {}
@@ -68,8 +77,8 @@ mod sealed {
 }
 
 macro_rules! attention_elem {
-    ($t:ty, $name:literal, $tma:ident, $d64:ident, $d64m192:ident, $d128:ident, $d256:ident,
-     $bf16:expr, $bf16_mut:expr) => {
+    ($t:ty, $name:literal, $tma:ident, [$d64:ident, $d64m192:ident, $d128:ident],
+     [$d64v:ident, $d64m192v:ident, $d128v:ident], $d256:ident, $bf16:expr, $bf16_mut:expr) => {
         impl AttentionElement for $t {
             const NAME: &'static str = $name;
             const TMA_TYPE: sys::CUtensorMapDataType = sys::CUtensorMapDataType::$tma;
@@ -81,15 +90,31 @@ macro_rules! attention_elem {
                 (q, k, v, maps): Inputs<'_, Self>,
                 o: &mut DeviceBuffer<Self>,
                 lse: &mut DeviceBuffer<f32>,
-                (cu_q, cu_k, order): (&DeviceBuffer<u32>, &DeviceBuffer<u32>, &DeviceBuffer<u32>),
+                cu: Option<CuLists<'_>>,
                 p: FlashParams,
             ) -> Result<()> {
-                let (s, m, cu) = (stream, module, (cu_q, cu_k, order));
-                match variant {
-                    (64, 3) => m.$d64m192(s, cfg, q, k, v, maps, o, lse, cu.0, cu.1, cu.2, p),
-                    (64, _) => m.$d64(s, cfg, q, k, v, maps, o, lse, cu.0, cu.1, cu.2, p),
-                    (128, _) => m.$d128(s, cfg, q, k, v, maps, o, lse, cu.0, cu.1, cu.2, p),
-                    _ => m.$d256(s, cfg, q, k, v, maps, o, lse, cu.0, cu.1, cu.2, p),
+                let (s, m) = (stream, module);
+                match (variant, cu) {
+                    ((256, _), Some(cu)) => {
+                        m.$d256(s, cfg, q, k, v, maps, o, lse, cu.0, cu.1, cu.2, p)
+                    }
+                    ((256, _), None) => {
+                        // Fixed lengths on the one head dimension 256 kernel: empty lists
+                        // (nothing allocated).
+                        let none = || stream.alloc_zeroed::<u32>(0);
+                        let (cu_q, cu_k, order) = (none()?, none()?, none()?);
+                        m.$d256(s, cfg, q, k, v, maps, o, lse, &cu_q, &cu_k, &order, p)
+                    }
+                    ((64, 3), None) => m.$d64m192(s, cfg, q, k, v, maps, o, lse, p),
+                    ((64, _), None) => m.$d64(s, cfg, q, k, v, maps, o, lse, p),
+                    (_, None) => m.$d128(s, cfg, q, k, v, maps, o, lse, p),
+                    ((64, 3), Some(cu)) => {
+                        m.$d64m192v(s, cfg, q, k, v, maps, o, lse, cu.0, cu.1, cu.2, p)
+                    }
+                    ((64, _), Some(cu)) => {
+                        m.$d64v(s, cfg, q, k, v, maps, o, lse, cu.0, cu.1, cu.2, p)
+                    }
+                    (_, Some(cu)) => m.$d128v(s, cfg, q, k, v, maps, o, lse, cu.0, cu.1, cu.2, p),
                 }
             }
             fn as_bf16(buffer: &DeviceBuffer<Self>) -> Option<&DeviceBuffer<bf16>> {
@@ -105,9 +130,16 @@ attention_elem!(
     bf16,
     "bf16",
     CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-    attention_fwd_bf16_d64_wgmma,
-    attention_fwd_bf16_d64_m192_wgmma,
-    attention_fwd_bf16_d128_wgmma,
+    [
+        attention_fwd_bf16_d64_wgmma,
+        attention_fwd_bf16_d64_m192_wgmma,
+        attention_fwd_bf16_d128_wgmma
+    ],
+    [
+        attention_fwd_bf16_d64_varlen_wgmma,
+        attention_fwd_bf16_d64_m192_varlen_wgmma,
+        attention_fwd_bf16_d128_varlen_wgmma
+    ],
     attention_fwd_bf16_d256_wgmma,
     Some,
     Some
@@ -116,9 +148,16 @@ attention_elem!(
     f16,
     "f16",
     CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-    attention_fwd_f16_d64_wgmma,
-    attention_fwd_f16_d64_m192_wgmma,
-    attention_fwd_f16_d128_wgmma,
+    [
+        attention_fwd_f16_d64_wgmma,
+        attention_fwd_f16_d64_m192_wgmma,
+        attention_fwd_f16_d128_wgmma
+    ],
+    [
+        attention_fwd_f16_d64_varlen_wgmma,
+        attention_fwd_f16_d64_m192_varlen_wgmma,
+        attention_fwd_f16_d128_varlen_wgmma
+    ],
     attention_fwd_f16_d256_wgmma,
     |_| None,
     |_| None
@@ -353,7 +392,14 @@ impl Dense {
             _ => String::new(),
         };
         let m192 = if consumers == 3 { "_m192" } else { "" };
-        let name = &format!("attention_fwd_{}{dim}{m192}_wgmma", T::NAME);
+        // The kernel that runs: `_varlen` ones for variable lengths, except at head dimension
+        // 256 (one kernel for both).
+        let vl = if varlen.is_some() && shape.head_dim != 256 {
+            "_varlen"
+        } else {
+            ""
+        };
+        let name = &format!("attention_fwd_{}{dim}{m192}{vl}_wgmma", T::NAME);
         // Shapes first (they are wrong on any device), then the device.
         let work = check_forward(
             name,
@@ -518,21 +564,18 @@ impl Dense {
         let cfg = LaunchConfig::new(grid, (kernel::threads(consumers), 1, 1)).with_shared_mem(
             kernel::shared_bytes(shape.head_dim as u32, stages, consumers, schedule.tma_store),
         );
-        // No logsumexp wanted: an empty buffer (nothing allocated), which the kernel skips;
-        // likewise no sequence starts for fixed lengths.
+        // No logsumexp wanted: an empty buffer (nothing allocated), which the kernel skips.
         let mut none = stream.alloc_zeroed::<f32>(0)?;
         let lse = lse.unwrap_or(&mut none);
-        let (cu_q, cu_k, order) = match (varlen, order) {
-            (Some(v), Some(order)) => (
+        // Variable lengths: the sequence starts and work items on the device, for the
+        // `_varlen` kernels; fixed lengths launch the kernels without them.
+        let lists = match (varlen, order) {
+            (Some(v), Some(order)) => Some((
                 stream.to_device(v.cu_q)?,
                 stream.to_device(v.cu_k)?,
                 stream.to_device(&order)?,
-            ),
-            _ => (
-                stream.alloc_zeroed::<u32>(0)?,
-                stream.alloc_zeroed::<u32>(0)?,
-                stream.alloc_zeroed::<u32>(0)?,
-            ),
+            )),
+            _ => None,
         };
         T::launch_wgmma(
             module,
@@ -542,7 +585,9 @@ impl Dense {
             (q, k, v, maps),
             o,
             lse,
-            (&cu_q, &cu_k, &order),
+            lists
+                .as_ref()
+                .map(|(cu_q, cu_k, order)| (cu_q, cu_k, order)),
             params,
         )
     }

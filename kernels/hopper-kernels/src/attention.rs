@@ -13,7 +13,11 @@
 //! sequence's end without a map per sequence. The host lists the query tiles that exist
 //! (`order`: heaviest first), which the persistent blocks take in snake order: computed orders
 //! over the longest sequence would leave most items empty and, causal, hand some blocks only
-//! the long sequences' tiles.
+//! the long sequences' tiles. Variable lengths are a compile-time property of a kernel (the
+//! `_varlen` kernels; the head dimension 256 ones run both): the fixed-length kernels compile
+//! without those paths, to the same code as before they existed (sharing one body made them
+//! slower: the variable-length values and the head dimension 256 branch changed how their key
+//! loop optimizes).
 //!
 //! Design:
 //! - a block owns 128 query rows ([`BM`]) of one (batch, head) and has 3 warpgroups:
@@ -145,10 +149,11 @@ pub struct FlashParams {
     /// fixed lengths.
     pub total_q: u32,
     /// Work items of the launch: `order.len() / 2` with variable lengths, else
-    /// [`work_items`]`(seq_q, batch_heads, consumers)`.
+    /// [`work_items`]`(seq_q, batch_heads, consumers)`. Read by the `_varlen` and head
+    /// dimension 256 kernels only (the fixed-length ones compute it).
     pub items: u32,
     /// 1: the blocks take the items in snake order (reversed on odd rounds): causal, or variable
-    /// lengths (the host sorts the list by cost).
+    /// lengths (the host sorts the list by cost). Read as `items`.
     pub snake: u32,
 }
 
@@ -171,8 +176,10 @@ struct Seq {
     lse_base: usize,
 }
 
-/// The rows of (batch·head) `bh` for head dimension `d`: fixed lengths when `cu_q` is empty,
-/// else sequence `bh / heads` of the variable-length batch.
+/// The rows of (batch·head) `bh` for head dimension `d` in a variable-length instance: fixed
+/// lengths when `cu_q` is empty (head dimension 256), else sequence `bh / heads` of the
+/// variable-length batch. The fixed-length instances do not use it (their code stays as it was
+/// before variable lengths).
 #[inline(always)]
 fn seq_of(bh: u32, d: u32, p: &FlashParams, cu_q: &[u32], cu_k: &[u32]) -> Seq {
     let (b, h) = (bh / p.heads, bh % p.heads);
@@ -333,16 +340,16 @@ fn item_of(round: u32, block: u32, grid: u32, snake: bool) -> u32 {
     round * grid + position
 }
 
-/// Key tiles a query block of `bm` rows starting at row `q0` of a sequence of `seq.len_q`
-/// queries and `seq.len_k` keys reads: all, or with `causal`
+/// Key tiles a query block of `bm` rows starting at row `q0` of a sequence of `len_q`
+/// queries and `len_k` keys reads: all, or with `causal`
 /// those up to the block's last row (keys 0 ..= last row). With 192 rows the last tile may lie
 /// wholly above the first consumer's rows: they mask all of it (their running maxima are
 /// finite from tile 0, so the tile adds nothing).
 #[inline(always)]
-fn key_tiles(q0: u32, bm: u32, seq: &Seq, causal: bool) -> u32 {
-    let all = seq.len_k.div_ceil(BN);
+fn key_tiles(q0: u32, bm: u32, (len_q, len_k): (u32, u32), causal: bool) -> u32 {
+    let all = len_k.div_ceil(BN);
     if causal {
-        let q_rows = seq.len_q.min(q0 + bm);
+        let q_rows = len_q.min(q0 + bm);
         all.min((q_rows - 1) / BN + 1)
     } else {
         all
@@ -382,6 +389,7 @@ unsafe fn attention<
     const ON: usize,
     const NC: u32,
     const F16: bool,
+    const VARLEN: bool,
 >(
     maps: &[TensorMap],
     out: *mut u32,
@@ -420,21 +428,27 @@ unsafe fn attention<
 
     let causal = p.causal != 0;
     let blocks_m = p.seq_q.div_ceil(bm);
-    // A host-made list of (query block, batch·head) pairs (variable lengths), or all of them
-    // in computed order. Decided by parameters, not values derived from them: the latter
-    // stay in registers through the key loops (the 192-row kernel then lost 8-10%).
-    let items = p.items;
-    let snake = p.snake != 0;
+    // Fixed-length instances: all items in computed order, snake when causal. Variable-length
+    // ones: a host-made list of (query block, batch·head) pairs (or, with empty `cu_q` at head
+    // dimension 256, the computed order), decided by parameters rather than values derived
+    // in the kernel (those stay in registers through the key loops).
+    let (items, snake) = if VARLEN {
+        (p.items, p.snake != 0)
+    } else {
+        (blocks_m * p.batch_heads, causal)
+    };
     let item = move |t: u32| {
-        if p.total_q != 0 {
+        if VARLEN && p.total_q != 0 {
             (order[2 * t as usize], order[2 * t as usize + 1])
         } else {
             work_item(t, blocks_m, p.batch_heads, p.head_group, causal)
         }
     };
     let (first, step) = (thread::block_idx_x(), thread::grid_dim_x());
-    // No intra-warpgroup overlap at head dimension 256 (registers, see the module docs).
-    let overlap = D != 256;
+    let kv_head = |bh: u32| {
+        let (b, h) = (bh / p.heads, bh % p.heads);
+        b * (p.heads / p.group) + h / p.group
+    };
 
     if tid == 0 {
         // SAFETY: one thread initialises each barrier before the block barrier below.
@@ -484,14 +498,24 @@ unsafe fn attention<
                 }
                 let (mb, bh) = item(t);
                 let q0 = mb * bm;
-                let seq = seq_of(bh, D, &p, cu_q, cu_k);
-                if q0 >= seq.len_q {
+                // Map coordinates (row, depth) of the Q tile and of K/V row 0, the lengths.
+                let ((q_row, q_z), (k_row, k_z), lens) = if VARLEN {
+                    let seq = seq_of(bh, D, &p, cu_q, cu_k);
+                    (
+                        (seq.q_row + q0, seq.q_z),
+                        (seq.k_row, seq.k_z),
+                        (seq.len_q, seq.len_k),
+                    )
+                } else {
+                    ((q0, bh), (0, kv_head(bh)), (p.seq_q, p.seq_k))
+                };
+                if VARLEN && q0 >= lens.0 {
                     // A shorter sequence of a variable-length batch: no tile here (the
                     // consumers skip it too).
                     continue;
                 }
-                let (q_row, q_z) = ((seq.q_row + q0) as i32, seq.q_z as i32);
-                let (k_row, k_z) = (seq.k_row as i32, seq.k_z as i32);
+                let (q_row, q_z) = (q_row as i32, q_z as i32);
+                let (k_row, k_z) = (k_row as i32, k_z as i32);
                 // SAFETY: each phase expects exactly the bytes of its copies (whole boxes,
                 // out-of-bounds parts included); tiles are 1024-byte aligned; Q and each stage
                 // are refilled only after all consumer warps released them (the first round
@@ -503,7 +527,7 @@ unsafe fn attention<
                         let dst = q_smem + c * bm * ROW;
                         tma::load_3d(dst, map_q, full_q, (64 * c) as i32, q_row, q_z);
                     }
-                    for j in 0..key_tiles(q0, bm, &seq, causal) {
+                    for j in 0..key_tiles(q0, bm, lens, causal) {
                         let (s, phase) = ring(it);
                         let y = k_row + (j * BN) as i32;
                         mbarrier::wait_parity(empty_k(s), phase ^ 1);
@@ -660,12 +684,17 @@ unsafe fn attention<
         }
         let (mb, bh) = item(index);
         let q0 = mb * bm;
-        let seq = seq_of(bh, D, &p, cu_q, cu_k);
-        if q0 >= seq.len_q {
+        let (len_q, len_k) = if VARLEN {
+            let seq = seq_of(bh, D, &p, cu_q, cu_k);
+            (seq.len_q, seq.len_k)
+        } else {
+            (p.seq_q, p.seq_k)
+        };
+        if VARLEN && q0 >= len_q {
             // As the producer: no tile of this (short) sequence here.
             continue;
         }
-        let n_tiles = key_tiles(q0, bm, &seq, causal);
+        let n_tiles = key_tiles(q0, bm, (len_q, len_k), causal);
         let wg_row0 = q0 + 64 * consumer;
         // This thread's rows: `row` and `row + 8`.
         let row = wg_row0 + 16 * w + l / 4;
@@ -685,7 +714,9 @@ unsafe fn attention<
         // after that wait.
         unsafe {
             mbarrier::wait_parity(full_q, round & 1);
-            if overlap {
+            // No intra-warpgroup overlap at head dimension 256 (registers, see the module
+            // docs). A constant block: the other instances never see the branch.
+            if const { D != 256 } {
                 // Key tile 0: scores, softmax, P.
                 let (s, phase) = stage(0);
                 mbarrier::wait_parity(full_k(s), phase);
@@ -696,7 +727,7 @@ unsafe fn attention<
                 wgmma::wait_group::<0>();
                 wgmma::fence_accumulators_64(&mut s_acc);
                 release(empty_k(s));
-                mask(&mut s_acc, 0, seq.len_k, causal, wg_row0, row, l);
+                mask(&mut s_acc, 0, len_k, causal, wg_row0, row, l);
                 let (_, sum) = softmax(&mut s_acc, &mut m, scale);
                 l_sum = sum;
                 pack::<F16>(&s_acc, &mut pf);
@@ -716,7 +747,7 @@ unsafe fn attention<
                     wgmma::wait_group::<1>();
                     wgmma::fence_accumulators_64(&mut s_acc);
                     release(empty_k(s));
-                    mask(&mut s_acc, j, seq.len_k, causal, wg_row0, row, l);
+                    mask(&mut s_acc, j, len_k, causal, wg_row0, row, l);
                     let (corr, sum) = softmax(&mut s_acc, &mut m, scale);
                     wgmma::wait_group::<0>();
                     pin_o(&mut o_acc, &mut pf);
@@ -752,15 +783,19 @@ unsafe fn attention<
                     wgmma::wait_group::<0>();
                     wgmma::fence_accumulators_64(&mut s_acc);
                     release(empty_k(s));
-                    mask(&mut s_acc, j, seq.len_k, causal, wg_row0, row, l);
+                    mask(&mut s_acc, j, len_k, causal, wg_row0, row, l);
                     let (corr, sum) = softmax(&mut s_acc, &mut m, scale);
-                    // Tile 0: the maxima were -inf, `corr` is 0 and so are O and the sums.
-                    unroll!(2, |h| {
+                    // Tile 0: the maxima were -inf, `corr` is 0 and so are O and the sums. One
+                    // flat `unroll!`: nested ones here (written out in the generic body before
+                    // the branch folds away) changed the other head dimensions' optimized code.
+                    for h in 0..2 {
                         l_sum[h] = l_sum[h] * corr[h] + sum[h];
-                        unroll!(OJ, |jj| {
-                            o_acc[4 * jj + 2 * h] *= corr[h];
-                            o_acc[4 * jj + 2 * h + 1] *= corr[h];
-                        });
+                    }
+                    unroll!(OJ, |jj| {
+                        o_acc[4 * jj] *= corr[0];
+                        o_acc[4 * jj + 1] *= corr[0];
+                        o_acc[4 * jj + 2] *= corr[1];
+                        o_acc[4 * jj + 3] *= corr[1];
                     });
                     pack::<F16>(&s_acc, &mut pf);
                     mbarrier::wait_parity(full_v(s), phase);
@@ -787,8 +822,14 @@ unsafe fn attention<
         let o_tile = fresh(o_smem + consumer * 64 * D * 2);
         let o_word0 = o_tile - fresh(words.addr());
         let store_bar = 1 + NC + consumer;
-        // Where this item's rows go, recomputed (`fresh`) rather than held through the loop.
-        let out_seq = seq_of(fresh(bh), D, &p, cu_q, cu_k);
+        // Variable lengths: where this item's rows go (first O element, O row stride, first
+        // logsumexp index), recomputed (`fresh`) rather than held through the loop.
+        let (len_q, o_base, o_stride, lse_base) = if VARLEN {
+            let seq = seq_of(fresh(bh), D, &p, cu_q, cu_k);
+            (seq.len_q, seq.o_base, seq.o_stride, seq.lse_base)
+        } else {
+            (p.seq_q, 0, 0, 0)
+        };
         if tma_store {
             // Thread 0's wait for the previous store's reads (below) is over for the whole
             // warpgroup before anyone writes the staging tile again.
@@ -801,16 +842,25 @@ unsafe fn attention<
             sum += warp::shuffle_xor(sum, 2);
             let inv = 1.0 / sum;
             let r = row + 8 * h as u32;
-            if r < out_seq.len_q {
+            if r < len_q {
+                let row_index = bh as usize * p.seq_q as usize + r as usize;
                 if !lse.is_empty() && l % 4 == 0 {
                     // Natural-log logsumexp of the scaled scores (m is in base-2 units of them).
                     let value = (m[h] + math::log2_approx(sum)) * core::f32::consts::LN_2;
+                    let index = if VARLEN {
+                        lse_base + r as usize
+                    } else {
+                        row_index
+                    };
                     // SAFETY: one lane per (batch·head, row); the host checked `lse`'s length.
-                    unsafe { lse.write_unchecked_race(out_seq.lse_base + r as usize, value) };
+                    unsafe { lse.write_unchecked_race(index, value) };
                 }
                 if !tma_store {
-                    let row_word = (out_seq.o_base + r as usize * out_seq.o_stride) / 2;
-                    let first = row_word + (l % 4) as usize;
+                    let first = if VARLEN {
+                        (o_base + r as usize * o_stride) / 2 + (l % 4) as usize
+                    } else {
+                        row_index * D as usize / 2 + (l % 4) as usize
+                    };
                     unroll!(OJ, |jj| {
                         let word = pack2::<F16>(
                             o_acc[4 * jj + 2 * h] * inv,
@@ -871,227 +921,124 @@ pub const fn work_items(seq_q: u32, batch_heads: u32, consumers: u32) -> u32 {
     seq_q.div_ceil(block_rows(consumers)) * batch_heads
 }
 
-/// Flash-attention forward, bf16, head dimension 64, on Hopper (see the module docs). Launch
-/// with [`THREADS`] threads, a 1-D grid of at most `work_items(seq_q, batch_heads, 2)` blocks
-/// (persistent: one per SM), `shared_bytes(64, p.stages, 2)` bytes of dynamic shared memory;
-/// `maps` holds the TMA descriptors of Q, K, V encoded by `gpu-dense`; `cu_q` and `cu_k` are
-/// empty (fixed lengths) or a variable-length batch's sequence starts; `order` is empty or the
-/// work items to compute, heaviest first (see `attention`'s contract).
-///
-/// `q`, `k` and `v` are read only through the tensor maps; they are parameters so that the host
-/// runtime orders the launch after their writers and keeps them alive.
-#[allow(clippy::too_many_arguments)]
-#[kernel(launch_bounds(384, 1))]
-pub fn attention_fwd_bf16_d64_wgmma(
-    q: &[bf16],
-    k: &[bf16],
-    v: &[bf16],
-    maps: &[TensorMap],
-    o: DisjointSlice<bf16>,
-    lse: DisjointSlice<f32>,
-    cu_q: &[u32],
-    cu_k: &[u32],
-    order: &[u32],
-    p: FlashParams,
-) {
-    let _ = (q, k, v);
-    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe {
-        attention::<64, 4, 8, 32, 2, false>(
-            maps,
-            o.as_mut_ptr().cast(),
-            lse,
-            (cu_q, cu_k, order),
-            p,
-        )
-    }
+/// Declares fixed-length forward kernels: `name(elem, D, KD, OJ, ON, NC, F16, threads)`, each
+/// launched as [`attention_fwd_bf16_d64_wgmma`] describes (with its head dimension `D` and `NC`
+/// consumer warpgroups). No sequence starts: the body compiles without the variable-length
+/// paths, to the same code as before they existed.
+macro_rules! fixed_kernels {
+    ($($(#[$doc:meta])* $name:ident($t:ty, $d:literal, $kd:literal, $oj:literal, $on:literal,
+       $nc:literal, $f16:literal, $threads:tt);)*) => { $(
+        $(#[$doc])*
+        #[kernel(launch_bounds($threads, 1))]
+        pub fn $name(
+            q: &[$t],
+            k: &[$t],
+            v: &[$t],
+            maps: &[TensorMap],
+            o: DisjointSlice<$t>,
+            lse: DisjointSlice<f32>,
+            p: FlashParams,
+        ) {
+            let _ = (q, k, v);
+            // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
+            unsafe {
+                attention::<$d, $kd, $oj, $on, $nc, $f16, false>(
+                    maps,
+                    o.as_mut_ptr().cast(),
+                    lse,
+                    (&[], &[], &[]),
+                    p,
+                )
+            }
+        }
+    )* };
 }
 
-/// As [`attention_fwd_bf16_d64_wgmma`] with three consumer warpgroups and 192-row query tiles:
-/// `threads(3)` = 512 threads, `work_items(seq_q, batch_heads, 3)`, `shared_bytes(64,
-/// p.stages, 3)`, a Q map with 192-row boxes.
-#[allow(clippy::too_many_arguments)]
-#[kernel(launch_bounds(512, 1))]
-pub fn attention_fwd_bf16_d64_m192_wgmma(
-    q: &[bf16],
-    k: &[bf16],
-    v: &[bf16],
-    maps: &[TensorMap],
-    o: DisjointSlice<bf16>,
-    lse: DisjointSlice<f32>,
-    cu_q: &[u32],
-    cu_k: &[u32],
-    order: &[u32],
-    p: FlashParams,
-) {
-    let _ = (q, k, v);
-    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe {
-        attention::<64, 4, 8, 32, 3, false>(
-            maps,
-            o.as_mut_ptr().cast(),
-            lse,
-            (cu_q, cu_k, order),
-            p,
-        )
-    }
+/// Declares variable-length forward kernels (`_varlen` in the name; the head dimension 256 ones
+/// also run fixed lengths, with empty `cu_q`): as [`fixed_kernels`] plus `cu_q`, `cu_k` and
+/// `order` (see `attention`'s contract) and `p.total_q`, `p.items`, `p.snake`.
+macro_rules! varlen_kernels {
+    ($($(#[$doc:meta])* $name:ident($t:ty, $d:literal, $kd:literal, $oj:literal, $on:literal,
+       $nc:literal, $f16:literal, $threads:tt);)*) => { $(
+        $(#[$doc])*
+        #[allow(clippy::too_many_arguments)]
+        #[kernel(launch_bounds($threads, 1))]
+        pub fn $name(
+            q: &[$t],
+            k: &[$t],
+            v: &[$t],
+            maps: &[TensorMap],
+            o: DisjointSlice<$t>,
+            lse: DisjointSlice<f32>,
+            cu_q: &[u32],
+            cu_k: &[u32],
+            order: &[u32],
+            p: FlashParams,
+        ) {
+            let _ = (q, k, v);
+            // SAFETY: the host launcher (`Dense::attention_varlen`, or `Dense::attention_wgmma`
+            // at head dimension 256) upholds the launch contract.
+            unsafe {
+                attention::<$d, $kd, $oj, $on, $nc, $f16, true>(
+                    maps,
+                    o.as_mut_ptr().cast(),
+                    lse,
+                    (cu_q, cu_k, order),
+                    p,
+                )
+            }
+        }
+    )* };
 }
 
-/// Flash-attention forward, bf16, head dimension 128; as [`attention_fwd_bf16_d64_wgmma`] with
-/// `shared_bytes(128, p.stages, 2)`.
-#[allow(clippy::too_many_arguments)]
-#[kernel(launch_bounds(384, 1))]
-pub fn attention_fwd_bf16_d128_wgmma(
-    q: &[bf16],
-    k: &[bf16],
-    v: &[bf16],
-    maps: &[TensorMap],
-    o: DisjointSlice<bf16>,
-    lse: DisjointSlice<f32>,
-    cu_q: &[u32],
-    cu_k: &[u32],
-    order: &[u32],
-    p: FlashParams,
-) {
-    let _ = (q, k, v);
-    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe {
-        attention::<128, 8, 16, 64, 2, false>(
-            maps,
-            o.as_mut_ptr().cast(),
-            lse,
-            (cu_q, cu_k, order),
-            p,
-        )
-    }
+fixed_kernels! {
+    /// Flash-attention forward, bf16, head dimension 64, on Hopper (see the module docs), fixed
+    /// lengths. Launch with [`THREADS`] threads, a 1-D grid of at most `work_items(seq_q,
+    /// batch_heads, 2)` blocks (persistent: one per SM), `shared_bytes(64, p.stages, 2,
+    /// tma_store)` bytes of dynamic shared memory; `maps` holds the TMA descriptors of Q, K, V
+    /// (and O) encoded by `gpu-dense`.
+    ///
+    /// `q`, `k` and `v` are read only through the tensor maps; they are parameters so that the
+    /// host runtime orders the launch after their writers and keeps them alive.
+    attention_fwd_bf16_d64_wgmma(bf16, 64, 4, 8, 32, 2, false, 384);
+    /// As [`attention_fwd_bf16_d64_wgmma`] with three consumer warpgroups and 192-row query
+    /// tiles: `threads(3)` = 512 threads, `work_items(seq_q, batch_heads, 3)`,
+    /// `shared_bytes(64, p.stages, 3, tma_store)`, a Q map with 192-row boxes.
+    attention_fwd_bf16_d64_m192_wgmma(bf16, 64, 4, 8, 32, 3, false, 512);
+    /// Head dimension 128; as [`attention_fwd_bf16_d64_wgmma`] with `shared_bytes(128,
+    /// p.stages, 2, tma_store)`.
+    attention_fwd_bf16_d128_wgmma(bf16, 128, 8, 16, 64, 2, false, 384);
+    /// f16 in and out; as [`attention_fwd_bf16_d64_wgmma`].
+    attention_fwd_f16_d64_wgmma(f16, 64, 4, 8, 32, 2, true, 384);
+    /// f16 in and out; as [`attention_fwd_bf16_d64_m192_wgmma`].
+    attention_fwd_f16_d64_m192_wgmma(f16, 64, 4, 8, 32, 3, true, 512);
+    /// f16 in and out; as [`attention_fwd_bf16_d128_wgmma`].
+    attention_fwd_f16_d128_wgmma(f16, 128, 8, 16, 64, 2, true, 384);
 }
 
-/// f16 in and out; as [`attention_fwd_bf16_d64_wgmma`].
-#[allow(clippy::too_many_arguments)]
-#[kernel(launch_bounds(384, 1))]
-pub fn attention_fwd_f16_d64_wgmma(
-    q: &[f16],
-    k: &[f16],
-    v: &[f16],
-    maps: &[TensorMap],
-    o: DisjointSlice<f16>,
-    lse: DisjointSlice<f32>,
-    cu_q: &[u32],
-    cu_k: &[u32],
-    order: &[u32],
-    p: FlashParams,
-) {
-    let _ = (q, k, v);
-    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe {
-        attention::<64, 4, 8, 32, 2, true>(maps, o.as_mut_ptr().cast(), lse, (cu_q, cu_k, order), p)
-    }
-}
-
-/// f16 in and out; as [`attention_fwd_bf16_d64_m192_wgmma`].
-#[allow(clippy::too_many_arguments)]
-#[kernel(launch_bounds(512, 1))]
-pub fn attention_fwd_f16_d64_m192_wgmma(
-    q: &[f16],
-    k: &[f16],
-    v: &[f16],
-    maps: &[TensorMap],
-    o: DisjointSlice<f16>,
-    lse: DisjointSlice<f32>,
-    cu_q: &[u32],
-    cu_k: &[u32],
-    order: &[u32],
-    p: FlashParams,
-) {
-    let _ = (q, k, v);
-    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe {
-        attention::<64, 4, 8, 32, 3, true>(maps, o.as_mut_ptr().cast(), lse, (cu_q, cu_k, order), p)
-    }
-}
-
-/// f16 in and out; as [`attention_fwd_bf16_d128_wgmma`].
-#[allow(clippy::too_many_arguments)]
-#[kernel(launch_bounds(384, 1))]
-pub fn attention_fwd_f16_d128_wgmma(
-    q: &[f16],
-    k: &[f16],
-    v: &[f16],
-    maps: &[TensorMap],
-    o: DisjointSlice<f16>,
-    lse: DisjointSlice<f32>,
-    cu_q: &[u32],
-    cu_k: &[u32],
-    order: &[u32],
-    p: FlashParams,
-) {
-    let _ = (q, k, v);
-    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe {
-        attention::<128, 8, 16, 64, 2, true>(
-            maps,
-            o.as_mut_ptr().cast(),
-            lse,
-            (cu_q, cu_k, order),
-            p,
-        )
-    }
-}
-
-/// Flash-attention forward, bf16, head dimension 256 (no intra-warpgroup overlap, one K/V
-/// stage: see the module docs); as [`attention_fwd_bf16_d64_wgmma`] with `shared_bytes(256, 1,
-/// 2, false)`.
-#[allow(clippy::too_many_arguments)]
-#[kernel(launch_bounds(384, 1))]
-pub fn attention_fwd_bf16_d256_wgmma(
-    q: &[bf16],
-    k: &[bf16],
-    v: &[bf16],
-    maps: &[TensorMap],
-    o: DisjointSlice<bf16>,
-    lse: DisjointSlice<f32>,
-    cu_q: &[u32],
-    cu_k: &[u32],
-    order: &[u32],
-    p: FlashParams,
-) {
-    let _ = (q, k, v);
-    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe {
-        attention::<256, 16, 32, 128, 2, false>(
-            maps,
-            o.as_mut_ptr().cast(),
-            lse,
-            (cu_q, cu_k, order),
-            p,
-        )
-    }
-}
-
-/// f16 in and out; as [`attention_fwd_bf16_d256_wgmma`].
-#[allow(clippy::too_many_arguments)]
-#[kernel(launch_bounds(384, 1))]
-pub fn attention_fwd_f16_d256_wgmma(
-    q: &[f16],
-    k: &[f16],
-    v: &[f16],
-    maps: &[TensorMap],
-    o: DisjointSlice<f16>,
-    lse: DisjointSlice<f32>,
-    cu_q: &[u32],
-    cu_k: &[u32],
-    order: &[u32],
-    p: FlashParams,
-) {
-    let _ = (q, k, v);
-    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe {
-        attention::<256, 16, 32, 128, 2, true>(
-            maps,
-            o.as_mut_ptr().cast(),
-            lse,
-            (cu_q, cu_k, order),
-            p,
-        )
-    }
+varlen_kernels! {
+    /// [`attention_fwd_bf16_d64_wgmma`] for a variable-length batch: `cu_q` and `cu_k` hold its
+    /// sequence starts, `order` the work items to compute, heaviest first, and the grid is at
+    /// most `p.items` = `order.len() / 2` blocks (see `attention`'s contract); no TMA store.
+    attention_fwd_bf16_d64_varlen_wgmma(bf16, 64, 4, 8, 32, 2, false, 384);
+    /// [`attention_fwd_bf16_d64_m192_wgmma`] for a variable-length batch; as
+    /// [`attention_fwd_bf16_d64_varlen_wgmma`].
+    attention_fwd_bf16_d64_m192_varlen_wgmma(bf16, 64, 4, 8, 32, 3, false, 512);
+    /// [`attention_fwd_bf16_d128_wgmma`] for a variable-length batch; as
+    /// [`attention_fwd_bf16_d64_varlen_wgmma`].
+    attention_fwd_bf16_d128_varlen_wgmma(bf16, 128, 8, 16, 64, 2, false, 384);
+    /// f16 in and out; as [`attention_fwd_bf16_d64_varlen_wgmma`].
+    attention_fwd_f16_d64_varlen_wgmma(f16, 64, 4, 8, 32, 2, true, 384);
+    /// f16 in and out; as [`attention_fwd_bf16_d64_m192_varlen_wgmma`].
+    attention_fwd_f16_d64_m192_varlen_wgmma(f16, 64, 4, 8, 32, 3, true, 512);
+    /// f16 in and out; as [`attention_fwd_bf16_d128_varlen_wgmma`].
+    attention_fwd_f16_d128_varlen_wgmma(f16, 128, 8, 16, 64, 2, true, 384);
+    /// Flash-attention forward, bf16, head dimension 256 (no intra-warpgroup overlap, one K/V
+    /// stage: see the module docs), fixed lengths (empty `cu_q`, `cu_k`, `order`; `p.items` =
+    /// `work_items(seq_q, batch_heads, 2)`, `p.snake` = `p.causal`) or a variable-length batch
+    /// (as [`attention_fwd_bf16_d64_varlen_wgmma`]): one kernel for both, as it has no
+    /// fixed-length predecessor to keep; `shared_bytes(256, 1, 2, false)`.
+    attention_fwd_bf16_d256_wgmma(bf16, 256, 16, 32, 128, 2, false, 384);
+    /// f16 in and out; as [`attention_fwd_bf16_d256_wgmma`].
+    attention_fwd_f16_d256_wgmma(f16, 256, 16, 32, 128, 2, true, 384);
 }
