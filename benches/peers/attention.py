@@ -3,7 +3,12 @@
 with CUDA events exactly like the Rust side. Prints JSON {case: {peer: {seq: microseconds}}} with
 the same case names as the bench (e.g. "d64_b4_h16", "d128_b4_h8_causal"); peer
 "torch.sdpa.backward" times the gradients of q, k, v (torch.autograd.grad) from one forward;
-peer "torch.sdpa.f16" the forward on the same values as float16 (the bench's f16 rows)."""
+peer "torch.sdpa.f16" the forward on the same values as float16 (the bench's f16 rows).
+With --tokens16k (or --d256-varlen: head dimension 256 and the variable-length cases only) also
+the variable-length cases "d64_h32_varlen16k" ...: 16384 tokens in the ragged sequences
+VARLEN_LENS, peers "torch.sdpa.nested" (SDPA on jagged nested tensors, its varlen path),
+"torch.sdpa.nested.f16", and "torch.sdpa.padded" (the batch padded to the longest sequence,
+no key-padding mask: a mask would move SDPA off its flash kernel)."""
 import json
 import sys
 
@@ -20,10 +25,17 @@ if "--quick" in sys.argv:
 # --tokens16k: FlashAttention-3's sweep, 16k tokens (batch = 16384 / seq), hidden size 2048
 # (heads = 2048 / head_dim), forward only; case names "d64_h32_t16k" (keep in sync with
 # attention_bench.rs).
-TOKENS16K = "--tokens16k" in sys.argv
+D256_VARLEN = "--d256-varlen" in sys.argv
+TOKENS16K = "--tokens16k" in sys.argv or D256_VARLEN
 if TOKENS16K:
-    CONFIGS = [(64, 0, 32), (128, 0, 16)]
+    CONFIGS = [(64, 0, 32), (128, 0, 16), (256, 0, 8)]
     SEQS = [1024, 2048, 4096, 8192, 16384]
+if D256_VARLEN:
+    CONFIGS = [(256, 0, 8)]
+# The variable-length cases (keep in sync with attention_bench.rs): sequence lengths, 16384
+# tokens, and (head_dim, heads).
+VARLEN_LENS = [3000, 517, 1, 1300, 4096, 129, 2222, 777, 64, 2500, 1778]
+VARLEN_CONFIGS = [(64, 32), (128, 16), (256, 8)]
 
 
 def case_name(d, b, h, causal):
@@ -71,7 +83,49 @@ def main():
             out[case_name(d, b, h, causal)] = {"torch.sdpa": times, "torch.sdpa.f16": times16}
             if backward:
                 out[case_name(d, b, h, causal)]["torch.sdpa.backward"] = backward
+    if TOKENS16K:
+        varlen(out, gen)
     json.dump(out, sys.stdout, indent=1)
+
+
+def varlen(out, gen):
+    total = sum(VARLEN_LENS)
+    for d, h in VARLEN_CONFIGS:
+        for causal in (False, True):
+            case = f"d{d}_h{h}_varlen16k" + ("_causal" if causal else "")
+            peers = out.setdefault(case, {})
+            q, k, v = (
+                (torch.rand(total, h, d, device="cuda", generator=gen) * 2 - 1).to(torch.bfloat16)
+                for _ in range(3)
+            )
+            for name, dtype in (("torch.sdpa.nested", torch.bfloat16), ("torch.sdpa.nested.f16", torch.float16)):
+                try:
+                    # [total, h, d] split into sequences -> jagged [B, j, h, d] -> [B, h, j, d].
+                    nq, nk, nv = (
+                        torch.nested.nested_tensor(
+                            list(t.to(dtype).split(VARLEN_LENS)), layout=torch.jagged
+                        ).transpose(1, 2)
+                        for t in (q, k, v)
+                    )
+                    peers[name] = {
+                        str(total): time_us(
+                            lambda: F.scaled_dot_product_attention(nq, nk, nv, is_causal=causal)
+                        )
+                    }
+                    del nq, nk, nv
+                except Exception as e:  # an older torch: no jagged SDPA (reported, not hidden)
+                    print(f"attention.py: {case} {name}: {e}", file=sys.stderr)
+            # Padded to the longest sequence: [B, h, max, d].
+            b, m = len(VARLEN_LENS), max(VARLEN_LENS)
+            pq, pk, pv = (
+                (torch.rand(b, h, m, d, device="cuda", generator=gen) * 2 - 1).to(torch.bfloat16)
+                for _ in range(3)
+            )
+            peers["torch.sdpa.padded"] = {
+                str(total): time_us(lambda: F.scaled_dot_product_attention(pq, pk, pv, is_causal=causal))
+            }
+            del q, k, v, pq, pk, pv
+            torch.cuda.empty_cache()
 
 
 if __name__ == "__main__":

@@ -22,7 +22,15 @@
 //! tensors and `f16-192` rows (d64) f16 with 192-row tiles, both against SDPA on f16
 //! (`torch.sdpa.f16`), and `mma` rows the mma.sync kernel; `--backward` times the backward rows
 //! only; `--tokens16k` runs FlashAttention-3's sweep (16k tokens, hidden 2048, seq 1k…16k) with
-//! the Hopper rows only (default, `wg-tmas`, `wg-m128`, `wg-m192`, `wg-hgrp`, `wg-f16`).
+//! the Hopper rows only (default, `wg-tmas`, `wg-m128`, `wg-m192`, `wg-hgrp`, `wg-f16`; head
+//! dimension 256 the default and `wg-f16`) followed by the variable-length rows;
+//! `--d256-varlen` runs only the sweep's head dimension 256 rows and the variable-length rows.
+//! Variable-length rows (cases `d64_h32_varlen16k` ...): 16384 tokens in ragged sequences
+//! ([`VARLEN_LENS`]) through `Dense::attention_varlen` (`wgmma`, `wg-f16` on f16, `mma` the
+//! `mma.sync` kernel other GPUs run) against SDPA on nested (jagged) tensors
+//! (`torch.sdpa.nested`), and the same `wgmma` time against SDPA on the batch padded to the
+//! longest sequence (row `padded`, `torch.sdpa.padded`: no key-padding mask, which would move
+//! SDPA off its flash kernel); TFLOP/s count each sequence's products.
 
 use gpu_test_kit::XorShift64;
 use std::process::ExitCode;
@@ -53,6 +61,12 @@ const TMA_STORE: &str = "tma-store";
 /// (head_dim, batch, heads); keep in sync with benches/peers/attention.py.
 const CONFIGS: &[(usize, usize, usize)] = &[(64, 4, 16), (128, 4, 8)];
 
+/// The variable-length rows' sequence lengths: 16384 tokens, 1 to 4096 per sequence, most not
+/// multiples of the tiles; keep in sync with benches/peers/attention.py.
+const VARLEN_LENS: &[usize] = &[3000, 517, 1, 1300, 4096, 129, 2222, 777, 64, 2500, 1778];
+/// The variable-length rows' (head_dim, heads): hidden size 2048.
+const VARLEN_CONFIGS: &[(usize, usize)] = &[(64, 32), (128, 16), (256, 8)];
+
 fn random_bf16(n: usize, seed: u64) -> Vec<bf16> {
     let mut rng = XorShift64::from_seed(seed);
     (0..n)
@@ -78,6 +92,8 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let (mut peers_path, mut quick, mut variants, mut tokens16k) = (None, false, false, false);
     // --backward: the backward rows only.
     let mut backward_only = false;
+    // --d256-varlen: the sweep's head dimension 256 rows and the variable-length rows only.
+    let mut d256_varlen = false;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--peers" => peers_path = Some(args.next().ok_or("--peers needs a file")?),
@@ -88,6 +104,10 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
             // FlashAttention-3's sweep: 16k tokens (batch = 16384 / seq), hidden size 2048
             // (heads = 2048 / head_dim), seq 1k ... 16k; forward rows only.
             "--tokens16k" => tokens16k = true,
+            "--d256-varlen" => {
+                tokens16k = true;
+                d256_varlen = true;
+            }
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
@@ -114,8 +134,10 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
         "case", "kernel", "seq", "ours us", "ours TF/s", "peer us", "peer TF/s", "ratio"
     );
     let stream: &Stream = gpu.default_stream();
-    let configs: Vec<(usize, usize, usize)> = if tokens16k {
-        vec![(64, 0, 32), (128, 0, 16)]
+    let configs: Vec<(usize, usize, usize)> = if d256_varlen {
+        vec![(256, 0, 8)]
+    } else if tokens16k {
+        vec![(64, 0, 32), (128, 0, 16), (256, 0, 8)]
     } else {
         CONFIGS.to_vec()
     };
@@ -142,6 +164,9 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     attention_kernel_names(d).collect()
                 } else if backward_only {
                     vec![]
+                } else if d == 256 {
+                    // Hopper only (elsewhere an error): the default and f16.
+                    if hopper { vec!["", F16] } else { vec![] }
                 } else if hopper && tokens16k {
                     // The sweep times the Hopper kernel's tile and element choices.
                     let mut names = vec!["", TMA_STORE];
@@ -343,5 +368,135 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
+    if tokens16k {
+        varlen_rows(&gpu, &dense, &peers, hopper)?;
+    }
     Ok(())
+}
+
+/// The variable-length rows (see the module docs).
+fn varlen_rows(
+    gpu: &Gpu,
+    dense: &Dense,
+    peers: &benches::Peers,
+    hopper: bool,
+) -> std::result::Result<(), Box<dyn std::error::Error>> {
+    let stream: &Stream = gpu.default_stream();
+    let cu: Vec<u32> = std::iter::once(0)
+        .chain(VARLEN_LENS.iter().scan(0, |acc, &n| {
+            *acc += n as u32;
+            Some(*acc)
+        }))
+        .collect();
+    let total = *cu.last().unwrap() as usize;
+    for &(d, h) in VARLEN_CONFIGS {
+        for causal in [false, true] {
+            let case = format!("d{d}_h{h}_varlen16k{}", if causal { "_causal" } else { "" });
+            let n = total * h * d;
+            let (q, k, v) = (random_bf16(n, 1), random_bf16(n, 2), random_bf16(n, 3));
+            let to_f16 =
+                |x: &[bf16]| -> Vec<f16> { x.iter().map(|v| f16::from_f32(v.to_f32())).collect() };
+            let (dq, dk, dv) = (gpu.to_device(&q)?, gpu.to_device(&k)?, gpu.to_device(&v)?);
+            let mut o = gpu.alloc_zeroed::<bf16>(n)?;
+            let (hq, hk, hv) = (
+                gpu.to_device(&to_f16(&q))?,
+                gpu.to_device(&to_f16(&k))?,
+                gpu.to_device(&to_f16(&v))?,
+            );
+            let mut ho = gpu.alloc_zeroed::<f16>(n)?;
+            let flops: f64 = VARLEN_LENS
+                .iter()
+                .map(|&l| AttentionShape::new(1, h, l, l, d).flops(causal))
+                .sum();
+            let mut rows: Vec<(&str, &str)> = Vec::new();
+            if hopper {
+                rows.extend([
+                    ("wgmma", "torch.sdpa.nested"),
+                    ("wg-f16", "torch.sdpa.nested.f16"),
+                ]);
+            }
+            if d != 256 {
+                rows.push(("mma", "torch.sdpa.nested"));
+            }
+            let mut wgmma_us = None;
+            for (label, peer_name) in rows {
+                let cus = (&cu[..], &cu[..]);
+                let ours = time_us(stream, &mut |st| match label {
+                    "wgmma" => dense.attention_varlen(
+                        st,
+                        (&dq, &dk, &dv),
+                        &mut o,
+                        None,
+                        cus,
+                        (h, h, d),
+                        causal,
+                    ),
+                    "wg-f16" => dense.attention_varlen(
+                        st,
+                        (&hq, &hk, &hv),
+                        &mut ho,
+                        None,
+                        cus,
+                        (h, h, d),
+                        causal,
+                    ),
+                    _ => dense.attention_varlen_with(
+                        None,
+                        st,
+                        (&dq, &dk, &dv),
+                        &mut o,
+                        None,
+                        cus,
+                        (h, h, d),
+                        causal,
+                    ),
+                })?;
+                if label == "wgmma" {
+                    wgmma_us = Some(ours);
+                }
+                print_row(
+                    &case,
+                    label,
+                    total,
+                    ours,
+                    flops,
+                    peer_of(peers, &case, peer_name, total),
+                );
+            }
+            if let Some(ours) = wgmma_us {
+                let peer = peer_of(peers, &case, "torch.sdpa.padded", total);
+                print_row(&case, "padded", total, ours, flops, peer);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A peer's time for `case` and size `size`, when the peers file has it.
+fn peer_of(peers: &benches::Peers, case: &str, peer: &str, size: usize) -> Option<f64> {
+    peers
+        .get(case)
+        .and_then(|p| p.get(peer))
+        .and_then(|t| t.get(&size.to_string()))
+        .copied()
+}
+
+/// One table row: our time and TFLOP/s for `flops`, the peer's and the ratio when known.
+fn print_row(case: &str, label: &str, size: usize, ours: f64, flops: f64, peer: Option<f64>) {
+    let tflops = |us: f64| flops / us * 1e-6;
+    match peer {
+        Some(p) => println!(
+            "{case:<20}{label:<7}{size:>6}{ours:>11.1}{:>11.1}{p:>11.1}{:>11.1}{:>7.2}x",
+            tflops(ours),
+            tflops(p),
+            p / ours
+        ),
+        None => println!(
+            "{case:<20}{label:<7}{size:>6}{ours:>11.1}{:>11.1}{:>11}{:>11}{:>8}",
+            tflops(ours),
+            "-",
+            "-",
+            "-"
+        ),
+    }
 }

@@ -10,6 +10,7 @@
 use gpu_host::{DeviceBuffer, Error, LaunchConfig, Result, Stream};
 use half::bf16;
 
+use crate::hopper_attention::{Varlen, WgmmaSchedule};
 use crate::{AttentionElement, Dense, dense_kernels};
 use ::dense_kernels::attention::{self as kernel, AttentionParams};
 
@@ -83,8 +84,10 @@ impl Dense {
     ///
     /// `causal` masks key `j` for query `i` when `j > i` (top-left aligned, like torch's
     /// `scaled_dot_product_attention(is_causal=True)`), and skips key tiles that are entirely
-    /// masked. `head_dim` must be 64 or 128; `seq_q` and `seq_k` are arbitrary (`seq_k >= 1`
-    /// when `seq_q >= 1`: a softmax over no keys is undefined). Asynchronous on `stream`.
+    /// masked. `head_dim` must be 64 or 128, or 256 on a compute capability 9.0 GPU (the
+    /// Hopper kernel only: elsewhere an error, nothing launched); `seq_q` and `seq_k` are
+    /// arbitrary (`seq_k >= 1` when `seq_q >= 1`: a softmax over no keys is undefined).
+    /// Asynchronous on `stream`.
     // The signature the issue asks for: three inputs, an output, the shape and the mask flag.
     #[allow(clippy::too_many_arguments)]
     pub fn attention<T: AttentionElement>(
@@ -119,15 +122,62 @@ impl Dense {
         if self.wgmma_attention_fits(stream, shape) {
             return self.attention_wgmma(stream, q, k, v, o, lse, shape, causal);
         }
+        self.attention_mma(stream, (q, k, v), o, lse, shape, causal, None)
+    }
+
+    /// The forward on the `mma.sync` kernels (bf16, head dimension 64 or 128), for fixed or
+    /// (`varlen`) variable lengths; other elements and head dimension 256 are errors naming
+    /// the device, after the shape checks.
+    #[allow(clippy::too_many_arguments)]
+    fn attention_mma<T: AttentionElement>(
+        &self,
+        stream: &Stream,
+        (q, k, v): (&DeviceBuffer<T>, &DeviceBuffer<T>, &DeviceBuffer<T>),
+        o: &mut DeviceBuffer<T>,
+        lse: Option<&mut DeviceBuffer<f32>>,
+        shape: AttentionShape,
+        causal: bool,
+        varlen: Option<(&[u32], &[u32])>,
+    ) -> Result<()> {
         let name = match shape.head_dim {
             64 => "attention_fwd_bf16_d64",
             128 => "attention_fwd_bf16_d128",
+            256 => "attention_fwd_bf16_d256",
             _ => "attention_fwd_bf16",
         };
+        if shape.head_dim == 256 {
+            let name = name.replacen("bf16", T::NAME, 1);
+            // Bad shapes are reported as such on every device.
+            check_forward(
+                &name,
+                (q.len(), k.len(), v.len(), o.len()),
+                lse.as_ref().map(|l| l.len()),
+                shape,
+                varlen,
+            )?;
+            // The device, as the mma.sync kernel that runs there was loaded on.
+            let p = self.dense.raw().kernel("attention_fwd_bf16_d64")?.device();
+            let device = if stream.is_simulator() {
+                format!("the CPU simulator ({})", p.name)
+            } else {
+                format!(
+                    "{} (compute capability {}.{})",
+                    p.name, p.compute_capability.0, p.compute_capability.1
+                )
+            };
+            return Err(Error::LaunchConfig {
+                kernel: name,
+                message: format!(
+                    "head_dim 256 runs on the Hopper kernel only (compute capability 9.0: \
+                     wgmma and TMA); {device} runs the mma.sync kernels, which take head_dim \
+                     64 or 128"
+                ),
+            });
+        }
         let bf16s = (T::as_bf16(q), T::as_bf16(k), T::as_bf16(v));
         match (bf16s, T::as_bf16_mut(o)) {
             ((Some(q), Some(k), Some(v)), Some(o)) => {
-                self.launch_attention(name, stream, q, k, v, o, lse, shape, causal)
+                self.launch_attention_in(name, stream, q, k, v, o, lse, shape, causal, varlen)
             }
             _ => {
                 let name = name.replacen("bf16", T::NAME, 1);
@@ -137,7 +187,7 @@ impl Dense {
                     (q.len(), k.len(), v.len(), o.len()),
                     lse.as_ref().map(|l| l.len()),
                     shape,
-                    None,
+                    varlen,
                 )?;
                 Err(Error::LaunchConfig {
                     kernel: name,
@@ -160,29 +210,53 @@ impl Dense {
     /// aligned, as [`Dense::attention`]). `lse`, when given, gets each query row's logsumexp as
     /// `[heads, total_q]`.
     ///
+    /// On a compute capability 9.0 GPU this runs the Hopper kernel ([`Dense::attention_wgmma`]:
+    /// bf16 or f16, head dimension 64, 128 or 256; its tiles start at each sequence's first
+    /// row and mask or drop what lies past its end), elsewhere the `mma.sync` kernel (bf16,
+    /// head dimension 64 or 128).
+    ///
     /// Errors (nothing launched): sequence starts that do not begin at 0, decrease, or differ in
     /// count between queries and keys; a sequence with queries but no keys; tensors whose
-    /// lengths do not match the totals; what [`Dense::attention`] refuses.
+    /// lengths do not match the totals (the last sequence starts); what [`Dense::attention`]
+    /// refuses.
     #[allow(clippy::too_many_arguments)]
-    pub fn attention_varlen(
+    pub fn attention_varlen<T: AttentionElement>(
         &self,
         stream: &Stream,
-        (q, k, v): (
-            &DeviceBuffer<bf16>,
-            &DeviceBuffer<bf16>,
-            &DeviceBuffer<bf16>,
-        ),
-        o: &mut DeviceBuffer<bf16>,
+        qkv: (&DeviceBuffer<T>, &DeviceBuffer<T>, &DeviceBuffer<T>),
+        o: &mut DeviceBuffer<T>,
+        lse: Option<&mut DeviceBuffer<f32>>,
+        cu_seqlens: (&[u32], &[u32]),
+        heads: (usize, usize, usize),
+        causal: bool,
+    ) -> Result<()> {
+        let hopper = self.hopper.is_some() && !stream.is_simulator();
+        let kernel = hopper.then(WgmmaSchedule::default);
+        self.attention_varlen_with(kernel, stream, qkv, o, lse, cu_seqlens, heads, causal)
+    }
+
+    /// [`Dense::attention_varlen`] on the Hopper kernel with a chosen schedule (`Some`: an
+    /// error off Hopper, as [`Dense::attention_wgmma_with`]), or on the `mma.sync` kernel
+    /// (`None`: any device, bf16, head dimension 64 or 128), whatever the default would pick:
+    /// for the tests and the benchmark.
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention_varlen_with<T: AttentionElement>(
+        &self,
+        schedule: Option<WgmmaSchedule>,
+        stream: &Stream,
+        (q, k, v): (&DeviceBuffer<T>, &DeviceBuffer<T>, &DeviceBuffer<T>),
+        o: &mut DeviceBuffer<T>,
         lse: Option<&mut DeviceBuffer<f32>>,
         (cu_seqlens_q, cu_seqlens_k): (&[u32], &[u32]),
         (heads, kv_heads, head_dim): (usize, usize, usize),
         causal: bool,
     ) -> Result<()> {
         let name = match head_dim {
-            64 => "attention_fwd_bf16_d64",
-            128 => "attention_fwd_bf16_d128",
-            _ => "attention_fwd_bf16",
+            64 | 128 | 256 => format!("attention_fwd_{}_d{head_dim}", T::NAME),
+            _ => format!("attention_fwd_{}", T::NAME),
         };
+        let name = name.as_str();
         let bad = |argument: &str, message: String| Error::Argument {
             kernel: name.to_string(),
             argument: argument.to_string(),
@@ -224,6 +298,19 @@ impl Dense {
                 format!("sequence {b} has {} queries and no keys", lq[b]),
             ));
         }
+        // Rows are addressed with 32-bit (TMA: signed) coordinates.
+        for (which, cu) in [
+            ("cu_seqlens_q", cu_seqlens_q),
+            ("cu_seqlens_k", cu_seqlens_k),
+        ] {
+            let total = cu[cu.len() - 1];
+            if total > i32::MAX as u32 {
+                return Err(bad(
+                    which,
+                    format!("{total} rows in all: at most {} (32-bit rows)", i32::MAX),
+                ));
+            }
+        }
         let shape = AttentionShape {
             batch: lq.len(),
             heads,
@@ -232,18 +319,19 @@ impl Dense {
             seq_k: lk.iter().copied().max().unwrap_or(0).max(1),
             head_dim,
         };
-        self.launch_attention_in(
-            name,
-            stream,
-            q,
-            k,
-            v,
-            o,
-            lse,
-            shape,
-            causal,
-            Some((cu_seqlens_q, cu_seqlens_k)),
-        )
+        match schedule {
+            Some(schedule) => {
+                let varlen = Some(Varlen {
+                    cu_q: cu_seqlens_q,
+                    cu_k: cu_seqlens_k,
+                });
+                self.launch_wgmma(stream, (q, k, v), o, lse, shape, causal, schedule, varlen)
+            }
+            None => {
+                let varlen = Some((cu_seqlens_q, cu_seqlens_k));
+                self.attention_mma(stream, (q, k, v), o, lse, shape, causal, varlen)
+            }
+        }
     }
 
     /// [`Dense::attention`] through one named kernel of `dense_kernels::attention::TILINGS`
@@ -382,10 +470,14 @@ impl Dense {
 /// The checks the forward and the backward share: a supported head dimension, and K/V heads
 /// that divide the query heads. `bad` makes the argument error.
 fn check_heads(shape: AttentionShape, bad: &impl Fn(&str, String) -> Error) -> Result<()> {
-    if shape.head_dim != 64 && shape.head_dim != 128 {
+    if !matches!(shape.head_dim, 64 | 128 | 256) {
         return Err(bad(
             "shape.head_dim",
-            format!("head_dim {} is not supported: 64 or 128", shape.head_dim),
+            format!(
+                "head_dim {} is not supported: 64 or 128, or 256 (forward, on compute \
+                 capability 9.0 GPUs)",
+                shape.head_dim
+            ),
         ));
     }
     if shape.kv_heads == 0 || !shape.heads.is_multiple_of(shape.kv_heads) {
@@ -781,6 +873,14 @@ pub(crate) fn check_backward(name: &str, lens: [usize; 9], shape: AttentionShape
         message,
     };
     check_heads(shape, &bad)?;
+    if shape.head_dim == 256 {
+        return Err(bad(
+            "shape.head_dim",
+            "head_dim 256: the backward pass takes head_dim 64 or 128 (the forward only has a \
+             head_dim 256 kernel)"
+                .to_string(),
+        ));
+    }
     let checked = |dims: &[usize]| dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     let q_len = checked(&[shape.batch, shape.heads, shape.seq_q, shape.head_dim])
         .ok_or_else(|| bad("shape", format!("{shape:?}: Q's element count overflows")))?;

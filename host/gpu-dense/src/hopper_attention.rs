@@ -14,10 +14,11 @@ use crate::attention::check_forward;
 use crate::{AttentionShape, Dense, TensorMap};
 
 /// Tensor maps of Q, K, V, O already on the device, by (the four addresses, batch, heads,
-/// kv_heads, seq_q, seq_k, head_dim, Q rows per block, element type): a map's bytes depend
-/// only on these (see `hopper_gemm`).
+/// kv_heads, seq_q, seq_k, head_dim, Q rows per block, element type, and for a variable-length
+/// batch its total query and key rows, else `u64::MAX`): a map's bytes depend only on these
+/// (see `hopper_gemm`).
 #[derive(Default)]
-pub(crate) struct MapCache(Mutex<HashMap<[u64; 12], DeviceBuffer<TensorMap>>>);
+pub(crate) struct MapCache(Mutex<HashMap<[u64; 14], DeviceBuffer<TensorMap>>>);
 
 /// Element types of the attention: bf16 everywhere, f16 on Hopper (the `mma.sync` kernels
 /// other GPUs run are bf16 only). Scores, softmax and accumulators are f32 for both.
@@ -28,7 +29,9 @@ pub trait AttentionElement: gpu_host::gpu::DeviceCopy + sealed::Sealed {
     #[doc(hidden)]
     const TMA_TYPE: sys::CUtensorMapDataType;
     /// Launches the Hopper kernel for `variant` = (head dimension, consumer warpgroups): 64
-    /// with 2 or 3, 128 with 2.
+    /// with 2 or 3, 128 and 256 with 2; `cu` the sequence starts and the work items of a
+    /// variable-length batch (the `_varlen` kernels), `None` for fixed lengths (the kernels
+    /// without those paths; head dimension 256 has one kernel for both, given empty lists).
     #[doc(hidden)]
     #[allow(clippy::too_many_arguments)]
     fn launch_wgmma(
@@ -39,6 +42,7 @@ pub trait AttentionElement: gpu_host::gpu::DeviceCopy + sealed::Sealed {
         inputs: Inputs<'_, Self>,
         o: &mut DeviceBuffer<Self>,
         lse: &mut DeviceBuffer<f32>,
+        cu: Option<CuLists<'_>>,
         params: FlashParams,
     ) -> Result<()>;
     /// The buffer as bf16, for the `mma.sync` kernels: `None` for other elements.
@@ -58,6 +62,14 @@ pub type Inputs<'a, T> = (
     &'a DeviceBuffer<TensorMap>,
 );
 
+/// A variable-length batch's sequence starts (queries, keys) and work items on the device.
+#[doc(hidden)]
+pub type CuLists<'a> = (
+    &'a DeviceBuffer<u32>,
+    &'a DeviceBuffer<u32>,
+    &'a DeviceBuffer<u32>,
+);
+
 mod sealed {
     pub trait Sealed {}
     impl Sealed for half::bf16 {}
@@ -65,8 +77,8 @@ mod sealed {
 }
 
 macro_rules! attention_elem {
-    ($t:ty, $name:literal, $tma:ident, $d64:ident, $d64m192:ident, $d128:ident,
-     $bf16:expr, $bf16_mut:expr) => {
+    ($t:ty, $name:literal, $tma:ident, [$d64:ident, $d64m192:ident, $d128:ident],
+     [$d64v:ident, $d64m192v:ident, $d128v:ident], $d256:ident, $bf16:expr, $bf16_mut:expr) => {
         impl AttentionElement for $t {
             const NAME: &'static str = $name;
             const TMA_TYPE: sys::CUtensorMapDataType = sys::CUtensorMapDataType::$tma;
@@ -78,12 +90,31 @@ macro_rules! attention_elem {
                 (q, k, v, maps): Inputs<'_, Self>,
                 o: &mut DeviceBuffer<Self>,
                 lse: &mut DeviceBuffer<f32>,
-                params: FlashParams,
+                cu: Option<CuLists<'_>>,
+                p: FlashParams,
             ) -> Result<()> {
-                match variant {
-                    (64, 3) => module.$d64m192(stream, cfg, q, k, v, maps, o, lse, params),
-                    (64, _) => module.$d64(stream, cfg, q, k, v, maps, o, lse, params),
-                    _ => module.$d128(stream, cfg, q, k, v, maps, o, lse, params),
+                let (s, m) = (stream, module);
+                match (variant, cu) {
+                    ((256, _), Some(cu)) => {
+                        m.$d256(s, cfg, q, k, v, maps, o, lse, cu.0, cu.1, cu.2, p)
+                    }
+                    ((256, _), None) => {
+                        // Fixed lengths on the one head dimension 256 kernel: empty lists
+                        // (nothing allocated).
+                        let none = || stream.alloc_zeroed::<u32>(0);
+                        let (cu_q, cu_k, order) = (none()?, none()?, none()?);
+                        m.$d256(s, cfg, q, k, v, maps, o, lse, &cu_q, &cu_k, &order, p)
+                    }
+                    ((64, 3), None) => m.$d64m192(s, cfg, q, k, v, maps, o, lse, p),
+                    ((64, _), None) => m.$d64(s, cfg, q, k, v, maps, o, lse, p),
+                    (_, None) => m.$d128(s, cfg, q, k, v, maps, o, lse, p),
+                    ((64, 3), Some(cu)) => {
+                        m.$d64m192v(s, cfg, q, k, v, maps, o, lse, cu.0, cu.1, cu.2, p)
+                    }
+                    ((64, _), Some(cu)) => {
+                        m.$d64v(s, cfg, q, k, v, maps, o, lse, cu.0, cu.1, cu.2, p)
+                    }
+                    (_, Some(cu)) => m.$d128v(s, cfg, q, k, v, maps, o, lse, cu.0, cu.1, cu.2, p),
                 }
             }
             fn as_bf16(buffer: &DeviceBuffer<Self>) -> Option<&DeviceBuffer<bf16>> {
@@ -99,9 +130,17 @@ attention_elem!(
     bf16,
     "bf16",
     CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-    attention_fwd_bf16_d64_wgmma,
-    attention_fwd_bf16_d64_m192_wgmma,
-    attention_fwd_bf16_d128_wgmma,
+    [
+        attention_fwd_bf16_d64_wgmma,
+        attention_fwd_bf16_d64_m192_wgmma,
+        attention_fwd_bf16_d128_wgmma
+    ],
+    [
+        attention_fwd_bf16_d64_varlen_wgmma,
+        attention_fwd_bf16_d64_m192_varlen_wgmma,
+        attention_fwd_bf16_d128_varlen_wgmma
+    ],
+    attention_fwd_bf16_d256_wgmma,
     Some,
     Some
 );
@@ -109,9 +148,17 @@ attention_elem!(
     f16,
     "f16",
     CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-    attention_fwd_f16_d64_wgmma,
-    attention_fwd_f16_d64_m192_wgmma,
-    attention_fwd_f16_d128_wgmma,
+    [
+        attention_fwd_f16_d64_wgmma,
+        attention_fwd_f16_d64_m192_wgmma,
+        attention_fwd_f16_d128_wgmma
+    ],
+    [
+        attention_fwd_f16_d64_varlen_wgmma,
+        attention_fwd_f16_d64_m192_varlen_wgmma,
+        attention_fwd_f16_d128_varlen_wgmma
+    ],
+    attention_fwd_f16_d256_wgmma,
     |_| None,
     |_| None
 );
@@ -125,7 +172,8 @@ pub struct WgmmaSchedule {
     pub ping_pong: bool,
     /// One block per SM walks the query tiles (else one block per tile).
     pub persistent: bool,
-    /// Stages of the K/V ring: 2, or 4 (head dimension 64 only); 0 picks the default.
+    /// Stages of the K/V ring: 2, or 4 (head dimension 64 only); head dimension 256 has room
+    /// for 1 only; 0 picks the default.
     pub stages: u32,
     /// Causal: order the query tiles heaviest first within groups of this many heads
     /// (`u32::MAX`: enough heads per group to give every SM a tile, so the blocks running
@@ -136,7 +184,7 @@ pub struct WgmmaSchedule {
     /// only, FlashAttention-3's d64 tile); 0 picks the default ([`default_consumers`]).
     pub consumers: u32,
     /// O leaves through shared memory with TMA stores (one per warpgroup and 64 columns)
-    /// instead of each thread's 4-byte stores.
+    /// instead of each thread's 4-byte stores (head dimension 64 and 128, fixed lengths).
     pub tma_store: bool,
 }
 
@@ -158,7 +206,7 @@ impl Default for WgmmaSchedule {
 /// docs/gemm-tuning.md).
 const HEAD_GROUP_MAX_SEQ: usize = 2048;
 
-/// The default depth of the K/V ring.
+/// The default depth of the K/V ring (head dimension 256: 1, all that fits beside its tiles).
 const DEFAULT_STAGES: u32 = 2;
 
 /// The default number of consumer warpgroups (the policy, measured in docs/gemm-tuning.md on
@@ -185,31 +233,80 @@ const MAP_CACHE_LIMIT: usize = 64;
 /// Encodes the 3-D tensor map of `matrices` row-major `rows × head_dim` bf16 or f16 (`T`)
 /// matrices at `addr` (`[matrices, rows, head_dim]` contiguous), read in boxes of
 /// `box_rows × 64` elements of one matrix with the 128-byte swizzle: rows past a matrix's end
-/// read as zeros.
+/// read as zeros. `packed`: the variable-length layout `[rows, matrices, head_dim]` instead
+/// (a token's heads side by side; the map is still `[head_dim, rows, matrices]`, rows
+/// `matrices · head_dim` apart, so a box reads one head's rows).
 fn encode_map<T: AttentionElement>(
     addr: u64,
-    matrices: usize,
-    rows: usize,
-    head_dim: usize,
+    (matrices, rows, head_dim): (usize, usize, usize),
+    packed: bool,
     box_rows: u32,
     name: &str,
 ) -> Result<TensorMap> {
-    // The strides are multiples of 16 bytes (head_dim is 64 or 128).
+    // The strides are multiples of 16 bytes (head_dim is 64, 128 or 256).
+    let (row, matrix) = if packed {
+        (matrices * head_dim, head_dim)
+    } else {
+        (head_dim, rows * head_dim)
+    };
     crate::tma_map::encode_tiled(
         T::TMA_TYPE,
         addr,
         &[head_dim as u64, rows as u64, matrices as u64],
-        &[head_dim as u64 * 2, (rows * head_dim) as u64 * 2],
+        &[row as u64 * 2, matrix as u64 * 2],
         &[64, box_rows, 1],
         || format!("{matrices} {rows}×{head_dim} matrices for `{name}`"),
     )
 }
 
+/// A variable-length batch for the Hopper kernel: the checked cumulative sequence starts of
+/// the queries and keys (`batch + 1` entries each).
+#[derive(Clone, Copy)]
+pub(crate) struct Varlen<'a> {
+    pub cu_q: &'a [u32],
+    pub cu_k: &'a [u32],
+}
+
+impl Varlen<'_> {
+    fn totals(&self) -> (usize, usize) {
+        (
+            self.cu_q[self.cu_q.len() - 1] as usize,
+            self.cu_k[self.cu_k.len() - 1] as usize,
+        )
+    }
+
+    /// The kernel's work items: every (query block of `bm` rows, batch·head) that has query
+    /// rows, as `[block, batch·head]` pairs, sorted by their key tiles (the cost), most first
+    /// (stable: ties stay by head, then block, so blocks running together share K/V in L2).
+    /// The persistent blocks deal them out in snake order, as the fixed-length causal tiles.
+    fn work_items(&self, heads: usize, bm: usize, causal: bool) -> Vec<u32> {
+        let bn = kernel::BN as usize;
+        let mut items: Vec<(usize, u32, u32)> = Vec::new();
+        for (b, (q, k)) in self.cu_q.windows(2).zip(self.cu_k.windows(2)).enumerate() {
+            let (len_q, len_k) = ((q[1] - q[0]) as usize, (k[1] - k[0]) as usize);
+            for h in 0..heads {
+                for mb in 0..len_q.div_ceil(bm) {
+                    let tiles = if causal {
+                        len_k
+                            .div_ceil(bn)
+                            .min((len_q.min((mb + 1) * bm) - 1) / bn + 1)
+                    } else {
+                        len_k.div_ceil(bn)
+                    };
+                    items.push((tiles, mb as u32, (b * heads + h) as u32));
+                }
+            }
+        }
+        items.sort_by_key(|&(tiles, _, _)| std::cmp::Reverse(tiles));
+        items.iter().flat_map(|&(_, mb, bh)| [mb, bh]).collect()
+    }
+}
+
 impl Dense {
     /// Whether [`Dense::attention`] runs the Hopper kernel for `shape` on `stream`: a compute
-    /// capability 9.0 GPU (not the simulator) and head dimension 64 or 128 (bf16 or f16).
+    /// capability 9.0 GPU (not the simulator) and head dimension 64, 128 or 256 (bf16 or f16).
     pub(crate) fn wgmma_attention_fits(&self, stream: &Stream, shape: AttentionShape) -> bool {
-        self.hopper.is_some() && !stream.is_simulator() && matches!(shape.head_dim, 64 | 128)
+        self.hopper.is_some() && !stream.is_simulator() && matches!(shape.head_dim, 64 | 128 | 256)
     }
 
     /// [`Dense::attention_with_lse`] through the Hopper kernel (wgmma + TMA, FlashAttention-3's
@@ -241,6 +338,7 @@ impl Dense {
             shape,
             causal,
             WgmmaSchedule::default(),
+            None,
         )
     }
 
@@ -260,11 +358,15 @@ impl Dense {
         shape: AttentionShape,
         causal: bool,
     ) -> Result<()> {
-        self.launch_wgmma(stream, (q, k, v), o, lse, shape, causal, schedule)
+        self.launch_wgmma(stream, (q, k, v), o, lse, shape, causal, schedule, None)
     }
 
+    /// The Hopper kernel for fixed lengths (`varlen` `None`: `shape` gives the tensors) or for
+    /// a variable-length batch (`varlen`: the checked sequence starts, `shape.seq_q`/`seq_k`
+    /// the longest sequences, the tensors `[total, heads, head_dim]`, see
+    /// [`Dense::attention_varlen`]).
     #[allow(clippy::too_many_arguments)]
-    fn launch_wgmma<T: AttentionElement>(
+    pub(crate) fn launch_wgmma<T: AttentionElement>(
         &self,
         stream: &Stream,
         (q, k, v): (&DeviceBuffer<T>, &DeviceBuffer<T>, &DeviceBuffer<T>),
@@ -273,38 +375,75 @@ impl Dense {
         shape: AttentionShape,
         causal: bool,
         schedule: WgmmaSchedule,
+        varlen: Option<Varlen<'_>>,
     ) -> Result<()> {
+        // The default tile height by the typical length: the mean over a variable-length
+        // batch's sequences.
+        let rows_per_seq = match varlen {
+            Some(v) => v.totals().0 / shape.batch.max(1),
+            None => shape.seq_q,
+        };
         let consumers = match schedule.consumers {
-            0 => default_consumers(shape.head_dim, shape.seq_q, causal),
+            0 => default_consumers(shape.head_dim, rows_per_seq, causal),
             n => n,
         };
         let dim = match shape.head_dim {
-            64 | 128 => format!("_d{}", shape.head_dim),
+            64 | 128 | 256 => format!("_d{}", shape.head_dim),
             _ => String::new(),
         };
         let m192 = if consumers == 3 { "_m192" } else { "" };
-        let name = &format!("attention_fwd_{}{dim}{m192}_wgmma", T::NAME);
+        // The kernel that runs: `_varlen` ones for variable lengths, except at head dimension
+        // 256 (one kernel for both).
+        let vl = if varlen.is_some() && shape.head_dim != 256 {
+            "_varlen"
+        } else {
+            ""
+        };
+        let name = &format!("attention_fwd_{}{dim}{m192}{vl}_wgmma", T::NAME);
         // Shapes first (they are wrong on any device), then the device.
         let work = check_forward(
             name,
             (q.len(), k.len(), v.len(), o.len()),
             lse.as_ref().map(|l| l.len()),
             shape,
-            None,
+            varlen.map(|v| (v.cu_q, v.cu_k)),
         )?;
         let stages = match (schedule.stages, shape.head_dim) {
+            (0 | 1, 256) => 1,
             (0, _) => DEFAULT_STAGES,
-            (2, _) | (4, 64) => schedule.stages,
+            (2, 64 | 128) | (4, 64) => schedule.stages,
             (n, d) => {
                 return Err(Error::Argument {
                     kernel: name.to_string(),
                     argument: "schedule.stages".to_string(),
                     message: format!(
-                        "{n} K/V stages for head_dim {d}: 2, or 4 with head_dim 64 (shared memory)"
+                        "{n} K/V stages for head_dim {d}: 2, or 4 with head_dim 64, 1 with \
+                         head_dim 256 (shared memory)"
                     ),
                 });
             }
         };
+        if schedule.tma_store && (shape.head_dim == 256 || varlen.is_some()) {
+            return Err(Error::Argument {
+                kernel: name.to_string(),
+                argument: "schedule.tma_store".to_string(),
+                message: format!(
+                    "O stored by TMA: head_dim 64 or 128 with fixed lengths only (head_dim {}{}: \
+                     {})",
+                    shape.head_dim,
+                    if varlen.is_some() {
+                        ", variable lengths"
+                    } else {
+                        ""
+                    },
+                    if varlen.is_some() {
+                        "a 64-row box would write past a sequence's end into the next"
+                    } else {
+                        "no shared memory left for the staging tile"
+                    }
+                ),
+            });
+        }
         if !(consumers == 2 || (consumers == 3 && shape.head_dim == 64)) {
             return Err(Error::Argument {
                 kernel: name.to_string(),
@@ -336,6 +475,8 @@ impl Dense {
         if !work {
             return Ok(());
         }
+        let totals = varlen.map(|v| v.totals());
+        let (total_q, total_k) = totals.map_or((u64::MAX, u64::MAX), |(a, b)| (a as u64, b as u64));
         let key = [
             q.device_ptr(),
             k.device_ptr(),
@@ -349,6 +490,8 @@ impl Dense {
             shape.head_dim as u64,
             bm as u64,
             T::TMA_TYPE as u64,
+            total_q,
+            total_k,
         ];
         let mut cache = self
             .wgmma_attention_maps
@@ -356,17 +499,23 @@ impl Dense {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         if !cache.contains_key(&key) {
-            let (bh, kv_bh, d) = (
-                shape.batch * shape.heads,
-                shape.batch * shape.kv_heads,
-                shape.head_dim,
-            );
+            let d = shape.head_dim;
+            // Fixed lengths: a matrix per (batch, head); variable lengths: per head, the rows
+            // of all sequences.
+            let (q_dims, kv_dims) = match totals {
+                None => (
+                    (shape.batch * shape.heads, shape.seq_q, d),
+                    (shape.batch * shape.kv_heads, shape.seq_k, d),
+                ),
+                Some((tq, tk)) => ((shape.heads, tq, d), (shape.kv_heads, tk, d)),
+            };
+            let packed = totals.is_some();
             let maps = [
-                encode_map::<T>(key[0], bh, shape.seq_q, d, bm, name)?,
-                encode_map::<T>(key[1], kv_bh, shape.seq_k, d, kernel::BN, name)?,
-                encode_map::<T>(key[2], kv_bh, shape.seq_k, d, kernel::BN, name)?,
-                // O, stored by each consumer warpgroup in 64-row boxes.
-                encode_map::<T>(key[3], bh, shape.seq_q, d, 64, name)?,
+                encode_map::<T>(key[0], q_dims, packed, bm, name)?,
+                encode_map::<T>(key[1], kv_dims, packed, kernel::BN, name)?,
+                encode_map::<T>(key[2], kv_dims, packed, kernel::BN, name)?,
+                // O, stored by each consumer warpgroup in 64-row boxes (fixed lengths only).
+                encode_map::<T>(key[3], q_dims, packed, 64, name)?,
             ];
             if cache.len() >= MAP_CACHE_LIMIT {
                 cache.clear();
@@ -383,6 +532,12 @@ impl Dense {
             u32::MAX => per_sm,
             n => n.clamp(1, bh),
         };
+        // Variable lengths: the work items listed by the host (see `Varlen::work_items`).
+        let order = varlen.map(|v| v.work_items(shape.heads, bm as usize, causal));
+        let items = match &order {
+            Some(list) => (list.len() / 2) as u32,
+            None => kernel::work_items(shape.seq_q as u32, bh, consumers),
+        };
         let params = FlashParams {
             seq_q: shape.seq_q as u32,
             seq_k: shape.seq_k as u32,
@@ -396,8 +551,11 @@ impl Dense {
             stages,
             head_group,
             tma_store: schedule.tma_store as u32,
+            total_q: totals.map_or(0, |(tq, _)| tq as u32),
+            items,
+            // Causal, or the host's list sorted by cost.
+            snake: (causal || order.is_some()) as u32,
         };
-        let items = kernel::work_items(shape.seq_q as u32, bh, consumers);
         let grid = if schedule.persistent {
             items.min(self.wgmma.sm_count)
         } else {
@@ -409,6 +567,16 @@ impl Dense {
         // No logsumexp wanted: an empty buffer (nothing allocated), which the kernel skips.
         let mut none = stream.alloc_zeroed::<f32>(0)?;
         let lse = lse.unwrap_or(&mut none);
+        // Variable lengths: the sequence starts and work items on the device, for the
+        // `_varlen` kernels; fixed lengths launch the kernels without them.
+        let lists = match (varlen, order) {
+            (Some(v), Some(order)) => Some((
+                stream.to_device(v.cu_q)?,
+                stream.to_device(v.cu_k)?,
+                stream.to_device(&order)?,
+            )),
+            _ => None,
+        };
         T::launch_wgmma(
             module,
             stream,
@@ -417,6 +585,9 @@ impl Dense {
             (q, k, v, maps),
             o,
             lse,
+            lists
+                .as_ref()
+                .map(|(cu_q, cu_k, order)| (cu_q, cu_k, order)),
             params,
         )
     }

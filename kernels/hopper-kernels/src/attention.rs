@@ -1,10 +1,23 @@
 //! Flash-attention forward on Hopper tensor cores (wgmma + TMA), FlashAttention-3's design
 //! (Shah et al. 2024) in our device library. bf16 or f16 in and out, f32 scores and
-//! accumulators; head dimension 64 or 128; causal or not; grouped-query attention; logsumexp
-//! output.
+//! accumulators; head dimension 64, 128 or 256; causal or not; grouped-query attention;
+//! logsumexp output; fixed lengths or variable-length batches.
 //!
 //! `O = softmax(Q·Kᵀ·scale [causal]) · V` per (batch, head), Q and O `[batch, heads, seq_q, D]`,
 //! K and V `[batch, kv_heads, seq_k, D]`, contiguous. Query head `h` reads K/V head `h / group`.
+//! Variable lengths (flash-attention's "varlen", `cu_q`/`cu_k` non-empty): Q and O `[total_q,
+//! heads, D]`, K and V `[total_k, kv_heads, D]`, sequence `b` rows `cu[b] .. cu[b + 1]`; the
+//! tensor maps are then `[D, total, heads]` (a token's heads side by side), a tile of sequence
+//! `b` starts at row `cu[b] + q0`, and what it reads past the sequence's end (the next
+//! sequence's rows) is masked (keys) or never stored (query rows), so tiles stop at each
+//! sequence's end without a map per sequence. The host lists the query tiles that exist
+//! (`order`: heaviest first), which the persistent blocks take in snake order: computed orders
+//! over the longest sequence would leave most items empty and, causal, hand some blocks only
+//! the long sequences' tiles. Variable lengths are a compile-time property of a kernel (the
+//! `_varlen` kernels; the head dimension 256 ones run both): the fixed-length kernels compile
+//! without those paths, to the same code as before they existed (sharing one body made them
+//! slower: the variable-length values and the head dimension 256 branch changed how their key
+//! loop optimizes).
 //!
 //! Design:
 //! - a block owns 128 query rows ([`BM`]) of one (batch, head) and has 3 warpgroups:
@@ -41,7 +54,13 @@
 //!   64 columns (rows past the head's end clipped by the tensor map);
 //! - causal: key tiles entirely above the diagonal are not loaded, only tiles crossing it are
 //!   masked, and the persistent blocks take the query tiles heaviest first, in a snake order
-//!   that evens out their work.
+//!   that evens out their work;
+//! - head dimension 256 (the `_d256` kernels): the 64 × 256 O accumulator takes 128 registers
+//!   per thread, so the scores of the next tile are not issued before `P·V` of this one (no
+//!   intra-warpgroup overlap: S, P and O together would not fit in 240 registers), the
+//!   warpgroups still ping-pong; the 64 KiB Q tile and 64 KiB K and V tiles leave room for one
+//!   ring stage (193 KiB), K refilled while the softmax and `P·V` run, V while the next scores
+//!   run.
 
 use gpu::hopper::tma::{self, TensorMap};
 use gpu::hopper::{mbarrier, wgmma};
@@ -61,7 +80,7 @@ pub const BM: u32 = block_rows(2);
 /// Keys per K/V tile.
 pub const BN: u32 = 128;
 /// The deepest K/V ring: 4 stages (fits beside the Q tile for head dimension 64 only: 147 KiB,
-/// 155 KiB with 192 rows; head dimension 128 has room for 2, 165 KiB).
+/// 155 KiB with 192 rows; head dimension 128 has room for 2, 165 KiB, 256 for 1, 193 KiB).
 pub const MAX_STAGES: u32 = 4;
 /// Threads per block: a producer warpgroup and `consumers` consumer warpgroups.
 pub const fn threads(consumers: u32) -> u32 {
@@ -113,8 +132,8 @@ pub struct FlashParams {
     /// Causal: heads per ordering group of the work items (1 ..= `batch_heads`, see
     /// `work_item`).
     pub head_group: u32,
-    /// Stages of the K/V ring: a power of two, at most [`MAX_STAGES`], that fits
-    /// ([`shared_bytes`]).
+    /// Stages of the K/V ring: a power of two (1 at head dimension 256), at most
+    /// [`MAX_STAGES`], that fits ([`shared_bytes`]).
     pub stages: u32,
     /// Query heads per K/V head.
     pub group: u32,
@@ -123,23 +142,89 @@ pub struct FlashParams {
     pub ping_pong: u32,
     /// 1: O goes out through shared memory with one TMA store per warpgroup and 64-column
     /// sub-tile (the fourth tensor map; [`shared_bytes`] with `tma_store`); 0: each thread
-    /// stores its 4-byte column pairs from the accumulator layout.
+    /// stores its 4-byte column pairs from the accumulator layout. Fixed lengths only.
     pub tma_store: u32,
+    /// Variable lengths: the query rows of all sequences (`cu_q`'s last entry), for the
+    /// logsumexp's `[heads, total_q]` layout, and the work items come from `order`; 0 for
+    /// fixed lengths.
+    pub total_q: u32,
+    /// Work items of the launch: `order.len() / 2` with variable lengths, else
+    /// [`work_items`]`(seq_q, batch_heads, consumers)`. Read by the `_varlen` and head
+    /// dimension 256 kernels only (the fixed-length ones compute it).
+    pub items: u32,
+    /// 1: the blocks take the items in snake order (reversed on odd rounds): causal, or variable
+    /// lengths (the host sorts the list by cost). Read as `items`.
+    pub snake: u32,
 }
 
-/// Masks the scores of tile `j` that a row may not see: keys past `seq_k`, and with `causal`
+/// Where one (sequence, head)'s rows are, for fixed lengths or a variable-length batch (see
+/// the module docs): its lengths, its first rows and depth (third coordinate) in the Q and K/V
+/// tensor maps, and its O and logsumexp offsets.
+#[derive(Clone, Copy)]
+struct Seq {
+    len_q: u32,
+    len_k: u32,
+    /// Map coordinates of row 0: (row, depth) in Q's map and in K's and V's.
+    q_row: u32,
+    q_z: u32,
+    k_row: u32,
+    k_z: u32,
+    /// Element offset of row 0 in O and elements from one row to the next.
+    o_base: usize,
+    o_stride: usize,
+    /// Logsumexp index of row 0 (rows are consecutive).
+    lse_base: usize,
+}
+
+/// The rows of (batch·head) `bh` for head dimension `d` in a variable-length instance: fixed
+/// lengths when `cu_q` is empty (head dimension 256), else sequence `bh / heads` of the
+/// variable-length batch. The fixed-length instances do not use it (their code stays as it was
+/// before variable lengths).
+#[inline(always)]
+fn seq_of(bh: u32, d: u32, p: &FlashParams, cu_q: &[u32], cu_k: &[u32]) -> Seq {
+    let (b, h) = (bh / p.heads, bh % p.heads);
+    let kv_heads = p.heads / p.group;
+    if cu_q.is_empty() {
+        Seq {
+            len_q: p.seq_q,
+            len_k: p.seq_k,
+            q_row: 0,
+            q_z: bh,
+            k_row: 0,
+            k_z: b * kv_heads + h / p.group,
+            o_base: (bh as usize * p.seq_q as usize) * d as usize,
+            o_stride: d as usize,
+            lse_base: bh as usize * p.seq_q as usize,
+        }
+    } else {
+        let (b, qs, ks) = (b as usize, cu_q[b as usize], cu_k[b as usize]);
+        Seq {
+            len_q: cu_q[b + 1] - qs,
+            len_k: cu_k[b + 1] - ks,
+            q_row: qs,
+            q_z: h,
+            k_row: ks,
+            k_z: h / p.group,
+            o_base: (qs as usize * p.heads as usize + h as usize) * d as usize,
+            o_stride: p.heads as usize * d as usize,
+            lse_base: h as usize * p.total_q as usize + qs as usize,
+        }
+    }
+}
+
+/// Masks the scores of tile `j` that a row may not see: keys past `seq_k` (the sequence's:
+/// with variable lengths the tile's rows past it are the next sequence's), and with `causal`
 /// keys after the row. Only tiles at the sequence end or crossing the diagonal for this
 /// warpgroup's rows pay for it.
 #[inline(always)]
-fn mask(s: &mut [f32; 64], j: u32, p: &FlashParams, wg_row0: u32, row: u32, l: u32) {
+fn mask(s: &mut [f32; 64], j: u32, seq_k: u32, causal: bool, wg_row0: u32, row: u32, l: u32) {
     let key0 = j * BN;
-    let causal = p.causal != 0;
-    if key0 + BN > p.seq_k || (causal && key0 + BN - 1 > wg_row0) {
+    if key0 + BN > seq_k || (causal && key0 + BN - 1 > wg_row0) {
         unroll!(16, |jj| {
             unroll!(4, |r| {
                 let key = key0 + 8 * jj as u32 + 2 * (l % 4) + (r as u32 & 1);
                 let row = row + 8 * (r as u32 >> 1);
-                if key >= p.seq_k || (causal && key > row) {
+                if key >= seq_k || (causal && key > row) {
                     s[4 * jj + r] = f32::NEG_INFINITY;
                 }
             });
@@ -242,12 +327,12 @@ fn work_item(t: u32, blocks_m: u32, batch_heads: u32, head_group: u32, causal: b
 }
 
 /// The work item block `block` of `grid` takes in its round `round`: round `r` hands items
-/// `r·grid .. (r+1)·grid` to the blocks, in reverse block order on odd rounds when `causal`
-/// (items sorted by decreasing cost: a block with a heavy item in one round gets a light one
+/// `r·grid .. (r+1)·grid` to the blocks, in reverse block order on odd rounds when `snake`
+/// (causal, or a host-sorted `order`: items sorted by decreasing cost: a block with a heavy item in one round gets a light one
 /// in the next). May be past the last item in the last round.
 #[inline(always)]
-fn item_of(round: u32, block: u32, grid: u32, causal: bool) -> u32 {
-    let position = if causal && round % 2 == 1 {
+fn item_of(round: u32, block: u32, grid: u32, snake: bool) -> u32 {
+    let position = if snake && round % 2 == 1 {
         grid - 1 - block
     } else {
         block
@@ -255,15 +340,16 @@ fn item_of(round: u32, block: u32, grid: u32, causal: bool) -> u32 {
     round * grid + position
 }
 
-/// Key tiles a query block of `bm` rows starting at row `q0` reads: all, or with `causal`
+/// Key tiles a query block of `bm` rows starting at row `q0` of a sequence of `len_q`
+/// queries and `len_k` keys reads: all, or with `causal`
 /// those up to the block's last row (keys 0 ..= last row). With 192 rows the last tile may lie
 /// wholly above the first consumer's rows: they mask all of it (their running maxima are
 /// finite from tile 0, so the tile adds nothing).
 #[inline(always)]
-fn key_tiles(q0: u32, bm: u32, p: &FlashParams) -> u32 {
-    let all = p.seq_k.div_ceil(BN);
-    if p.causal != 0 {
-        let q_rows = p.seq_q.min(q0 + bm);
+fn key_tiles(q0: u32, bm: u32, (len_q, len_k): (u32, u32), causal: bool) -> u32 {
+    let all = len_k.div_ceil(BN);
+    if causal {
+        let q_rows = len_q.min(q0 + bm);
         all.min((q_rows - 1) / BN + 1)
     } else {
         all
@@ -273,7 +359,8 @@ fn key_tiles(q0: u32, bm: u32, p: &FlashParams) -> u32 {
 /// The kernel body for head dimension `D` (`KD = D / 16` k-steps of `Q·Kᵀ`, `OJ = D / 8`
 /// column groups and `ON = D / 2` registers of the O accumulator, separate parameters because
 /// stable Rust has no generic const expressions), `NC` consumer warpgroups (2, or 3 at
-/// `D` = 64) and f16 (`F16`) or bf16 elements.
+/// `D` = 64) and f16 (`F16`) or bf16 elements. Head dimension 256 runs without the
+/// intra-warpgroup overlap and with a one-stage ring (see the module docs).
 ///
 /// Persistent: block `b` computes one work item per round (see [`item_of`] and
 /// [`work_item`]); the producer runs ahead into the next item (its Q once both consumers are
@@ -287,7 +374,13 @@ fn key_tiles(q0: u32, bm: u32, p: &FlashParams) -> u32 {
 /// holds `batch · heads · seq_q` values; launched with `threads(NC)` threads, a 1-D grid of
 /// at most `work_items(seq_q, batch_heads, NC)` blocks, `shared_bytes(D, p.stages, NC)` of
 /// dynamic shared memory, the Q map's box `block_rows(NC)` rows, and
-/// `seq_q, seq_k >= 1`, `group` dividing `heads`, `batch_heads = batch · heads`.
+/// `seq_q, seq_k >= 1`, `group` dividing `heads`, `batch_heads = batch · heads`. Variable
+/// lengths: `cu_q` and `cu_k` hold `batch + 1` non-decreasing sequence starts from 0, every
+/// sequence with queries has keys, `seq_q` is the longest sequence's queries, `total_q` =
+/// `cu_q[batch]`, the maps are `[D, total, heads]` (strides `heads · D`, `D`), and `tma_store`
+/// is 0. `order` is empty (items in [`work_item`]'s order) or lists the work items as
+/// (query block, batch·head) pairs, each at most once, and the grid is at most that many;
+/// `items` is that count (`order.len() / 2`, or `work_items(seq_q, batch_heads, NC)`).
 #[inline(always)]
 unsafe fn attention<
     const D: u32,
@@ -296,15 +389,17 @@ unsafe fn attention<
     const ON: usize,
     const NC: u32,
     const F16: bool,
+    const VARLEN: bool,
 >(
     maps: &[TensorMap],
     out: *mut u32,
     lse: DisjointSlice<f32>,
+    (cu_q, cu_k, order): (&[u32], &[u32], &[u32]),
     p: FlashParams,
 ) {
     const {
         assert!(KD as u32 * 16 == D && OJ as u32 * 8 == D && ON as u32 * 2 == D);
-        assert!(D == 64 || D == 128);
+        assert!(D == 64 || D == 128 || D == 256);
         // Three consumers get 160 registers each: enough for d64's accumulators only.
         assert!(NC == 2 || (NC == 3 && D == 64));
     }
@@ -333,7 +428,22 @@ unsafe fn attention<
 
     let causal = p.causal != 0;
     let blocks_m = p.seq_q.div_ceil(bm);
-    let items = blocks_m * p.batch_heads;
+    // Fixed-length instances: all items in computed order, snake when causal. Variable-length
+    // ones: a host-made list of (query block, batch·head) pairs (or, with empty `cu_q` at head
+    // dimension 256, the computed order), decided by parameters rather than values derived
+    // in the kernel (those stay in registers through the key loops).
+    let (items, snake) = if VARLEN {
+        (p.items, p.snake != 0)
+    } else {
+        (blocks_m * p.batch_heads, causal)
+    };
+    let item = move |t: u32| {
+        if VARLEN && p.total_q != 0 {
+            (order[2 * t as usize], order[2 * t as usize + 1])
+        } else {
+            work_item(t, blocks_m, p.batch_heads, p.head_group, causal)
+        }
+    };
     let (first, step) = (thread::block_idx_x(), thread::grid_dim_x());
     let kv_head = |bh: u32| {
         let (b, h) = (bh / p.heads, bh % p.heads);
@@ -382,13 +492,30 @@ unsafe fn attention<
             // them), `round` the items.
             let (mut it, mut round) = (0u32, 0u32);
             for r in 0..items.div_ceil(step) {
-                let t = item_of(r, first, step, causal);
+                let t = item_of(r, first, step, snake);
                 if t >= items {
                     break;
                 }
-                let (mb, bh) = work_item(t, blocks_m, p.batch_heads, p.head_group, causal);
+                let (mb, bh) = item(t);
                 let q0 = mb * bm;
-                let kv_bh = kv_head(bh) as i32;
+                // Map coordinates (row, depth) of the Q tile and of K/V row 0, the lengths.
+                let ((q_row, q_z), (k_row, k_z), lens) = if VARLEN {
+                    let seq = seq_of(bh, D, &p, cu_q, cu_k);
+                    (
+                        (seq.q_row + q0, seq.q_z),
+                        (seq.k_row, seq.k_z),
+                        (seq.len_q, seq.len_k),
+                    )
+                } else {
+                    ((q0, bh), (0, kv_head(bh)), (p.seq_q, p.seq_k))
+                };
+                if VARLEN && q0 >= lens.0 {
+                    // A shorter sequence of a variable-length batch: no tile here (the
+                    // consumers skip it too).
+                    continue;
+                }
+                let (q_row, q_z) = (q_row as i32, q_z as i32);
+                let (k_row, k_z) = (k_row as i32, k_z as i32);
                 // SAFETY: each phase expects exactly the bytes of its copies (whole boxes,
                 // out-of-bounds parts included); tiles are 1024-byte aligned; Q and each stage
                 // are refilled only after all consumer warps released them (the first round
@@ -398,22 +525,22 @@ unsafe fn attention<
                     mbarrier::arrive_expect_tx(full_q, bm * D * 2);
                     for c in 0..D / 64 {
                         let dst = q_smem + c * bm * ROW;
-                        tma::load_3d(dst, map_q, full_q, (64 * c) as i32, q0 as i32, bh as i32);
+                        tma::load_3d(dst, map_q, full_q, (64 * c) as i32, q_row, q_z);
                     }
-                    for j in 0..key_tiles(q0, bm, &p) {
+                    for j in 0..key_tiles(q0, bm, lens, causal) {
                         let (s, phase) = ring(it);
-                        let y = (j * BN) as i32;
+                        let y = k_row + (j * BN) as i32;
                         mbarrier::wait_parity(empty_k(s), phase ^ 1);
                         mbarrier::arrive_expect_tx(full_k(s), tile_kv);
                         for c in 0..D / 64 {
                             let (dst, x) = (k_smem(s) + c * BN * ROW, (64 * c) as i32);
-                            tma::load_3d(dst, map_k, full_k(s), x, y, kv_bh);
+                            tma::load_3d(dst, map_k, full_k(s), x, y, k_z);
                         }
                         mbarrier::wait_parity(empty_v(s), phase ^ 1);
                         mbarrier::arrive_expect_tx(full_v(s), tile_kv);
                         for c in 0..D / 64 {
                             let (dst, x) = (v_smem(s) + c * BN * ROW, (64 * c) as i32);
-                            tma::load_3d(dst, map_v, full_v(s), x, y, kv_bh);
+                            tma::load_3d(dst, map_v, full_v(s), x, y, k_z);
                         }
                         it += 1;
                     }
@@ -444,7 +571,8 @@ unsafe fn attention<
     let k_desc =
         |s: u32, kk: u32| wgmma::shared_desc_sw128(k_smem(s) + (kk / 4) * BN * ROW + (kk % 4) * 32);
     // V as the MN-major B of `P·V`: k-step kk is keys 16 kk .. 16 kk + 16; the second 64
-    // columns (D = 128) are the next sub-tile, BN rows on.
+    // columns (D = 128) are the next sub-tile, BN rows on; D = 256 takes two n128 products,
+    // the second from sub-tile 2.
     let v_desc = |s: u32, kk: u32| wgmma::shared_desc_sw128_mn(v_smem(s) + kk * 2048, BN * ROW);
 
     // Issues S = Q · K_sᵀ (one batch).
@@ -483,6 +611,22 @@ unsafe fn attention<
                     } else {
                         wgmma::mma_rs_m64n128k16_bf16(o, a, desc, true);
                     }
+                } else if let Ok(o) = <&mut [f32; 128]>::try_from(&mut o_acc[..]) {
+                    let (lo, hi) = o.split_at_mut(64);
+                    let hi_v = v_smem(s) + 2 * BN * ROW + kk as u32 * 2048;
+                    let hi_desc = wgmma::shared_desc_sw128_mn(hi_v, BN * ROW);
+                    if let (Ok(lo), Ok(hi)) = (
+                        <&mut [f32; 64]>::try_from(lo),
+                        <&mut [f32; 64]>::try_from(hi),
+                    ) {
+                        if F16 {
+                            wgmma::mma_rs_m64n128k16_f16(lo, a, desc, true);
+                            wgmma::mma_rs_m64n128k16_f16(hi, a, hi_desc, true);
+                        } else {
+                            wgmma::mma_rs_m64n128k16_bf16(lo, a, desc, true);
+                            wgmma::mma_rs_m64n128k16_bf16(hi, a, hi_desc, true);
+                        }
+                    }
                 }
             }
         });
@@ -494,6 +638,8 @@ unsafe fn attention<
             wgmma::fence_accumulators_32(o);
         } else if let Ok(o) = <&mut [f32; 64]>::try_from(&mut o_acc[..]) {
             wgmma::fence_accumulators_64(o);
+        } else if let Ok(o) = <&mut [f32; 128]>::try_from(&mut o_acc[..]) {
+            wgmma::fence_accumulators_128(o);
         }
         unroll!(8, |kk| {
             wgmma::fence_fragment(&mut pf[kk]);
@@ -509,7 +655,8 @@ unsafe fn attention<
     // Ping-pong: consumer c waits on named barrier 1 + c for its turn to issue products, and
     // hands the turn over to the next consumer (round robin) by arriving on its barrier; each
     // barrier has one waiting and one arriving warpgroup. Per work item every consumer issues
-    // n + 1 batches (n key tiles, the same for all); consumer 0 goes first (the last consumer
+    // n + 1 batches (n key tiles, the same for all; 2 n at head dimension 256); consumer 0 goes
+    // first (the last consumer
     // arrives on its barrier once up front) and the last consumer's last hand-over is left
     // out, so the arrivals match the waits exactly.
     let ping_pong = p.ping_pong != 0;
@@ -531,19 +678,29 @@ unsafe fn attention<
     let mut pf = [[0u32; 4]; 8];
     let (mut it, mut round) = (0u32, 0u32);
     for r in 0..items.div_ceil(step) {
-        let item = item_of(r, first, step, causal);
-        if item >= items {
+        let index = item_of(r, first, step, snake);
+        if index >= items {
             break;
         }
-        let (mb, bh) = work_item(item, blocks_m, p.batch_heads, p.head_group, causal);
+        let (mb, bh) = item(index);
         let q0 = mb * bm;
-        let n_tiles = key_tiles(q0, bm, &p);
+        let (len_q, len_k) = if VARLEN {
+            let seq = seq_of(bh, D, &p, cu_q, cu_k);
+            (seq.len_q, seq.len_k)
+        } else {
+            (p.seq_q, p.seq_k)
+        };
+        if VARLEN && q0 >= len_q {
+            // As the producer: no tile of this (short) sequence here.
+            continue;
+        }
+        let n_tiles = key_tiles(q0, bm, (len_q, len_k), causal);
         let wg_row0 = q0 + 64 * consumer;
         // This thread's rows: `row` and `row + 8`.
         let row = wg_row0 + 16 * w + l / 4;
         let mut o_acc = [0f32; ON];
         let mut m = [f32::NEG_INFINITY; 2];
-        let mut l_sum: [f32; 2];
+        let mut l_sum = [0f32; 2];
         // Ring stage and phase of this item's key tile j.
         let stage = |j: u32| ring(it + j);
         if ping_pong && consumer == last_consumer {
@@ -557,59 +714,100 @@ unsafe fn attention<
         // after that wait.
         unsafe {
             mbarrier::wait_parity(full_q, round & 1);
-            // Key tile 0: scores, softmax, P.
-            let (s, phase) = stage(0);
-            mbarrier::wait_parity(full_k(s), phase);
-            turn();
-            wgmma::fence();
-            issue_qk(&mut s_acc, s);
-            hand_over(false);
-            wgmma::wait_group::<0>();
-            wgmma::fence_accumulators_64(&mut s_acc);
-            release(empty_k(s));
-            mask(&mut s_acc, 0, &p, wg_row0, row, l);
-            let (_, sum) = softmax(&mut s_acc, &mut m, scale);
-            l_sum = sum;
-            pack::<F16>(&s_acc, &mut pf);
-
-            for j in 1..n_tiles {
-                let (s, phase) = stage(j);
-                let (sp, phase_p) = stage(j - 1);
-                // Both operands first: one fence then covers both batches.
+            // No intra-warpgroup overlap at head dimension 256 (registers, see the module
+            // docs). A constant block: the other instances never see the branch.
+            if const { D != 256 } {
+                // Key tile 0: scores, softmax, P.
+                let (s, phase) = stage(0);
                 mbarrier::wait_parity(full_k(s), phase);
-                mbarrier::wait_parity(full_v(sp), phase_p);
                 turn();
                 wgmma::fence();
                 issue_qk(&mut s_acc, s);
-                issue_pv(&mut o_acc, &mut pf, sp);
                 hand_over(false);
-                // The scores of tile j are done (P·V of tile j - 1 may still run).
-                wgmma::wait_group::<1>();
+                wgmma::wait_group::<0>();
                 wgmma::fence_accumulators_64(&mut s_acc);
                 release(empty_k(s));
-                mask(&mut s_acc, j, &p, wg_row0, row, l);
-                let (corr, sum) = softmax(&mut s_acc, &mut m, scale);
+                mask(&mut s_acc, 0, len_k, causal, wg_row0, row, l);
+                let (_, sum) = softmax(&mut s_acc, &mut m, scale);
+                l_sum = sum;
+                pack::<F16>(&s_acc, &mut pf);
+
+                for j in 1..n_tiles {
+                    let (s, phase) = stage(j);
+                    let (sp, phase_p) = stage(j - 1);
+                    // Both operands first: one fence then covers both batches.
+                    mbarrier::wait_parity(full_k(s), phase);
+                    mbarrier::wait_parity(full_v(sp), phase_p);
+                    turn();
+                    wgmma::fence();
+                    issue_qk(&mut s_acc, s);
+                    issue_pv(&mut o_acc, &mut pf, sp);
+                    hand_over(false);
+                    // The scores of tile j are done (P·V of tile j - 1 may still run).
+                    wgmma::wait_group::<1>();
+                    wgmma::fence_accumulators_64(&mut s_acc);
+                    release(empty_k(s));
+                    mask(&mut s_acc, j, len_k, causal, wg_row0, row, l);
+                    let (corr, sum) = softmax(&mut s_acc, &mut m, scale);
+                    wgmma::wait_group::<0>();
+                    pin_o(&mut o_acc, &mut pf);
+                    release(empty_v(sp));
+                    unroll!(2, |h| {
+                        l_sum[h] = l_sum[h] * corr[h] + sum[h];
+                        unroll!(OJ, |jj| {
+                            o_acc[4 * jj + 2 * h] *= corr[h];
+                            o_acc[4 * jj + 2 * h + 1] *= corr[h];
+                        });
+                    });
+                    pack::<F16>(&s_acc, &mut pf);
+                }
+                let (s, phase) = stage(n_tiles - 1);
+                mbarrier::wait_parity(full_v(s), phase);
+                turn();
+                wgmma::fence();
+                issue_pv(&mut o_acc, &mut pf, s);
+                hand_over(true);
                 wgmma::wait_group::<0>();
                 pin_o(&mut o_acc, &mut pf);
-                release(empty_v(sp));
-                unroll!(2, |h| {
-                    l_sum[h] = l_sum[h] * corr[h] + sum[h];
+                release(empty_v(s));
+            } else {
+                // Head dimension 256: per key tile the scores, their softmax, then `P·V`,
+                // each product waited for before the next is issued (2 n batches per item).
+                for j in 0..n_tiles {
+                    let (s, phase) = stage(j);
+                    mbarrier::wait_parity(full_k(s), phase);
+                    turn();
+                    wgmma::fence();
+                    issue_qk(&mut s_acc, s);
+                    hand_over(false);
+                    wgmma::wait_group::<0>();
+                    wgmma::fence_accumulators_64(&mut s_acc);
+                    release(empty_k(s));
+                    mask(&mut s_acc, j, len_k, causal, wg_row0, row, l);
+                    let (corr, sum) = softmax(&mut s_acc, &mut m, scale);
+                    // Tile 0: the maxima were -inf, `corr` is 0 and so are O and the sums. One
+                    // flat `unroll!`: nested ones here (written out in the generic body before
+                    // the branch folds away) changed the other head dimensions' optimized code.
+                    for h in 0..2 {
+                        l_sum[h] = l_sum[h] * corr[h] + sum[h];
+                    }
                     unroll!(OJ, |jj| {
-                        o_acc[4 * jj + 2 * h] *= corr[h];
-                        o_acc[4 * jj + 2 * h + 1] *= corr[h];
+                        o_acc[4 * jj] *= corr[0];
+                        o_acc[4 * jj + 1] *= corr[0];
+                        o_acc[4 * jj + 2] *= corr[1];
+                        o_acc[4 * jj + 3] *= corr[1];
                     });
-                });
-                pack::<F16>(&s_acc, &mut pf);
+                    pack::<F16>(&s_acc, &mut pf);
+                    mbarrier::wait_parity(full_v(s), phase);
+                    turn();
+                    wgmma::fence();
+                    issue_pv(&mut o_acc, &mut pf, s);
+                    hand_over(j + 1 == n_tiles);
+                    wgmma::wait_group::<0>();
+                    pin_o(&mut o_acc, &mut pf);
+                    release(empty_v(s));
+                }
             }
-            let (s, phase) = stage(n_tiles - 1);
-            mbarrier::wait_parity(full_v(s), phase);
-            turn();
-            wgmma::fence();
-            issue_pv(&mut o_acc, &mut pf, s);
-            hand_over(true);
-            wgmma::wait_group::<0>();
-            pin_o(&mut o_acc, &mut pf);
-            release(empty_v(s));
             // Every product of this item is done: Q may be refilled for the next one.
             release(empty_q);
         }
@@ -624,6 +822,14 @@ unsafe fn attention<
         let o_tile = fresh(o_smem + consumer * 64 * D * 2);
         let o_word0 = o_tile - fresh(words.addr());
         let store_bar = 1 + NC + consumer;
+        // Variable lengths: where this item's rows go (first O element, O row stride, first
+        // logsumexp index), recomputed (`fresh`) rather than held through the loop.
+        let (len_q, o_base, o_stride, lse_base) = if VARLEN {
+            let seq = seq_of(fresh(bh), D, &p, cu_q, cu_k);
+            (seq.len_q, seq.o_base, seq.o_stride, seq.lse_base)
+        } else {
+            (p.seq_q, 0, 0, 0)
+        };
         if tma_store {
             // Thread 0's wait for the previous store's reads (below) is over for the whole
             // warpgroup before anyone writes the staging tile again.
@@ -636,23 +842,32 @@ unsafe fn attention<
             sum += warp::shuffle_xor(sum, 2);
             let inv = 1.0 / sum;
             let r = row + 8 * h as u32;
-            if r < p.seq_q {
+            if r < len_q {
                 let row_index = bh as usize * p.seq_q as usize + r as usize;
                 if !lse.is_empty() && l % 4 == 0 {
                     // Natural-log logsumexp of the scaled scores (m is in base-2 units of them).
                     let value = (m[h] + math::log2_approx(sum)) * core::f32::consts::LN_2;
+                    let index = if VARLEN {
+                        lse_base + r as usize
+                    } else {
+                        row_index
+                    };
                     // SAFETY: one lane per (batch·head, row); the host checked `lse`'s length.
-                    unsafe { lse.write_unchecked_race(row_index, value) };
+                    unsafe { lse.write_unchecked_race(index, value) };
                 }
                 if !tma_store {
-                    let first = row_index * D as usize / 2 + (l % 4) as usize;
+                    let first = if VARLEN {
+                        (o_base + r as usize * o_stride) / 2 + (l % 4) as usize
+                    } else {
+                        row_index * D as usize / 2 + (l % 4) as usize
+                    };
                     unroll!(OJ, |jj| {
                         let word = pack2::<F16>(
                             o_acc[4 * jj + 2 * h] * inv,
                             o_acc[4 * jj + 2 * h + 1] * inv,
                         );
-                        // SAFETY: (row, column pair 8 jj + 2 (l % 4)) is inside O (row < seq_q,
-                        // host-checked length) and belongs to this thread alone.
+                        // SAFETY: (row, column pair 8 jj + 2 (l % 4)) is inside O (row inside
+                        // its sequence, host-checked length) and belongs to this thread alone.
                         unsafe { out.add(first + 4 * jj).write(word) };
                     });
                 }
@@ -706,107 +921,124 @@ pub const fn work_items(seq_q: u32, batch_heads: u32, consumers: u32) -> u32 {
     seq_q.div_ceil(block_rows(consumers)) * batch_heads
 }
 
-/// Flash-attention forward, bf16, head dimension 64, on Hopper (see the module docs). Launch
-/// with [`THREADS`] threads, a 1-D grid of at most `work_items(seq_q, batch_heads, 2)` blocks
-/// (persistent: one per SM), `shared_bytes(64, p.stages, 2)` bytes of dynamic shared memory;
-/// `maps` holds the TMA descriptors of Q, K, V encoded by `gpu-dense`.
-///
-/// `q`, `k` and `v` are read only through the tensor maps; they are parameters so that the host
-/// runtime orders the launch after their writers and keeps them alive.
-#[kernel(launch_bounds(384, 1))]
-pub fn attention_fwd_bf16_d64_wgmma(
-    q: &[bf16],
-    k: &[bf16],
-    v: &[bf16],
-    maps: &[TensorMap],
-    o: DisjointSlice<bf16>,
-    lse: DisjointSlice<f32>,
-    p: FlashParams,
-) {
-    let _ = (q, k, v);
-    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe { attention::<64, 4, 8, 32, 2, false>(maps, o.as_mut_ptr().cast(), lse, p) }
+/// Declares fixed-length forward kernels: `name(elem, D, KD, OJ, ON, NC, F16, threads)`, each
+/// launched as [`attention_fwd_bf16_d64_wgmma`] describes (with its head dimension `D` and `NC`
+/// consumer warpgroups). No sequence starts: the body compiles without the variable-length
+/// paths, to the same code as before they existed.
+macro_rules! fixed_kernels {
+    ($($(#[$doc:meta])* $name:ident($t:ty, $d:literal, $kd:literal, $oj:literal, $on:literal,
+       $nc:literal, $f16:literal, $threads:tt);)*) => { $(
+        $(#[$doc])*
+        #[kernel(launch_bounds($threads, 1))]
+        pub fn $name(
+            q: &[$t],
+            k: &[$t],
+            v: &[$t],
+            maps: &[TensorMap],
+            o: DisjointSlice<$t>,
+            lse: DisjointSlice<f32>,
+            p: FlashParams,
+        ) {
+            let _ = (q, k, v);
+            // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
+            unsafe {
+                attention::<$d, $kd, $oj, $on, $nc, $f16, false>(
+                    maps,
+                    o.as_mut_ptr().cast(),
+                    lse,
+                    (&[], &[], &[]),
+                    p,
+                )
+            }
+        }
+    )* };
 }
 
-/// As [`attention_fwd_bf16_d64_wgmma`] with three consumer warpgroups and 192-row query tiles:
-/// `threads(3)` = 512 threads, `work_items(seq_q, batch_heads, 3)`, `shared_bytes(64,
-/// p.stages, 3)`, a Q map with 192-row boxes.
-#[kernel(launch_bounds(512, 1))]
-pub fn attention_fwd_bf16_d64_m192_wgmma(
-    q: &[bf16],
-    k: &[bf16],
-    v: &[bf16],
-    maps: &[TensorMap],
-    o: DisjointSlice<bf16>,
-    lse: DisjointSlice<f32>,
-    p: FlashParams,
-) {
-    let _ = (q, k, v);
-    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe { attention::<64, 4, 8, 32, 3, false>(maps, o.as_mut_ptr().cast(), lse, p) }
+/// Declares variable-length forward kernels (`_varlen` in the name; the head dimension 256 ones
+/// also run fixed lengths, with empty `cu_q`): as [`fixed_kernels`] plus `cu_q`, `cu_k` and
+/// `order` (see `attention`'s contract) and `p.total_q`, `p.items`, `p.snake`.
+macro_rules! varlen_kernels {
+    ($($(#[$doc:meta])* $name:ident($t:ty, $d:literal, $kd:literal, $oj:literal, $on:literal,
+       $nc:literal, $f16:literal, $threads:tt);)*) => { $(
+        $(#[$doc])*
+        #[allow(clippy::too_many_arguments)]
+        #[kernel(launch_bounds($threads, 1))]
+        pub fn $name(
+            q: &[$t],
+            k: &[$t],
+            v: &[$t],
+            maps: &[TensorMap],
+            o: DisjointSlice<$t>,
+            lse: DisjointSlice<f32>,
+            cu_q: &[u32],
+            cu_k: &[u32],
+            order: &[u32],
+            p: FlashParams,
+        ) {
+            let _ = (q, k, v);
+            // SAFETY: the host launcher (`Dense::attention_varlen`, or `Dense::attention_wgmma`
+            // at head dimension 256) upholds the launch contract.
+            unsafe {
+                attention::<$d, $kd, $oj, $on, $nc, $f16, true>(
+                    maps,
+                    o.as_mut_ptr().cast(),
+                    lse,
+                    (cu_q, cu_k, order),
+                    p,
+                )
+            }
+        }
+    )* };
 }
 
-/// Flash-attention forward, bf16, head dimension 128; as [`attention_fwd_bf16_d64_wgmma`] with
-/// `shared_bytes(128, p.stages, 2)`.
-#[kernel(launch_bounds(384, 1))]
-pub fn attention_fwd_bf16_d128_wgmma(
-    q: &[bf16],
-    k: &[bf16],
-    v: &[bf16],
-    maps: &[TensorMap],
-    o: DisjointSlice<bf16>,
-    lse: DisjointSlice<f32>,
-    p: FlashParams,
-) {
-    let _ = (q, k, v);
-    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe { attention::<128, 8, 16, 64, 2, false>(maps, o.as_mut_ptr().cast(), lse, p) }
+fixed_kernels! {
+    /// Flash-attention forward, bf16, head dimension 64, on Hopper (see the module docs), fixed
+    /// lengths. Launch with [`THREADS`] threads, a 1-D grid of at most `work_items(seq_q,
+    /// batch_heads, 2)` blocks (persistent: one per SM), `shared_bytes(64, p.stages, 2,
+    /// tma_store)` bytes of dynamic shared memory; `maps` holds the TMA descriptors of Q, K, V
+    /// (and O) encoded by `gpu-dense`.
+    ///
+    /// `q`, `k` and `v` are read only through the tensor maps; they are parameters so that the
+    /// host runtime orders the launch after their writers and keeps them alive.
+    attention_fwd_bf16_d64_wgmma(bf16, 64, 4, 8, 32, 2, false, 384);
+    /// As [`attention_fwd_bf16_d64_wgmma`] with three consumer warpgroups and 192-row query
+    /// tiles: `threads(3)` = 512 threads, `work_items(seq_q, batch_heads, 3)`,
+    /// `shared_bytes(64, p.stages, 3, tma_store)`, a Q map with 192-row boxes.
+    attention_fwd_bf16_d64_m192_wgmma(bf16, 64, 4, 8, 32, 3, false, 512);
+    /// Head dimension 128; as [`attention_fwd_bf16_d64_wgmma`] with `shared_bytes(128,
+    /// p.stages, 2, tma_store)`.
+    attention_fwd_bf16_d128_wgmma(bf16, 128, 8, 16, 64, 2, false, 384);
+    /// f16 in and out; as [`attention_fwd_bf16_d64_wgmma`].
+    attention_fwd_f16_d64_wgmma(f16, 64, 4, 8, 32, 2, true, 384);
+    /// f16 in and out; as [`attention_fwd_bf16_d64_m192_wgmma`].
+    attention_fwd_f16_d64_m192_wgmma(f16, 64, 4, 8, 32, 3, true, 512);
+    /// f16 in and out; as [`attention_fwd_bf16_d128_wgmma`].
+    attention_fwd_f16_d128_wgmma(f16, 128, 8, 16, 64, 2, true, 384);
 }
 
-/// f16 in and out; as [`attention_fwd_bf16_d64_wgmma`].
-#[kernel(launch_bounds(384, 1))]
-pub fn attention_fwd_f16_d64_wgmma(
-    q: &[f16],
-    k: &[f16],
-    v: &[f16],
-    maps: &[TensorMap],
-    o: DisjointSlice<f16>,
-    lse: DisjointSlice<f32>,
-    p: FlashParams,
-) {
-    let _ = (q, k, v);
-    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe { attention::<64, 4, 8, 32, 2, true>(maps, o.as_mut_ptr().cast(), lse, p) }
-}
-
-/// f16 in and out; as [`attention_fwd_bf16_d64_m192_wgmma`].
-#[kernel(launch_bounds(512, 1))]
-pub fn attention_fwd_f16_d64_m192_wgmma(
-    q: &[f16],
-    k: &[f16],
-    v: &[f16],
-    maps: &[TensorMap],
-    o: DisjointSlice<f16>,
-    lse: DisjointSlice<f32>,
-    p: FlashParams,
-) {
-    let _ = (q, k, v);
-    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe { attention::<64, 4, 8, 32, 3, true>(maps, o.as_mut_ptr().cast(), lse, p) }
-}
-
-/// f16 in and out; as [`attention_fwd_bf16_d128_wgmma`].
-#[kernel(launch_bounds(384, 1))]
-pub fn attention_fwd_f16_d128_wgmma(
-    q: &[f16],
-    k: &[f16],
-    v: &[f16],
-    maps: &[TensorMap],
-    o: DisjointSlice<f16>,
-    lse: DisjointSlice<f32>,
-    p: FlashParams,
-) {
-    let _ = (q, k, v);
-    // SAFETY: the host launcher (`Dense::attention_wgmma`) upholds the launch contract.
-    unsafe { attention::<128, 8, 16, 64, 2, true>(maps, o.as_mut_ptr().cast(), lse, p) }
+varlen_kernels! {
+    /// [`attention_fwd_bf16_d64_wgmma`] for a variable-length batch: `cu_q` and `cu_k` hold its
+    /// sequence starts, `order` the work items to compute, heaviest first, and the grid is at
+    /// most `p.items` = `order.len() / 2` blocks (see `attention`'s contract); no TMA store.
+    attention_fwd_bf16_d64_varlen_wgmma(bf16, 64, 4, 8, 32, 2, false, 384);
+    /// [`attention_fwd_bf16_d64_m192_wgmma`] for a variable-length batch; as
+    /// [`attention_fwd_bf16_d64_varlen_wgmma`].
+    attention_fwd_bf16_d64_m192_varlen_wgmma(bf16, 64, 4, 8, 32, 3, false, 512);
+    /// [`attention_fwd_bf16_d128_wgmma`] for a variable-length batch; as
+    /// [`attention_fwd_bf16_d64_varlen_wgmma`].
+    attention_fwd_bf16_d128_varlen_wgmma(bf16, 128, 8, 16, 64, 2, false, 384);
+    /// f16 in and out; as [`attention_fwd_bf16_d64_varlen_wgmma`].
+    attention_fwd_f16_d64_varlen_wgmma(f16, 64, 4, 8, 32, 2, true, 384);
+    /// f16 in and out; as [`attention_fwd_bf16_d64_m192_varlen_wgmma`].
+    attention_fwd_f16_d64_m192_varlen_wgmma(f16, 64, 4, 8, 32, 3, true, 512);
+    /// f16 in and out; as [`attention_fwd_bf16_d128_varlen_wgmma`].
+    attention_fwd_f16_d128_varlen_wgmma(f16, 128, 8, 16, 64, 2, true, 384);
+    /// Flash-attention forward, bf16, head dimension 256 (no intra-warpgroup overlap, one K/V
+    /// stage: see the module docs), fixed lengths (empty `cu_q`, `cu_k`, `order`; `p.items` =
+    /// `work_items(seq_q, batch_heads, 2)`, `p.snake` = `p.causal`) or a variable-length batch
+    /// (as [`attention_fwd_bf16_d64_varlen_wgmma`]): one kernel for both, as it has no
+    /// fixed-length predecessor to keep; `shared_bytes(256, 1, 2, false)`.
+    attention_fwd_bf16_d256_wgmma(bf16, 256, 16, 32, 128, 2, false, 384);
+    /// f16 in and out; as [`attention_fwd_bf16_d256_wgmma`].
+    attention_fwd_f16_d256_wgmma(f16, 256, 16, 32, 128, 2, true, 384);
 }
