@@ -50,6 +50,17 @@ def cases():
     add("select_if_f32", "torch.masked_select", torch_select)
     add("histogram_even_f32_256", "torch.histc", torch_histc)
     add("reduce_sum_f32", "torch.sum", torch_sum)
+
+    def torch_sum_f64(n):
+        x = f32(n).double()
+        return lambda: torch.sum(x)
+
+    def torch_sum_i32(n):
+        x = (f32(n) * 1000).int()
+        return lambda: torch.sum(x, dtype=torch.int32)
+
+    add("reduce_sum_f64", "torch.sum", torch_sum_f64)
+    add("reduce_sum_i32", "torch.sum", torch_sum_i32)
     add("inclusive_scan_sum_f32", "torch.cumsum", torch_cumsum)
     if cupy is not None:
         def cupy_sum(n):
@@ -72,6 +83,22 @@ def cases():
         add("select_if_f32", "cupy[x>t]", cupy_select)
         add("histogram_even_f32_256", "cupy.histogram", cupy_hist)
         add("reduce_sum_f32", "cupy.sum", cupy_sum)
+
+        def cupy_sum_f64(n):
+            x = cupy.random.rand(n, dtype=cupy.float64)
+            return lambda: cupy.sum(x)
+
+        def cupy_sum_i32(n):
+            x = (cupy.random.rand(n, dtype=cupy.float32) * 1000).astype(cupy.int32)
+            return lambda: cupy.sum(x, dtype=cupy.int32)
+
+        def cupy_max_u32(n):
+            x = (cupy.random.rand(n, dtype=cupy.float32) * 1e9).astype(cupy.uint32)
+            return lambda: cupy.max(x)
+
+        add("reduce_sum_f64", "cupy.sum", cupy_sum_f64)
+        add("reduce_sum_i32", "cupy.sum", cupy_sum_i32)
+        add("reduce_max_u32", "cupy.max", cupy_max_u32)
         add("inclusive_scan_sum_f32", "cupy.cumsum", cupy_cumsum)
     return out
 

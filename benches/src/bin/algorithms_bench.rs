@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use benches::time_us;
 use gpu_algorithms::Algorithms;
-use gpu_host::gpu::ops::{CompareOp, Sum};
+use gpu_host::gpu::ops::{CompareOp, Max, Sum};
 use gpu_host::{Gpu, Result, Stream};
 
 /// One timed call of an algorithm (its inputs and outputs captured).
@@ -49,6 +49,48 @@ fn cases<'a>(gpu: &'a Gpu, algos: &'a Algorithms) -> Vec<Case<'a>> {
                 let mut out = gpu.alloc_zeroed::<f32>(1)?;
                 Ok(Box::new(move |s: &Stream| {
                     algos.reduce_into(s, &x, Sum, 0.0, &mut out)
+                }))
+            }),
+        },
+        Case {
+            name: "reduce_sum_f64",
+            bytes: |n| 8.0 * n as f64,
+            prepare: Box::new(move |n| {
+                let x: Vec<f64> = random_f32(n).into_iter().map(f64::from).collect();
+                let x = gpu.to_device(&x)?;
+                let mut out = gpu.alloc_zeroed::<f64>(1)?;
+                Ok(Box::new(move |s: &Stream| {
+                    algos.reduce_into(s, &x, Sum, 0.0, &mut out)
+                }))
+            }),
+        },
+        Case {
+            name: "reduce_sum_i32",
+            bytes: |n| 4.0 * n as f64,
+            prepare: Box::new(move |n| {
+                let x: Vec<i32> = random_f32(n)
+                    .into_iter()
+                    .map(|v| (v * 1000.0) as i32)
+                    .collect();
+                let x = gpu.to_device(&x)?;
+                let mut out = gpu.alloc_zeroed::<i32>(1)?;
+                Ok(Box::new(move |s: &Stream| {
+                    algos.reduce_into(s, &x, Sum, 0, &mut out)
+                }))
+            }),
+        },
+        Case {
+            name: "reduce_max_u32",
+            bytes: |n| 4.0 * n as f64,
+            prepare: Box::new(move |n| {
+                let x: Vec<u32> = random_f32(n)
+                    .into_iter()
+                    .map(|v| (v * 1e9) as u32)
+                    .collect();
+                let x = gpu.to_device(&x)?;
+                let mut out = gpu.alloc_zeroed::<u32>(1)?;
+                Ok(Box::new(move |s: &Stream| {
+                    algos.reduce_into(s, &x, Max, 0, &mut out)
                 }))
             }),
         },
