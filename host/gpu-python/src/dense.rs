@@ -289,9 +289,10 @@ fn attention_shape(
 }
 
 /// `attention(q, k, v, *, causal=False, return_lse=False, out=None, lse=None, stream=None)`:
-/// flash attention, `softmax(q·kᵀ / sqrt(head_dim) [causal]) · v`, on bfloat16 `q` `[batch,
-/// heads, seq_q, head_dim]` and `k`, `v` `[batch, kv_heads, seq_k, head_dim]` (contiguous,
-/// head_dim 64 or 128, `kv_heads` dividing `heads`). `causal` masks key `j` for query `i` when
+/// flash attention, `softmax(q·kᵀ / sqrt(head_dim) [causal]) · v`, on bfloat16 (or, on an
+/// H100-class GPU, float16) `q` `[batch, heads, seq_q, head_dim]` and `k`, `v` `[batch,
+/// kv_heads, seq_k, head_dim]` of the same dtype (contiguous, head_dim 64 or 128, or 256 on an
+/// H100-class GPU, `kv_heads` dividing `heads`). `causal` masks key `j` for query `i` when
 /// `j > i` (top-left, as torch's `is_causal=True`). Returns `o` (the shape of `q`), or `(o, lse)`
 /// with `return_lse`: each query row's float32 logsumexp `[batch, heads, seq_q]`, what
 /// `attention_backward` takes. `lse=` given is written too.
@@ -311,9 +312,9 @@ pub fn attention<'py>(
     const WHAT: &str = "attention";
     let py = q.py();
     let mut call = Call::new(py, stream)?;
-    let q = input(&mut call, q, "q", WHAT, &[DType::BF16])?;
-    let k = input(&mut call, k, "k", WHAT, &[DType::BF16])?;
-    let v = input(&mut call, v, "v", WHAT, &[DType::BF16])?;
+    let q = input(&mut call, q, "q", WHAT, &[DType::BF16, DType::F16])?;
+    let k = input(&mut call, k, "k", WHAT, &[q.dtype])?;
+    let v = input(&mut call, v, "v", WHAT, &[q.dtype])?;
     let shape = attention_shape(&q, &k, &v, WHAT)?;
     let o_shape = q.shape.clone();
     let o = output(
@@ -322,7 +323,7 @@ pub fn attention<'py>(
         "out",
         WHAT,
         &q,
-        DType::BF16,
+        q.dtype,
         &o_shape,
         &[&q, &k, &v],
     )?;
@@ -346,20 +347,33 @@ pub fn attention<'py>(
     let dev = device(q.place)?;
     let dense = dev.dense()?;
     let s = dev.stream(&call)?;
-    let (qb, kb, vb) = (
-        borrow::<bf16>(&s, &q)?,
-        borrow::<bf16>(&s, &k)?,
-        borrow::<bf16>(&s, &v)?,
-    );
-    let mut ob = borrow::<bf16>(&s, &o)?;
     let mut lb = lse.as_ref().map(|l| borrow::<f32>(&s, l)).transpose()?;
-    dense
-        .attention_with_lse(&s, &qb, &kb, &vb, &mut ob, lb.as_mut(), shape, causal)
-        .map_err(py_err)?;
+    let arrays = [&q, &k, &v, &o];
+    if q.dtype == DType::F16 {
+        attention_on::<f16>(dense, &s, arrays, lb.as_mut(), shape, causal)?;
+    } else {
+        attention_on::<bf16>(dense, &s, arrays, lb.as_mut(), shape, causal)?;
+    }
     match lse {
         Some(l) if return_lse => Ok(PyTuple::new(py, [o.obj, l.obj])?.into_any()),
         _ => Ok(o.obj),
     }
+}
+
+/// Runs `Dense::attention_with_lse` on `[q, k, v, o]` of element type `T`.
+fn attention_on<T: gpu_dense::AttentionElement>(
+    dense: &Dense,
+    s: &gpu_host::Stream,
+    [q, k, v, o]: [&ArrayArg<'_>; 4],
+    lse: Option<&mut gpu_host::DeviceBuffer<f32>>,
+    shape: AttentionShape,
+    causal: bool,
+) -> PyResult<()> {
+    let (qb, kb, vb) = (borrow::<T>(s, q)?, borrow::<T>(s, k)?, borrow::<T>(s, v)?);
+    let mut ob = borrow::<T>(s, o)?;
+    dense
+        .attention_with_lse(s, &qb, &kb, &vb, &mut ob, lse, shape, causal)
+        .map_err(py_err)
 }
 
 /// `attention_backward(q, k, v, o, lse, d_o, *, causal=False, deterministic=False, dq=None,

@@ -1,7 +1,7 @@
 """The dense bindings (softmax, layernorm, gemm, attention) on host (NumPy) arrays, which run on
 the CPU simulator: results against NumPy, and every argument check. NumPy has no bfloat16, so
-the float32 row kernels and the float16 GEMM run here; attention (bfloat16 only) is checked for
-its errors (tests/test_torch.py runs it on torch tensors). Small sizes: the simulator is slow."""
+the float32 row kernels and the float16 GEMM run here; attention (bfloat16, or float16 on an H100-class GPU) is
+checked for its errors (tests/test_torch.py runs it on torch tensors). Small sizes: the simulator is slow."""
 import numpy as np
 import pytest
 
@@ -75,7 +75,13 @@ def test_dense_arguments_raise_before_launching():
     with pytest.raises(ValueError, match="K = 12 is not a multiple of 8"):
         gk.gemm(np.ones((8, 12), np.float16), np.ones((8, 12), np.float16))
     q = np.ones((1, 2, 8, 64), np.float32)
-    with pytest.raises(TypeError, match="attention: argument `q` has dtype float32; supported: bfloat16"):
+    with pytest.raises(TypeError, match="attention: argument `q` has dtype float32; supported: bfloat16, float16"):
         gk.attention(q, q, q)
+    # float16 attention is the Hopper (wgmma) kernel's; the simulator runs the mma.sync kernel.
+    h = np.ones((1, 2, 8, 64), np.float16)
+    with pytest.raises(ValueError, match="f16 attention needs a compute capability 9.0 GPU"):
+        gk.attention(h, h, h)
+    with pytest.raises(TypeError, match="argument `k` has dtype float32; supported: float16"):
+        gk.attention(h, q, h)
     with pytest.raises(TypeError, match="`q` has dtype float32"):
         gk.attention_backward(q, q, q, q, q[..., 0], q)

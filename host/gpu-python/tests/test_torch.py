@@ -113,6 +113,32 @@ def test_attention_lse_and_errors():
         gkt.attention(q, q, q[:, :1].contiguous())
 
 
+def hopper():
+    return CUDA and torch.cuda.get_device_capability() == (9, 0)
+
+
+def test_attention_float16_and_head_dim_256():
+    """float16 and head_dim 256 run the Hopper kernel: against float32 SDPA on an H100-class
+    GPU, and a clear error (nothing launched) elsewhere."""
+    cases = [(torch.float16, 64), (torch.float16, 128), (torch.bfloat16, 256), (torch.float16, 256)]
+    for seed, (dtype, d) in enumerate(cases):
+        q = rand(2, 4, 200, d, dtype=dtype, seed=seed)
+        k = rand(2, 2, 300, d, dtype=dtype, seed=seed + 1)
+        v = rand(2, 2, 300, d, dtype=dtype, seed=seed + 2)
+        if not hopper():
+            with pytest.raises(ValueError, match="compute capability 9.0"):
+                gk.attention(q, k, v)
+            continue
+        for causal in [False, True]:
+            o, lse = gk.attention(q, k, v, causal=causal, return_lse=True)
+            assert o.dtype == dtype and o.shape == q.shape and lse.dtype == torch.float32
+            ref = F.scaled_dot_product_attention(q.float(), k.float().repeat_interleave(2, 1),
+                                                 v.float().repeat_interleave(2, 1),
+                                                 is_causal=causal)
+            err = rel_err(o, ref)
+            assert err < (1e-2 if dtype == torch.float16 else 2e-2), (dtype, d, causal, err)
+
+
 def test_opcheck():
     """torch.library's own check of each registration: schema, fake (meta) implementation
     against the real one, autograd registration, AOT dispatch."""
