@@ -426,60 +426,6 @@ unsafe fn backward<
         shared::dynamic_at::<f32>((rows_base - dyn_base) as usize, (STAGES * 2 * BM) as usize);
     let dq_tile = shared::dynamic_at::<f32>((dq_smem - dyn_base) as usize, DQ_TILE as usize);
 
-    // The dSᵀ hand-over, split into arrive and wait (named barriers of 256 threads: the 128
-    // arriving threads of one warpgroup, the 128 waiting threads of the other): warpgroup c
-    // arrives on `ds_bar(c, i)` once its dSᵀ of tile i is stored, and waits on the other's only
-    // at the start of tile i + 1, with its own dV and dK of tile i queued behind, just before
-    // issuing tile i's dQ (which reads both halves). So the warpgroups need not run in
-    // lockstep: one's exponentials may overlap the other's products. Two ids per warpgroup by
-    // tile parity: a warpgroup arrives on an id again (tile i + 2) only after waiting for the
-    // other's tile i + 1, which the other stores after waiting on this id's tile i.
-    let ds_bar = |c: u32, i: u32| 2 + 2 * c + (i & 1);
-    let other = 1 - consumer;
-    // Tile `j`'s dQ part (dS buffer j & 1) into `dq_acc`, as one committed group.
-    let issue_dq = |dq_acc: &mut [f32; 32], j: u32| {
-        // SAFETY: the whole warpgroup; the other warpgroup's arrival of tile j follows its
-        // dSᵀ stores and proxy fence, this warpgroup's own stores precede its wait (the
-        // barrier orders all 256 participants' prior accesses); buffer j & 1 is rewritten
-        // only at tile j + 2, after both warpgroups waited for these products (see the dS
-        // stores below).
-        unsafe {
-            sync::named_barrier_sync(ds_bar(other, j), 256);
-            wgmma::fence();
-            unroll!(8, |kk| {
-                let a = wgmma::shared_desc_sw128_mn(
-                    ds_smem(j & 1) + a_sub * BN * ROW + kk as u32 * 2048,
-                    BN * ROW,
-                );
-                let b = wgmma::shared_desc_sw128_mn(
-                    k_smem + b_sub * BN * ROW + kk as u32 * 2048,
-                    BN * ROW,
-                );
-                wgmma::mma_tt_m64n64k16_bf16(dq_acc, a, b, kk > 0);
-            });
-            wgmma::commit_group();
-        }
-    };
-    // This warpgroup's 64×64 part of tile `j`'s dQ, register-major (see `dq_index`), to the
-    // shared dQ tile once the reduction of tile j − 1 has read it; then hands it over.
-    let store_dq = |dq_acc: &[f32; 32], j: u32| {
-        // SAFETY: an initialised barrier; its phases complete as the reducer goes.
-        unsafe { mbarrier::wait_parity(dq_empty, (j & 1) ^ 1) };
-        unroll!(32, |r| {
-            // SAFETY: inside the tile; each element belongs to this thread.
-            unsafe {
-                dq_tile.write_unchecked((consumer * 4096 + 128 * r as u32 + t) as usize, dq_acc[r])
-            };
-        });
-        mbarrier::fence_proxy_async_shared();
-        // SAFETY: the phase expects all 256 consumer threads, once per tile.
-        unsafe { mbarrier::arrive(dq_full) };
-    };
-
-    // The A fragments of the gradient products: Pᵀ and dSᵀ of the latest tile, read by its
-    // dV and dK products until the wait at the start of the next tile.
-    let mut pf = [[0u32; 4]; QK];
-    let mut dsf = [[0u32; 4]; QK];
     for i in 0..n_iter {
         let (s, phase) = ring(i);
         let q0 = tile_of(i).1 * BM;
@@ -489,35 +435,15 @@ unsafe fn backward<
         let mut s_acc = [0f32; SN];
         let mut dp_acc = [0f32; SN];
         let mut dq_acc = [0f32; 32];
+        let mut pf = [[0u32; 4]; QK];
+        let mut dsf = [[0u32; 4]; QK];
         // SAFETY (the waits, fences and products below): every consumer thread runs them in
         // the same order; each product's operands landed (full barriers waited, dS stored,
-        // proxy-fenced and handed over by the named barriers) and stay until the wait covering
+        // proxy-fenced and handed over by the named barrier) and stay until the wait covering
         // it; a stage is released only after that wait.
         unsafe {
             if i == 0 {
                 mbarrier::wait_parity(full_kv, 0);
-            } else {
-                // Pending: tile i − 1's dV and dK; queue its dQ behind them. (Its store
-                // waits for all three: with the next scores in flight beside the dQ
-                // accumulator, the registers would spill.)
-                if with_dq {
-                    issue_dq(&mut dq_acc, i - 1);
-                }
-                wgmma::wait_group::<0>();
-                pin(&mut dv_acc);
-                pin(&mut dk_acc);
-                unroll!(QK, |kk| {
-                    wgmma::fence_fragment(&mut pf[kk]);
-                    wgmma::fence_fragment(&mut dsf[kk]);
-                });
-                if l == 0 {
-                    // Q, dO, L, Δ of tile i − 1 are no longer read by this warp.
-                    mbarrier::arrive(empty(ring(i - 1).0));
-                }
-                if with_dq {
-                    wgmma::fence_accumulators_32(&mut dq_acc);
-                    store_dq(&dq_acc, i - 1);
-                }
             }
             mbarrier::wait_parity(full(s), phase);
             wgmma::fence();
@@ -525,9 +451,7 @@ unsafe fn backward<
             wgmma::commit_group();
             issue_scores(&mut dp_acc, v_smem, do_smem(s));
             wgmma::commit_group();
-        }
-        // SAFETY: as above; the scores are done (dPᵀ may still run while Pᵀ is computed).
-        unsafe {
+            // The scores are done (dPᵀ may still run while Pᵀ is computed).
             wgmma::wait_group::<1>();
             pin_scores(&mut s_acc);
         }
@@ -591,17 +515,12 @@ unsafe fn backward<
                         + (y ^ (16 * (j as u32 % 8)));
                     // dSᵀ[4 j + 2 h ..] is packed already: fragment j / 2, register 2 (j % 2) + h.
                     let word = dsf[j / 2][2 * (j % 2) + h];
-                    // SAFETY: inside dS buffer `buf`; each word belongs to this thread. Its
-                    // last readers, both warpgroups' dQ products of tile i − 2, are done: this
-                    // warpgroup waited for its own at tile i − 1, and the other waited for its
-                    // own before storing its tile i − 1 dSᵀ, whose arrival this warpgroup
-                    // waited for at the start of this tile.
+                    // SAFETY: inside dS buffer `buf`; each word belongs to this thread, and no
+                    // product still reads this buffer (see the hand-over below).
                     unsafe { ds_words.write_unchecked((byte / 4) as usize, word) };
                 });
             });
             mbarrier::fence_proxy_async_shared();
-            // SAFETY: both consumer warpgroups use the ids as described at `ds_bar`.
-            unsafe { sync::named_barrier_arrive(ds_bar(consumer, i), 256) };
         }
 
         // SAFETY: as above.
@@ -609,27 +528,60 @@ unsafe fn backward<
             wgmma::fence();
             issue_grad(&mut dv_acc, &mut pf, do_smem(s));
             wgmma::commit_group();
+            if with_dq {
+                // Both warpgroups' dSᵀ of this tile are stored. A buffer is rewritten two
+                // tiles later, after both passed this barrier again, i.e. after both waited
+                // for the dQ products that read it.
+                sync::named_barrier_sync(1, 256);
+                wgmma::fence();
+                unroll!(8, |kk| {
+                    let a = wgmma::shared_desc_sw128_mn(
+                        ds_smem(buf) + a_sub * BN * ROW + kk as u32 * 2048,
+                        BN * ROW,
+                    );
+                    let b = wgmma::shared_desc_sw128_mn(
+                        k_smem + b_sub * BN * ROW + kk as u32 * 2048,
+                        BN * ROW,
+                    );
+                    wgmma::mma_tt_m64n64k16_bf16(&mut dq_acc, a, b, kk > 0);
+                });
+                wgmma::commit_group();
+            }
             issue_grad(&mut dk_acc, &mut dsf, q_smem(s));
             wgmma::commit_group();
-        }
-    }
-    if n_iter > 0 {
-        // The last tile's dQ, and its gradient products done.
-        let mut dq_acc = [0f32; 32];
-        if with_dq {
-            issue_dq(&mut dq_acc, n_iter - 1);
-        }
-        // SAFETY: as in the loop.
-        unsafe { wgmma::wait_group::<0>() };
-        pin(&mut dv_acc);
-        pin(&mut dk_acc);
-        unroll!(QK, |kk| {
-            wgmma::fence_fragment(&mut pf[kk]);
-            wgmma::fence_fragment(&mut dsf[kk]);
-        });
-        if with_dq {
+            // dV (and dQ) done; dK may still run while dQ goes out.
+            wgmma::wait_group::<1>();
             wgmma::fence_accumulators_32(&mut dq_acc);
-            store_dq(&dq_acc, n_iter - 1);
+            pin(&mut dv_acc);
+        }
+        if with_dq {
+            // This warpgroup's 64×64 part of the tile, register-major (see `dq_index`), once
+            // the reduction of the previous tile has read the shared tile.
+            // SAFETY: an initialised barrier; its phases complete as the reducer goes.
+            unsafe { mbarrier::wait_parity(dq_empty, (i & 1) ^ 1) };
+            unroll!(32, |r| {
+                // SAFETY: inside the tile; each element belongs to this thread.
+                unsafe {
+                    dq_tile
+                        .write_unchecked((consumer * 4096 + 128 * r as u32 + t) as usize, dq_acc[r])
+                };
+            });
+            mbarrier::fence_proxy_async_shared();
+            // SAFETY: the phase expects all 256 consumer threads, once per tile.
+            unsafe { mbarrier::arrive(dq_full) };
+        }
+        // SAFETY: as above.
+        unsafe {
+            wgmma::wait_group::<0>();
+            pin(&mut dk_acc);
+            unroll!(QK, |kk| {
+                wgmma::fence_fragment(&mut pf[kk]);
+                wgmma::fence_fragment(&mut dsf[kk]);
+            });
+            if l == 0 {
+                // Q, dO, L, Δ of this stage are no longer read by this warp.
+                mbarrier::arrive(empty(s));
+            }
         }
     }
 
