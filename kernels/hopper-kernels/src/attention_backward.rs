@@ -20,8 +20,10 @@
 //!   operands straight from the TMA tiles; dK and dV stay in registers for the whole walk;
 //! - dQ: both warpgroups store dSᵀ (bf16, 128-byte swizzle) to shared memory, then each
 //!   computes a 64×64 part of `dQ = dS·K` over all 128 keys with both operands MN-major
-//!   (head dimension 64: its 64 query rows; 128: its 64 columns); two dS buffers, so a
-//!   warpgroup writes the next tile's while the other may still read this one's. The parts go
+//!   (head dimension 64: its 64 query rows; 128: its 64 columns), one tile late: tile i's
+//!   dQ is issued in tile i + 1 beside its dV and dK, and the hand-over is a split arrive/wait
+//!   pair of named barriers, so the two warpgroups need not meet at every tile (one's
+//!   exponentials can run beside the other's products); two dS buffers. The parts go
 //!   to a shared f32 tile (register-major: thread `t`'s register `r` at `r·128 + t`, no bank
 //!   conflicts), and one producer thread adds the whole tile to the f32 accumulator with a
 //!   single bulk reduction (`cp.reduce.async.bulk .add.f32`, FlashAttention-3's way: the
