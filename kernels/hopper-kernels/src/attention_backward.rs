@@ -20,8 +20,10 @@
 //!   operands straight from the TMA tiles; dK and dV stay in registers for the whole walk;
 //! - dQ: both warpgroups store dSᵀ (bf16, 128-byte swizzle) to shared memory, then each
 //!   computes a 64×64 part of `dQ = dS·K` over all 128 keys with both operands MN-major
-//!   (head dimension 64: its 64 query rows; 128: its 64 columns); two dS buffers, so a
-//!   warpgroup writes the next tile's while the other may still read this one's. The parts go
+//!   (head dimension 64: its 64 query rows; 128: its 64 columns), one tile late: tile i's
+//!   dQ is issued in tile i + 1 beside its dV and dK, and the hand-over is a split arrive/wait
+//!   pair of named barriers, so the two warpgroups need not meet at every tile (one's
+//!   exponentials can run beside the other's products); two dS buffers. The parts go
 //!   to a shared f32 tile (register-major: thread `t`'s register `r` at `r·128 + t`, no bank
 //!   conflicts), and one producer thread adds the whole tile to the f32 accumulator with a
 //!   single bulk reduction (`cp.reduce.async.bulk .add.f32`, FlashAttention-3's way: the
@@ -426,6 +428,52 @@ unsafe fn backward<
         shared::dynamic_at::<f32>((rows_base - dyn_base) as usize, (STAGES * 2 * BM) as usize);
     let dq_tile = shared::dynamic_at::<f32>((dq_smem - dyn_base) as usize, DQ_TILE as usize);
 
+    // The dSᵀ hand-over, split into arrive and wait (named barriers of 256 threads: 128
+    // arriving threads of one warpgroup, 128 waiting of the other). Tile i's dQ is issued at
+    // tile i + 1, beside that tile's dV and dK: warpgroup c arrives on `ds_bar(c, i)` in tile i
+    // once its dSᵀ of tile i is stored and its dQ products of tile i − 1 are done, and waits
+    // on the other's arrival of tile i − 1 only before storing its dSᵀ of tile i. So a
+    // warpgroup may run half a tile ahead, its scores and exponentials beside the other's
+    // gradient products, instead of both meeting at every dS hand-over. Two ids per
+    // warpgroup by tile parity: a warpgroup arrives on an id again (tile i + 2) only after it
+    // waited on the other's tile i + 1, which the other arrives on after waiting on this id's
+    // tile i.
+    let ds_bar = |c: u32, i: u32| 2 + 2 * c + (i & 1);
+    let other = 1 - consumer;
+    // Tile `j`'s dQ part (dS buffer j & 1) into `dq_acc`, as one committed group.
+    let issue_dq = |dq_acc: &mut [f32; 32], j: u32| {
+        unroll!(8, |kk| {
+            let a = wgmma::shared_desc_sw128_mn(
+                ds_smem(j & 1) + a_sub * BN * ROW + kk as u32 * 2048,
+                BN * ROW,
+            );
+            let b =
+                wgmma::shared_desc_sw128_mn(k_smem + b_sub * BN * ROW + kk as u32 * 2048, BN * ROW);
+            // SAFETY: the whole warpgroup after `fence`; both warpgroups' dSᵀ of tile j are
+            // stored, proxy-fenced and handed over (the other's arrival of tile j waited,
+            // this warpgroup's own stores ordered by that same barrier), and buffer j & 1 is
+            // rewritten only after both warpgroups waited for these products.
+            unsafe { wgmma::mma_tt_m64n64k16_bf16(dq_acc, a, b, kk > 0) };
+        });
+        // SAFETY: the whole warpgroup.
+        unsafe { wgmma::commit_group() };
+    };
+    // This warpgroup's 64×64 part of tile `j`'s dQ, register-major (see `dq_index`), to the
+    // shared dQ tile once the reduction of tile j − 1 has read it; then hands it over.
+    let store_dq = |dq_acc: &[f32; 32], j: u32| {
+        // SAFETY: an initialised barrier; its phases complete as the reducer goes.
+        unsafe { mbarrier::wait_parity(dq_empty, (j & 1) ^ 1) };
+        unroll!(32, |r| {
+            // SAFETY: inside the tile; each element belongs to this thread.
+            unsafe {
+                dq_tile.write_unchecked((consumer * 4096 + 128 * r as u32 + t) as usize, dq_acc[r])
+            };
+        });
+        mbarrier::fence_proxy_async_shared();
+        // SAFETY: the phase expects all 256 consumer threads, once per tile.
+        unsafe { mbarrier::arrive(dq_full) };
+    };
+
     for i in 0..n_iter {
         let (s, phase) = ring(i);
         let q0 = tile_of(i).1 * BM;
@@ -502,6 +550,11 @@ unsafe fn backward<
             });
         });
         if with_dq {
+            if i > 0 {
+                // The other warpgroup's tile i − 1 is done (see `ds_bar`).
+                // SAFETY: both consumer warpgroups use the ids as described at `ds_bar`.
+                unsafe { sync::named_barrier_sync(ds_bar(other, i - 1), 256) };
+            }
             // The byte offsets (see `ds_words`) of this thread's words: with r = r0 + 8 h and
             // c = 8 j, the swizzle term `((j % 8) ^ (r0 % 8)) · 16` shares no bits with the
             // rest, so each offset is `y ^ 16 (j % 8)` plus constants, with one `y` per tile
@@ -515,8 +568,10 @@ unsafe fn backward<
                         + (y ^ (16 * (j as u32 % 8)));
                     // dSᵀ[4 j + 2 h ..] is packed already: fragment j / 2, register 2 (j % 2) + h.
                     let word = dsf[j / 2][2 * (j % 2) + h];
-                    // SAFETY: inside dS buffer `buf`; each word belongs to this thread, and no
-                    // product still reads this buffer (see the hand-over below).
+                    // SAFETY: inside dS buffer `buf`; each word belongs to this thread. Its last
+                    // readers, both warpgroups' dQ products of tile i − 2, are done: this
+                    // warpgroup waited for its own in tile i − 1, the other for its own before
+                    // its arrival of tile i − 1, waited for just above.
                     unsafe { ds_words.write_unchecked((byte / 4) as usize, word) };
                 });
             });
@@ -528,24 +583,8 @@ unsafe fn backward<
             wgmma::fence();
             issue_grad(&mut dv_acc, &mut pf, do_smem(s));
             wgmma::commit_group();
-            if with_dq {
-                // Both warpgroups' dSᵀ of this tile are stored. A buffer is rewritten two
-                // tiles later, after both passed this barrier again, i.e. after both waited
-                // for the dQ products that read it.
-                sync::named_barrier_sync(1, 256);
-                wgmma::fence();
-                unroll!(8, |kk| {
-                    let a = wgmma::shared_desc_sw128_mn(
-                        ds_smem(buf) + a_sub * BN * ROW + kk as u32 * 2048,
-                        BN * ROW,
-                    );
-                    let b = wgmma::shared_desc_sw128_mn(
-                        k_smem + b_sub * BN * ROW + kk as u32 * 2048,
-                        BN * ROW,
-                    );
-                    wgmma::mma_tt_m64n64k16_bf16(&mut dq_acc, a, b, kk > 0);
-                });
-                wgmma::commit_group();
+            if with_dq && i > 0 {
+                issue_dq(&mut dq_acc, i - 1);
             }
             issue_grad(&mut dk_acc, &mut dsf, q_smem(s));
             wgmma::commit_group();
@@ -553,22 +592,13 @@ unsafe fn backward<
             wgmma::wait_group::<1>();
             wgmma::fence_accumulators_32(&mut dq_acc);
             pin(&mut dv_acc);
+            if with_dq {
+                // This tile's dSᵀ is stored, the dQ products of the last tile are done.
+                sync::named_barrier_arrive(ds_bar(consumer, i), 256);
+            }
         }
-        if with_dq {
-            // This warpgroup's 64×64 part of the tile, register-major (see `dq_index`), once
-            // the reduction of the previous tile has read the shared tile.
-            // SAFETY: an initialised barrier; its phases complete as the reducer goes.
-            unsafe { mbarrier::wait_parity(dq_empty, (i & 1) ^ 1) };
-            unroll!(32, |r| {
-                // SAFETY: inside the tile; each element belongs to this thread.
-                unsafe {
-                    dq_tile
-                        .write_unchecked((consumer * 4096 + 128 * r as u32 + t) as usize, dq_acc[r])
-                };
-            });
-            mbarrier::fence_proxy_async_shared();
-            // SAFETY: the phase expects all 256 consumer threads, once per tile.
-            unsafe { mbarrier::arrive(dq_full) };
+        if with_dq && i > 0 {
+            store_dq(&dq_acc, i - 1);
         }
         // SAFETY: as above.
         unsafe {
@@ -583,6 +613,20 @@ unsafe fn backward<
                 mbarrier::arrive(empty(s));
             }
         }
+    }
+    if with_dq && n_iter > 0 {
+        // The last tile's dQ.
+        let mut dq_acc = [0f32; 32];
+        // SAFETY: as in the loop.
+        unsafe {
+            sync::named_barrier_sync(ds_bar(other, n_iter - 1), 256);
+            wgmma::fence();
+        }
+        issue_dq(&mut dq_acc, n_iter - 1);
+        // SAFETY: the whole warpgroup.
+        unsafe { wgmma::wait_group::<0>() };
+        wgmma::fence_accumulators_32(&mut dq_acc);
+        store_dq(&dq_acc, n_iter - 1);
     }
 
     // dK (scaled) and dV, rounded to bf16, from the accumulator layout: column pairs of the
