@@ -145,16 +145,24 @@ impl Dense {
             256 => "attention_fwd_bf16_d256",
             _ => "attention_fwd_bf16",
         };
-        if shape.head_dim == 256 {
+        // Refused here, after the shape checks (bad shapes are reported as such on every
+        // device): `name` is the kernel the Hopper path would have run.
+        let (o_len, lse_len) = (o.len(), lse.as_ref().map(|l| l.len()));
+        let refuse = |message: String| -> Result<()> {
             let name = name.replacen("bf16", T::NAME, 1);
-            // Bad shapes are reported as such on every device.
             check_forward(
                 &name,
-                (q.len(), k.len(), v.len(), o.len()),
-                lse.as_ref().map(|l| l.len()),
+                (q.len(), k.len(), v.len(), o_len),
+                lse_len,
                 shape,
                 varlen,
             )?;
+            Err(Error::LaunchConfig {
+                kernel: name,
+                message,
+            })
+        };
+        if shape.head_dim == 256 {
             // The device, as the mma.sync kernel that runs there was loaded on.
             let p = self.dense.raw().kernel("attention_fwd_bf16_d64")?.device();
             let device = if stream.is_simulator() {
@@ -165,39 +173,22 @@ impl Dense {
                     p.name, p.compute_capability.0, p.compute_capability.1
                 )
             };
-            return Err(Error::LaunchConfig {
-                kernel: name,
-                message: format!(
-                    "head_dim 256 runs on the Hopper kernel only (compute capability 9.0: \
+            return refuse(format!(
+                "head_dim 256 runs on the Hopper kernel only (compute capability 9.0: \
                      wgmma and TMA); {device} runs the mma.sync kernels, which take head_dim \
                      64 or 128"
-                ),
-            });
+            ));
         }
         let bf16s = (T::as_bf16(q), T::as_bf16(k), T::as_bf16(v));
         match (bf16s, T::as_bf16_mut(o)) {
             ((Some(q), Some(k), Some(v)), Some(o)) => {
                 self.launch_attention_in(name, stream, q, k, v, o, lse, shape, causal, varlen)
             }
-            _ => {
-                let name = name.replacen("bf16", T::NAME, 1);
-                // Bad shapes are reported as such on every device.
-                check_forward(
-                    &name,
-                    (q.len(), k.len(), v.len(), o.len()),
-                    lse.as_ref().map(|l| l.len()),
-                    shape,
-                    varlen,
-                )?;
-                Err(Error::LaunchConfig {
-                    kernel: name,
-                    message: format!(
-                        "{} attention needs a compute capability 9.0 GPU (the wgmma kernel); the \
-                         mma.sync kernel other GPUs and the simulator run takes bf16 only",
-                        T::NAME
-                    ),
-                })
-            }
+            _ => refuse(format!(
+                "{} attention needs a compute capability 9.0 GPU (the wgmma kernel); the \
+                 mma.sync kernel other GPUs and the simulator run takes bf16 only",
+                T::NAME
+            )),
         }
     }
 
