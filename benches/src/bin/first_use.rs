@@ -1,10 +1,10 @@
-//! `first-use algorithms|dense|seed`: how long a fresh process waits for its first result.
+//! `first-use algorithms|dense|examples`: how long a fresh process waits for its first result.
 //!
 //! Times, in this process, opening the GPU (driver and context), then making the library ready
 //! and running its first call until the result is back on the host:
 //! - `algorithms`: `Algorithms::load` + `reduce` (f32 sum of 2^20 elements);
 //! - `dense`: `Dense::load` + `gemm` (bf16, 512 x 512 x 512; wgmma on Hopper) + synchronize;
-//! - `seed`: `ExampleKernels::load` + `saxpy` (2^20 elements) + copy back, the demo's first step.
+//! - `examples`: `ExampleKernels::load` + `saxpy` (2^20 elements) + copy back, the demo's first step.
 //!
 //! and prints which code each loaded kernel came from (SASS or PTX). Run it in a fresh process
 //! per case with `CUDA_CACHE_DISABLE=1` to see what a new machine pays; add `GPU_FORCE_PTX=1` for
@@ -65,7 +65,7 @@ fn run(case: &str) -> Result<()> {
             check(out.iter().all(|v| v.to_f32() == 256.0), "gemm")?;
             (elapsed, codes(&dense.raw_modules()))
         }
-        "seed" => {
+        "examples" => {
             let x = gpu.to_device(&vec![1.0f32; n])?;
             let y = gpu.to_device(&vec![2.0f32; n])?;
             let mut out = gpu.alloc_zeroed::<f32>(n)?;
@@ -86,7 +86,7 @@ fn run(case: &str) -> Result<()> {
             (elapsed, codes(&[kernels.raw()]))
         }
         other => {
-            return Err(format!("unknown case `{other}`: first-use algorithms|dense|seed").into());
+            return Err(format!("unknown case `{other}`: first-use algorithms|dense|examples").into());
         }
     };
     let jit_cache = std::env::var("CUDA_CACHE_DISABLE").unwrap_or_else(|_| "unset".into());
