@@ -86,7 +86,9 @@ fn run(case: &str) -> Result<()> {
             (elapsed, codes(&[kernels.raw()]))
         }
         other => {
-            return Err(format!("unknown case `{other}`: first-use algorithms|dense|examples").into());
+            return Err(
+                format!("unknown case `{other}`: first-use algorithms|dense|examples").into(),
+            );
         }
     };
     let jit_cache = std::env::var("CUDA_CACHE_DISABLE").unwrap_or_else(|_| "unset".into());
