@@ -47,16 +47,11 @@ pub fn segmented_reduce<T: DeviceCopy, O: ReduceOp<T>, const N: usize>(
                 *item = Some(input[j]);
             }
         }
-        // A plain loop over the array, not `into_iter().flatten()`: LLVM does not keep the
-        // flattening iterator's state in registers for 8-byte items (the array went to local
-        // memory, a stack frame of 184 bytes for f64).
-        for &item in &items {
-            if let Some(x) = item {
-                acc = Some(match acc {
-                    Some(a) => op.combine(a, x),
-                    None => x,
-                });
-            }
+        for x in items.into_iter().flatten() {
+            acc = Some(match acc {
+                Some(a) => op.combine(a, x),
+                None => x,
+            });
         }
         base += step;
     }
