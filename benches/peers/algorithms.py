@@ -59,6 +59,16 @@ def cases():
         x = (f32(n) * 1000).int()
         return lambda: torch.sum(x, dtype=torch.int32)
 
+    def torch_sum_f16(n):
+        x = f32(n).half()
+        return lambda: torch.sum(x)
+
+    def torch_sum_bf16(n):
+        x = f32(n).bfloat16()
+        return lambda: torch.sum(x)
+
+    add("reduce_sum_f16", "torch.sum", torch_sum_f16)
+    add("reduce_sum_bf16", "torch.sum", torch_sum_bf16)
     add("reduce_sum_f64", "torch.sum", torch_sum_f64)
     add("reduce_sum_i32", "torch.sum", torch_sum_i32)
     add("inclusive_scan_sum_f32", "torch.cumsum", torch_cumsum)

@@ -11,6 +11,7 @@
 //! 2n written).
 
 use gpu_test_kit::XorShift64;
+use half::{bf16, f16};
 use std::process::ExitCode;
 
 use benches::time_us;
@@ -91,6 +92,30 @@ fn cases<'a>(gpu: &'a Gpu, algos: &'a Algorithms) -> Vec<Case<'a>> {
                 let mut out = gpu.alloc_zeroed::<u32>(1)?;
                 Ok(Box::new(move |s: &Stream| {
                     algos.reduce_into(s, &x, Max, 0, &mut out)
+                }))
+            }),
+        },
+        Case {
+            name: "reduce_sum_f16",
+            bytes: |n| 2.0 * n as f64,
+            prepare: Box::new(move |n| {
+                let x: Vec<f16> = random_f32(n).into_iter().map(f16::from_f32).collect();
+                let x = gpu.to_device(&x)?;
+                let mut out = gpu.alloc_zeroed::<f16>(1)?;
+                Ok(Box::new(move |s: &Stream| {
+                    algos.reduce_into(s, &x, Sum, f16::ZERO, &mut out)
+                }))
+            }),
+        },
+        Case {
+            name: "reduce_sum_bf16",
+            bytes: |n| 2.0 * n as f64,
+            prepare: Box::new(move |n| {
+                let x: Vec<bf16> = random_f32(n).into_iter().map(bf16::from_f32).collect();
+                let x = gpu.to_device(&x)?;
+                let mut out = gpu.alloc_zeroed::<bf16>(1)?;
+                Ok(Box::new(move |s: &Stream| {
+                    algos.reduce_into(s, &x, Sum, bf16::ZERO, &mut out)
                 }))
             }),
         },
