@@ -14,6 +14,20 @@ use crate::hopper_attention::{Varlen, WgmmaSchedule};
 use crate::{AttentionElement, Dense, dense_kernels};
 use ::dense_kernels::attention::{self as kernel, AttentionParams};
 
+/// The inputs `(q, k, v)` of an attention call, passed as one argument.
+pub type AttentionInputs<'a, T = bf16> = (
+    &'a DeviceBuffer<T>,
+    &'a DeviceBuffer<T>,
+    &'a DeviceBuffer<T>,
+);
+
+/// The gradients `(dq, dk, dv)` the backward pass writes, passed as one argument.
+pub type AttentionGrads<'a, T = bf16> = (
+    &'a mut DeviceBuffer<T>,
+    &'a mut DeviceBuffer<T>,
+    &'a mut DeviceBuffer<T>,
+);
+
 /// The sizes of one attention call. Q and O are `[batch, heads, seq_q, head_dim]`, K and V
 /// `[batch, kv_heads, seq_k, head_dim]`, all contiguous (row-major, `head_dim` fastest).
 /// `kv_heads` divides `heads`: query head `h` attends with K/V head `h / (heads / kv_heads)`
@@ -132,7 +146,7 @@ impl Dense {
     fn attention_mma<T: AttentionElement>(
         &self,
         stream: &Stream,
-        (q, k, v): (&DeviceBuffer<T>, &DeviceBuffer<T>, &DeviceBuffer<T>),
+        (q, k, v): AttentionInputs<'_, T>,
         o: &mut DeviceBuffer<T>,
         lse: Option<&mut DeviceBuffer<f32>>,
         shape: AttentionShape,
@@ -214,7 +228,7 @@ impl Dense {
     pub fn attention_varlen<T: AttentionElement>(
         &self,
         stream: &Stream,
-        qkv: (&DeviceBuffer<T>, &DeviceBuffer<T>, &DeviceBuffer<T>),
+        qkv: AttentionInputs<'_, T>,
         o: &mut DeviceBuffer<T>,
         lse: Option<&mut DeviceBuffer<f32>>,
         cu_seqlens: (&[u32], &[u32]),
@@ -236,7 +250,7 @@ impl Dense {
         &self,
         schedule: Option<WgmmaSchedule>,
         stream: &Stream,
-        (q, k, v): (&DeviceBuffer<T>, &DeviceBuffer<T>, &DeviceBuffer<T>),
+        (q, k, v): AttentionInputs<'_, T>,
         o: &mut DeviceBuffer<T>,
         lse: Option<&mut DeviceBuffer<f32>>,
         (cu_seqlens_q, cu_seqlens_k): (&[u32], &[u32]),
@@ -590,19 +604,11 @@ impl Dense {
     pub fn attention_backward(
         &self,
         stream: &Stream,
-        qkv: (
-            &DeviceBuffer<bf16>,
-            &DeviceBuffer<bf16>,
-            &DeviceBuffer<bf16>,
-        ),
+        qkv: AttentionInputs<'_>,
         o: &DeviceBuffer<bf16>,
         lse: &DeviceBuffer<f32>,
         d_o: &DeviceBuffer<bf16>,
-        grads: (
-            &mut DeviceBuffer<bf16>,
-            &mut DeviceBuffer<bf16>,
-            &mut DeviceBuffer<bf16>,
-        ),
+        grads: AttentionGrads<'_>,
         shape: AttentionShape,
         causal: bool,
     ) -> Result<()> {
@@ -630,19 +636,11 @@ impl Dense {
     pub fn attention_backward_deterministic(
         &self,
         stream: &Stream,
-        qkv: (
-            &DeviceBuffer<bf16>,
-            &DeviceBuffer<bf16>,
-            &DeviceBuffer<bf16>,
-        ),
+        qkv: AttentionInputs<'_>,
         o: &DeviceBuffer<bf16>,
         lse: &DeviceBuffer<f32>,
         d_o: &DeviceBuffer<bf16>,
-        grads: (
-            &mut DeviceBuffer<bf16>,
-            &mut DeviceBuffer<bf16>,
-            &mut DeviceBuffer<bf16>,
-        ),
+        grads: AttentionGrads<'_>,
         shape: AttentionShape,
         causal: bool,
     ) -> Result<()> {
@@ -658,19 +656,11 @@ impl Dense {
     pub fn attention_backward_atomic_dq(
         &self,
         stream: &Stream,
-        qkv: (
-            &DeviceBuffer<bf16>,
-            &DeviceBuffer<bf16>,
-            &DeviceBuffer<bf16>,
-        ),
+        qkv: AttentionInputs<'_>,
         o: &DeviceBuffer<bf16>,
         lse: &DeviceBuffer<f32>,
         d_o: &DeviceBuffer<bf16>,
-        grads: (
-            &mut DeviceBuffer<bf16>,
-            &mut DeviceBuffer<bf16>,
-            &mut DeviceBuffer<bf16>,
-        ),
+        grads: AttentionGrads<'_>,
         shape: AttentionShape,
         causal: bool,
     ) -> Result<()> {
@@ -685,19 +675,11 @@ impl Dense {
     pub fn attention_backward_mma(
         &self,
         stream: &Stream,
-        qkv: (
-            &DeviceBuffer<bf16>,
-            &DeviceBuffer<bf16>,
-            &DeviceBuffer<bf16>,
-        ),
+        qkv: AttentionInputs<'_>,
         o: &DeviceBuffer<bf16>,
         lse: &DeviceBuffer<f32>,
         d_o: &DeviceBuffer<bf16>,
-        grads: (
-            &mut DeviceBuffer<bf16>,
-            &mut DeviceBuffer<bf16>,
-            &mut DeviceBuffer<bf16>,
-        ),
+        grads: AttentionGrads<'_>,
         shape: AttentionShape,
         causal: bool,
         deterministic: bool,
@@ -720,19 +702,11 @@ impl Dense {
     fn backward(
         &self,
         stream: &Stream,
-        (q, k, v): (
-            &DeviceBuffer<bf16>,
-            &DeviceBuffer<bf16>,
-            &DeviceBuffer<bf16>,
-        ),
+        (q, k, v): AttentionInputs<'_>,
         o: &DeviceBuffer<bf16>,
         lse: &DeviceBuffer<f32>,
         d_o: &DeviceBuffer<bf16>,
-        (dq, dk, dv): (
-            &mut DeviceBuffer<bf16>,
-            &mut DeviceBuffer<bf16>,
-            &mut DeviceBuffer<bf16>,
-        ),
+        (dq, dk, dv): AttentionGrads<'_>,
         shape: AttentionShape,
         causal: bool,
         deterministic: bool,

@@ -11,7 +11,7 @@ use gpu_host::{DeviceBuffer, Error, LaunchConfig, Result, Stream};
 use half::{bf16, f16};
 
 use crate::attention::check_forward;
-use crate::{AttentionShape, Dense, TensorMap};
+use crate::{AttentionInputs, AttentionShape, Dense, TensorMap};
 
 /// Tensor maps of Q, K, V, O already on the device, by (the four addresses, batch, heads,
 /// kv_heads, seq_q, seq_k, head_dim, Q rows per block, element type, and for a variable-length
@@ -369,7 +369,7 @@ impl Dense {
     pub(crate) fn launch_wgmma<T: AttentionElement>(
         &self,
         stream: &Stream,
-        (q, k, v): (&DeviceBuffer<T>, &DeviceBuffer<T>, &DeviceBuffer<T>),
+        (q, k, v): AttentionInputs<'_, T>,
         o: &mut DeviceBuffer<T>,
         lse: Option<&mut DeviceBuffer<f32>>,
         shape: AttentionShape,

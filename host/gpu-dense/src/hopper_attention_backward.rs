@@ -10,7 +10,7 @@ use gpu_host::{DeviceBuffer, Error, LaunchConfig, Result, Stream};
 use half::bf16;
 
 use crate::attention::check_backward;
-use crate::{AttentionShape, Dense, TensorMap};
+use crate::{AttentionGrads, AttentionInputs, AttentionShape, Dense, TensorMap};
 
 /// Encodes the 3-D tensor map of `matrices` row-major `rows × head_dim` bf16 matrices at
 /// `addr`, read in boxes of `box_rows × 64` elements of one matrix with the 128-byte swizzle
@@ -51,19 +51,11 @@ impl Dense {
     pub fn attention_backward_wgmma(
         &self,
         stream: &Stream,
-        qkv: (
-            &DeviceBuffer<bf16>,
-            &DeviceBuffer<bf16>,
-            &DeviceBuffer<bf16>,
-        ),
+        qkv: AttentionInputs<'_>,
         o: &DeviceBuffer<bf16>,
         lse: &DeviceBuffer<f32>,
         d_o: &DeviceBuffer<bf16>,
-        grads: (
-            &mut DeviceBuffer<bf16>,
-            &mut DeviceBuffer<bf16>,
-            &mut DeviceBuffer<bf16>,
-        ),
+        grads: AttentionGrads<'_>,
         shape: AttentionShape,
         causal: bool,
         deterministic: bool,
@@ -112,19 +104,11 @@ impl Dense {
     pub(crate) fn launch_backward_wgmma(
         &self,
         stream: &Stream,
-        (q, k, v): (
-            &DeviceBuffer<bf16>,
-            &DeviceBuffer<bf16>,
-            &DeviceBuffer<bf16>,
-        ),
+        (q, k, v): AttentionInputs<'_>,
         o: &DeviceBuffer<bf16>,
         lse: &DeviceBuffer<f32>,
         d_o: &DeviceBuffer<bf16>,
-        (dq, dk, dv): (
-            &mut DeviceBuffer<bf16>,
-            &mut DeviceBuffer<bf16>,
-            &mut DeviceBuffer<bf16>,
-        ),
+        (dq, dk, dv): AttentionGrads<'_>,
         shape: AttentionShape,
         causal: bool,
         deterministic: bool,

@@ -23,7 +23,7 @@ use gpu_host::{Gpu, Result};
 pub use ::dense_kernels::gemm::{
     GEMM_POLICIES, GEMM_POLICY_99K, GEMM_POLICY_163K, GEMM_POLICY_216K, GemmPolicy,
 };
-pub use attention::{AttentionShape, attention_kernel_names};
+pub use attention::{AttentionGrads, AttentionInputs, AttentionShape, attention_kernel_names};
 pub use gemm::GemmElement;
 pub use gpu_host::gpu;
 pub use hopper_attention::{AttentionElement, WgmmaSchedule};
