@@ -83,7 +83,10 @@ pub fn launch(args: &[String], help: &str) -> Result<()> {
 /// workspace binary (built with `cargo build --release --bin NAME`).
 fn resolve(name: &str) -> Result<PathBuf> {
     if Path::new(name).is_file() {
-        return Ok(PathBuf::from(name));
+        // Absolute: `Command` looks a bare name (`distributed-sort`, no slash) up on PATH, not
+        // in the current directory.
+        return std::path::absolute(name)
+            .map_err(|e| Error::msg(format!("launch: {name}: {e}")));
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
