@@ -46,6 +46,14 @@ def cases():
         y = torch.empty(n, device="cuda", dtype=torch.bfloat16)
         return lambda: y.copy_(x)
 
+    def torch_copy_u32(n):
+        # No library here merges two sorted runs; a copy of the same bytes (n keys read, n
+        # written) is the bound a merge can approach.
+        x = torch.randint(0, 2**31 - 1, (n,), device="cuda", generator=gen, dtype=torch.int32)
+        y = torch.empty_like(x)
+        return lambda: y.copy_(x)
+
+    add("merge_u32", "copy (bound)", torch_copy_u32)
     add("convert_f32_bf16", "torch copy_ to bf16", torch_to_bf16)
     add("select_if_f32", "torch.masked_select", torch_select)
     add("histogram_even_f32_256", "torch.histc", torch_histc)

@@ -85,8 +85,7 @@ fn resolve(name: &str) -> Result<PathBuf> {
     if Path::new(name).is_file() {
         // Absolute: `Command` looks a bare name (`distributed-sort`, no slash) up on PATH, not
         // in the current directory.
-        return std::path::absolute(name)
-            .map_err(|e| Error::msg(format!("launch: {name}: {e}")));
+        return std::path::absolute(name).map_err(|e| Error::msg(format!("launch: {name}: {e}")));
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()

@@ -8,7 +8,8 @@
 //! ```
 //! `ratio` = peer time / our time (> 1: we are faster). Bandwidth counts the bytes each
 //! algorithm must move (reduce: n reads; scan: n reads + n writes; convert f32 → bf16: 4n read,
-//! 2n written).
+//! 2n written). `merge_u32` (two sorted runs of n/2 into n) is set beside a copy of the same
+//! bytes, the bound it can approach: neither torch nor cupy merges sorted runs.
 
 use gpu_test_kit::XorShift64;
 use half::{bf16, f16};
@@ -151,6 +152,26 @@ fn cases<'a>(gpu: &'a Gpu, algos: &'a Algorithms) -> Vec<Case<'a>> {
                 let x = gpu.to_device(&random_f32(n))?;
                 let mut out = gpu.alloc_zeroed::<half::bf16>(n)?;
                 Ok(Box::new(move |s: &Stream| algos.convert(s, &x, &mut out)))
+            }),
+        },
+        Case {
+            name: "merge_u32",
+            // Two sorted runs of n/2 keys merged into n: reads n, writes n.
+            bytes: |n| 8.0 * n as f64,
+            prepare: Box::new(move |n| {
+                let run = |seed: u32| {
+                    let mut v: Vec<u32> = random_f32(n / 2)
+                        .into_iter()
+                        .map(|x| (x * 4e9) as u32 ^ seed)
+                        .collect();
+                    v.sort_unstable();
+                    gpu.to_device(&v)
+                };
+                let (a, b) = (run(0)?, run(1)?);
+                let mut out = gpu.alloc_zeroed::<u32>(a.len() + b.len())?;
+                Ok(Box::new(move |s: &Stream| {
+                    algos.merge(s, &a, 0..a.len(), &b, 0..b.len(), &mut out, 0)
+                }))
             }),
         },
         Case {

@@ -12,17 +12,19 @@
 //! 3. **Boundaries.** A binary search of the splitters in the sorted keys ([`Algorithms::
 //!    lower_bound`]) cuts them into `P·C` contiguous runs, one per (rank, chunk); the run lengths
 //!    are all-gathered, so every rank knows what it will receive and where it goes.
-//! 4. **Exchange and merge, pipelined.** Chunk by chunk, every rank sends each other rank its run
-//!    of that chunk (NCCL's grouped send/recv, the all-to-all of uneven parts); its own run stays
-//!    where it is. As soon as a chunk has arrived, the runs of that chunk (its own and the `P − 1`
-//!    received ones) are merged ([`Algorithms::merge`], a tree of two-way merges for more than
-//!    two ranks) into the chunk's place in the output, on a second stream, while the next chunk
-//!    is in flight.
+//! 4. **Exchange and merge.** Every rank sends each other rank its run (NCCL's grouped
+//!    send/recv, the all-to-all of uneven parts); its own run stays where it is. Once the runs
+//!    have arrived they are merged ([`Algorithms::merge`], a tree of two-way merges for more
+//!    than two ranks) into the output, on a second stream. The exchange can also be cut into
+//!    `C` chunks ([`DistributedSort::with_chunks`]), each chunk's runs merged while the next
+//!    is in flight; on two H200s that made the sort slower, not faster (the merges slowed the
+//!    transfers more than they hid; README, "Distributed programs"), so one chunk is the
+//!    default.
 //!
 //! Rank `r`'s output holds the keys between splitters `r·C` and `(r + 1)·C`, sorted; the outputs
 //! in rank order are the whole input, sorted. On top of a sort of `N / P` keys per GPU there is
-//! one transfer of the keys that change rank and a merge, most of it hidden behind the transfer:
-//! that is what makes `P` GPUs faster than one. Balance: the parts are within 0.4% of `N / P`
+//! one transfer of the keys that change rank and a merge: that is what makes `P` GPUs faster
+//! than one. Balance: the parts are within 0.4% of `N / P`
 //! unless many keys share one value (equal keys always go to one rank). [`DistributedSort`]
 //! keeps the device memory between sorts.
 
@@ -35,13 +37,6 @@ use gpu_host::{DeviceBuffer, Stream};
 
 /// Bins of the splitter histogram (16 KiB of counts: they fit in shared memory).
 pub const HISTOGRAM_BINS: usize = 4096;
-
-/// The exchange is cut into chunks of about this many keys per rank (at most [`MAX_CHUNKS`]),
-/// so that merging one chunk overlaps sending the next.
-pub const CHUNK_KEYS: usize = 1 << 25;
-
-/// Most chunks per rank.
-pub const MAX_CHUNKS: usize = 8;
 
 /// Where a distributed sort spent its time on this rank (host clock).
 #[derive(Clone, Copy, Debug, Default)]
@@ -64,8 +59,8 @@ pub struct SortPhases {
 /// repeated sorts of similar sizes allocate nothing.
 #[derive(Default)]
 pub struct DistributedSort {
-    /// Chunks per rank; `None`: from [`CHUNK_KEYS`].
-    chunks: Option<usize>,
+    /// Chunks of the exchange per rank (0 or 1: one exchange, then one merge).
+    chunks: usize,
     /// Per distinct histogram range: counts.
     histograms: Vec<DeviceBuffer<u32>>,
     /// This rank's keys, sorted.
@@ -125,15 +120,19 @@ fn reuse_at(
 const REFINE_SHARE: u64 = 256;
 
 impl DistributedSort {
-    /// Empty storage; the first sort allocates it.
+    /// Empty storage; the first sort allocates it. The exchange is one chunk.
     pub fn new() -> Self {
-        Self::default()
+        Self {
+            chunks: 1,
+            ..Self::default()
+        }
     }
 
-    /// Cuts the exchange into `chunks` chunks per rank (at least 1) instead of choosing from
-    /// the key count; for measuring the pipeline. Collective: every rank must use the same.
+    /// Cuts the exchange into `chunks` chunks per rank (at least 1), each chunk's runs merged
+    /// while the next is in flight; for measuring that pipeline. Collective: every rank must
+    /// use the same.
     pub fn with_chunks(mut self, chunks: usize) -> Self {
-        self.chunks = Some(chunks.max(1));
+        self.chunks = chunks.max(1);
         self
     }
 
@@ -170,11 +169,7 @@ impl DistributedSort {
         // 2. Splitters, meanwhile on the communicator's stream (from the unsorted keys: the
         //    same multiset, and a histogram of sorted keys would pile up atomics on one bin).
         let total = total_keys(comm, n)?;
-        let chunks = self.chunks.unwrap_or_else(|| {
-            (total as usize / size.max(1))
-                .div_ceil(CHUNK_KEYS)
-                .clamp(1, MAX_CHUNKS)
-        });
+        let chunks = self.chunks.max(1);
         phases.chunks = chunks;
         let parts = size * chunks;
         let splitters = self.splitters(comm, algos, keys, total, parts)?;

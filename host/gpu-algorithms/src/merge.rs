@@ -4,20 +4,26 @@
 
 use std::ops::Range;
 
-use gpu_host::gpu::device::{LOWER_BOUND_BLOCK, MERGE_BLOCK, merge_tile};
-use gpu_host::{DeviceBuffer, DeviceCopy, Error, LaunchConfig, Result, Stream};
+use algorithm_kernels::merge::{lower_bound, merge, merge_partition};
+use gpu_host::gpu::device::{LOWER_BOUND_BLOCK, MERGE_BLOCK, merge_splits, merge_tile};
+use gpu_host::typed::{Output, Safe, Slice, Value};
+use gpu_host::{DeviceBuffer, DeviceCopy, Error, Holds, KernelType, LaunchConfig, Result, Stream};
 
 use crate::Algorithms;
 use crate::algorithm_kernels::Module;
 
-/// Element types with built-in merge and lower-bound kernels: `u32 i32 u64 i64` (ordered as
-/// integers, as the radix sort orders them).
+/// Element types with built-in merge and lower-bound kernels: the instances of the generic
+/// kernels `algorithm_kernels::merge::{merge_partition, merge, lower_bound}` (`u32 i32 u64
+/// i64`, ordered as integers, as the radix sort orders them).
 pub trait MergeKey: DeviceCopy + Send + PartialOrd {
     /// The merge kernel's name.
     const MERGE: &'static str;
     /// The lower-bound kernel's name.
     const LOWER_BOUND: &'static str;
-    /// The merge kernel's typed launcher (generated from its signature).
+    /// The merge-partition kernel's typed launcher (generated from its signature).
+    #[doc(hidden)]
+    const LAUNCH_PARTITION: PartitionLaunch<Self>;
+    /// The merge kernel's typed launcher.
     #[doc(hidden)]
     const LAUNCH_MERGE: MergeLaunch<Self>;
     /// The lower-bound kernel's typed launcher.
@@ -25,7 +31,22 @@ pub trait MergeKey: DeviceCopy + Send + PartialOrd {
     const LAUNCH_LOWER_BOUND: LowerBoundLaunch<Self>;
 }
 
-/// `gpu::merge_kernel!`: `(a, a_begin, a_end, b, b_begin, b_end, out, out_begin)`.
+/// `merge_partition`: `(a, a_begin, a_end, b, b_begin, b_end, splits)`.
+#[doc(hidden)]
+pub type PartitionLaunch<T> = fn(
+    &Module,
+    &Stream,
+    LaunchConfig,
+    &DeviceBuffer<T>,
+    u64,
+    u64,
+    &DeviceBuffer<T>,
+    u64,
+    u64,
+    &mut DeviceBuffer<u64>,
+) -> Result<()>;
+
+/// `merge`: `(a, a_begin, a_end, b, b_begin, b_end, splits, out, out_begin)`.
 #[doc(hidden)]
 pub type MergeLaunch<T> = fn(
     &Module,
@@ -37,11 +58,12 @@ pub type MergeLaunch<T> = fn(
     &DeviceBuffer<T>,
     u64,
     u64,
+    &DeviceBuffer<u64>,
     &mut DeviceBuffer<T>,
     u64,
 ) -> Result<()>;
 
-/// `gpu::lower_bound_kernel!`: `(sorted, begin, end, queries, out)`.
+/// `lower_bound`: `(sorted, begin, end, queries, out)`.
 #[doc(hidden)]
 pub type LowerBoundLaunch<T> = fn(
     &Module,
@@ -54,23 +76,64 @@ pub type LowerBoundLaunch<T> = fn(
     &mut DeviceBuffer<u64>,
 ) -> Result<()>;
 
-// One identifier per kernel names it and picks its launcher (a missing kernel does not compile).
-macro_rules! keys {
-    ($($t:ident: $merge:ident $lower:ident;)*) => { $(
-        impl MergeKey for $t {
-            const MERGE: &'static str = stringify!($merge);
-            const LOWER_BOUND: &'static str = stringify!($lower);
-            const LAUNCH_MERGE: MergeLaunch<$t> = Module::$merge;
-            const LAUNCH_LOWER_BOUND: LowerBoundLaunch<$t> = Module::$lower;
-        }
-    )* };
+// The key types are the kernels' instances: each gets its names and launches (the generic
+// launchers, `Module::launch::<K>` underneath) from the kernel types, which exist for exactly
+// the types `#[kernel(instances(...))]` lists.
+impl<T> MergeKey for T
+where
+    T: DeviceCopy + Send + PartialOrd,
+    merge_partition<T>: KernelType<
+            Params = (
+                Slice<T>,
+                Value<u64>,
+                Value<u64>,
+                Slice<T>,
+                Value<u64>,
+                Value<u64>,
+                Output<u64>,
+            ),
+            Safety = Safe,
+        >,
+    merge<T>: KernelType<
+            Params = (
+                Slice<T>,
+                Value<u64>,
+                Value<u64>,
+                Slice<T>,
+                Value<u64>,
+                Value<u64>,
+                Slice<u64>,
+                Output<T>,
+                Value<u64>,
+            ),
+            Safety = Safe,
+        >,
+    lower_bound<T>: KernelType<
+            Params = (Slice<T>, Value<u64>, Value<u64>, Slice<T>, Output<u64>),
+            Safety = Safe,
+        >,
+    Module: Holds<merge_partition<T>> + Holds<merge<T>> + Holds<lower_bound<T>>,
+{
+    const MERGE: &'static str = <merge<T> as KernelType>::NAME;
+    const LOWER_BOUND: &'static str = <lower_bound<T> as KernelType>::NAME;
+    const LAUNCH_PARTITION: PartitionLaunch<T> = Module::merge_partition::<T>;
+    const LAUNCH_MERGE: MergeLaunch<T> = Module::merge::<T>;
+    const LAUNCH_LOWER_BOUND: LowerBoundLaunch<T> = Module::lower_bound::<T>;
 }
 
-keys! {
-    u32: merge_u32 lower_bound_u32;
-    i32: merge_i32 lower_bound_i32;
-    u64: merge_u64 lower_bound_u64;
-    i64: merge_i64 lower_bound_i64;
+/// Temporary storage of a merge: where the merge path crosses each tile boundary, written by
+/// the partition launch and read by the merge. Grows to the largest merge seen.
+pub struct MergeTemp {
+    splits: DeviceBuffer<u64>,
+}
+
+impl MergeTemp {
+    /// Empty storage; the first merge allocates it.
+    pub fn new(stream: &Stream) -> Result<MergeTemp> {
+        Ok(MergeTemp {
+            splits: stream.alloc_zeroed(0)?,
+        })
+    }
 }
 
 /// A bad range argument: what it is and why.
@@ -92,8 +155,10 @@ impl Algorithms {
     /// ascending (as after [`Algorithms::sort_keys`]); otherwise the output is some permutation
     /// of the inputs, not sorted.
     ///
-    /// One launch (merge path, [`gpu::device::merge`](gpu_host::gpu::device::merge)): each block merges one tile of the
-    /// output from the parts of both runs that land in it.
+    /// Two launches (merge path): [`gpu::device::merge_partition`](gpu_host::gpu::device::merge_partition)
+    /// finds where every tile of the output starts in each run, then
+    /// [`gpu::device::merge`](gpu_host::gpu::device::merge) merges one tile per block. The
+    /// partition's splits live in this stream's cached [`MergeTemp`].
     ///
     /// Errors (nothing launched): a range past its buffer's end (or reversed), or an output
     /// range past `out`'s end.
@@ -108,6 +173,27 @@ impl Algorithms {
         out: &mut DeviceBuffer<T>,
         out_start: usize,
     ) -> Result<()> {
+        self.temps.with(
+            stream,
+            || MergeTemp::new(stream),
+            |temp| self.merge_with_temp(stream, a, a_range, b, b_range, out, out_start, temp),
+        )
+    }
+
+    /// [`Algorithms::merge`] with caller-owned temporary storage (kept by whoever merges
+    /// repeatedly on several streams, like a distributed sort).
+    #[allow(clippy::too_many_arguments)]
+    pub fn merge_with_temp<T: MergeKey>(
+        &self,
+        stream: &Stream,
+        a: &DeviceBuffer<T>,
+        a_range: Range<usize>,
+        b: &DeviceBuffer<T>,
+        b_range: Range<usize>,
+        out: &mut DeviceBuffer<T>,
+        out_start: usize,
+        temp: &mut MergeTemp,
+    ) -> Result<()> {
         check_range(T::MERGE, "a", &a_range, a.len())?;
         check_range(T::MERGE, "b", &b_range, b.len())?;
         let total = a_range.len() + b_range.len();
@@ -115,22 +201,44 @@ impl Algorithms {
         if total == 0 {
             return Ok(());
         }
-        let blocks = total.div_ceil(merge_tile::<T>());
-        let blocks = u32::try_from(blocks).map_err(|_| Error::Argument {
+        let tile = merge_tile::<T>();
+        let blocks = u32::try_from(total.div_ceil(tile)).map_err(|_| Error::Argument {
             kernel: T::MERGE.to_string(),
             argument: "a/b".to_string(),
-            message: format!("{total} elements need {blocks} blocks; at most 2^32 - 1"),
+            message: format!(
+                "{total} elements need {} blocks; at most 2^32 - 1",
+                total.div_ceil(tile)
+            ),
         })?;
+        let splits = merge_splits(total, tile);
+        if temp.splits.len() < splits {
+            temp.splits = stream.alloc_zeroed(splits)?;
+        }
+        let (a0, a1) = (a_range.start as u64, a_range.end as u64);
+        let (b0, b1) = (b_range.start as u64, b_range.end as u64);
+        (T::LAUNCH_PARTITION)(
+            &self.module,
+            stream,
+            LaunchConfig::for_elements(splits, LOWER_BOUND_BLOCK),
+            a,
+            a0,
+            a1,
+            b,
+            b0,
+            b1,
+            &mut temp.splits,
+        )?;
         (T::LAUNCH_MERGE)(
             &self.module,
             stream,
             LaunchConfig::new(blocks, MERGE_BLOCK),
             a,
-            a_range.start as u64,
-            a_range.end as u64,
+            a0,
+            a1,
             b,
-            b_range.start as u64,
-            b_range.end as u64,
+            b0,
+            b1,
+            &temp.splits,
             out,
             out_start as u64,
         )

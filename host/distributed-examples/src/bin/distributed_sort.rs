@@ -3,7 +3,7 @@
 //! that the result is globally sorted and a permutation of the input, and prints the time beside
 //! one GPU sorting all the keys with the same radix sort (rank 0's device, while the others
 //! wait). K defaults to 26 on GPUs and 12 on simulated devices; R (best of) to 5; C (chunks of
-//! the pipelined exchange per rank) is chosen from the key count unless given.
+//! the exchange per rank, each merged while the next is in flight) to 1.
 //!
 //! ```text
 //! cargo xtask launch -n 2 distributed-sort -- --keys-log2 30   # one process per GPU

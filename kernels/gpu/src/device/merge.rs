@@ -3,12 +3,15 @@
 //! Both exist for the last steps of a distributed sort (each rank merges the sorted runs the
 //! other ranks sent it, and finds where splitters fall in its own sorted keys), but they are
 //! general: any two ascending runs of an ordered type merge into one, stably.
+//!
+//! The merge is two launches, as CUB's and ModernGPU's are: [`merge_partition`] finds where the
+//! merge path crosses every tile boundary, then [`merge`] merges one tile per block.
 
 use crate::DeviceCopy;
 use crate::shared_array;
 use crate::slice::DisjointSlice;
 use crate::sync::sync_threads;
-use crate::thread::{block_idx_x, block_size, global_id_x, local_index};
+use crate::thread::{block_idx_x, block_size, global_id_x, global_index, local_index};
 
 /// Threads per block of the merge kernels.
 pub const MERGE_BLOCK: u32 = 256;
@@ -19,15 +22,29 @@ pub const LOWER_BOUND_BLOCK: u32 = 256;
 /// Bytes of the merge's tile buffer in shared memory.
 const MERGE_TILE_BYTES: usize = 16 * 1024;
 
-/// Output items per thread of the merge of `T`: one block's tile (`MERGE_BLOCK` of them) fills
-/// the 16 KiB shared buffer.
+/// Output items per thread of the merge of `T`: the most that let one block's tile
+/// (`MERGE_BLOCK` of them) fill the 16 KiB shared buffer, made odd. Thread `t` stores its item
+/// `i` to slot `t · ITEMS + i`: with an odd count the 32 lanes' slots of 4-byte keys fall in 32
+/// different banks (with 16 they fell in two, a 16-way conflict on every store).
 pub const fn merge_items<T>() -> usize {
-    MERGE_TILE_BYTES / (MERGE_BLOCK as usize * core::mem::size_of::<T>())
+    let n = MERGE_TILE_BYTES / (MERGE_BLOCK as usize * core::mem::size_of::<T>());
+    if n > 1 && n.is_multiple_of(2) {
+        n - 1
+    } else {
+        n
+    }
 }
 
-/// Output elements per block of the merge of `T` (launch `ceil((a + b) / merge_tile)` blocks).
+/// Output elements per block of the merge of `T`: [`merge_partition`] splits the output every
+/// `merge_tile` elements, and [`merge`] runs one block per tile (`ceil((a + b) / merge_tile)`
+/// blocks, [`merge_splits`] splits).
 pub const fn merge_tile<T>() -> usize {
     MERGE_BLOCK as usize * merge_items::<T>()
+}
+
+/// Splits the merge of runs of `total` elements needs: one per tile boundary, both ends included.
+pub const fn merge_splits(total: usize, tile: usize) -> usize {
+    total.div_ceil(tile) + 1
 }
 
 /// The merge path: how many of the first `diagonal` outputs of the stable merge of `a` and `b`
@@ -55,28 +72,54 @@ pub fn merge_path<T: Copy + PartialOrd>(
     lo
 }
 
-/// The body of a device-wide merge kernel: `out[..a.len() + b.len()]` receives the stable merge
-/// of the ascending runs `a` and `b` (equal elements: those of `a` first, each run in its
-/// order).
+/// The body of a merge-partition kernel, the first of a device-wide merge's two launches:
+/// `splits[i]` = how many of the first `i · tile` outputs of the stable merge of `a` and `b`
+/// come from `a` (the diagonal clamped to `a.len() + b.len()`), for every `i <
+/// splits.len()`. One thread per split, a binary search in global memory each.
 ///
-/// One block per tile of [`merge_tile::<T>()`](merge_tile) outputs: two threads find where the
-/// tile's first and last diagonals cross the merge path (binary searches in global memory), the
-/// block loads the tile's parts of `a` and `b` into shared memory with coalesced reads, each
-/// thread finds its own `ITEMS`-long stretch of the path there and merges it serially, and the
-/// block writes the tile back with coalesced stores. Every input is read once and every output
-/// written once (plus the searches).
+/// Doing the searches here, all at once, rather than in each block of [`merge`] keeps their
+/// chain of dependent global loads (about 30 for runs of 2^28) off the merge's critical path:
+/// a block that searched for itself held its 256 threads idle meanwhile.
+#[inline(always)]
+pub fn merge_partition<T: Copy + PartialOrd>(
+    a: &[T],
+    b: &[T],
+    tile: usize,
+    splits: &mut DisjointSlice<'_, u64>,
+) {
+    let i = global_index();
+    if i.get() >= splits.len() {
+        return;
+    }
+    let diagonal = i.get().saturating_mul(tile).min(a.len() + b.len());
+    let split = merge_path(diagonal, a.len(), b.len(), |k| a[k], |k| b[k]);
+    splits.set(i, split as u64);
+}
+
+/// The body of a device-wide merge kernel, the second launch: `out[..a.len() + b.len()]`
+/// receives the stable merge of the ascending runs `a` and `b` (equal elements: those of `a`
+/// first, each run in its order), given the `splits` that [`merge_partition`] wrote for the
+/// tile `block_size() · ITEMS`.
 ///
-/// Panics (the launch fails) if `out` is shorter than `a.len() + b.len()` or the block has more
-/// than [`MERGE_BLOCK`] threads.
+/// One block per tile of outputs: the block reads where its tile starts and ends on the merge
+/// path, loads the tile's parts of `a` and `b` into shared memory with coalesced reads, each
+/// thread finds its own `ITEMS`-long stretch of the path there and merges it serially (one
+/// shared load per output, the two candidates kept in registers), and the block writes the tile
+/// back with coalesced stores. Every input is read once and every output written once.
+///
+/// Panics (the launch fails) if `out` is shorter than `a.len() + b.len()`, the block has more
+/// than [`MERGE_BLOCK`] threads, or `splits` are not a merge path of `a` and `b` at this tile.
 #[inline(always)]
 pub fn merge<T: DeviceCopy + PartialOrd, const ITEMS: usize>(
     a: &[T],
     b: &[T],
+    splits: &[u64],
     out: &DisjointSlice<'_, T>,
 ) {
     let total = a.len() + b.len();
     let tile_len = block_size() as usize * ITEMS;
-    let start = block_idx_x() as usize * tile_len;
+    let block = block_idx_x() as usize;
+    let start = block * tile_len;
     if start >= total {
         return;
     }
@@ -89,38 +132,44 @@ pub fn merge<T: DeviceCopy + PartialOrd, const ITEMS: usize>(
         "device::merge: launch with at most MERGE_BLOCK threads per block"
     );
     let end = (start + tile_len).min(total);
+    let len = end - start;
+    let (a0, a1) = (splits[block] as usize, splits[block + 1] as usize);
+    assert!(
+        a0 <= a1 && a0 <= start && a1 <= a.len() && a1 - a0 <= len && end - a1 <= b.len(),
+        "device::merge: the splits are not this merge's path at this tile (run merge_partition \
+         with the same runs and tile first)"
+    );
+    let (b0, na) = (start - a0, a1 - a0);
+    let nb = len - na;
     let t = local_index() as usize;
-    let splits = shared_array!(u64, 2);
-    let at_a = |i: usize| a[i];
-    let at_b = |i: usize| b[i];
-    // Two warps search at once: the tile's first and one-past-last diagonals (one thread does
-    // both in a block of one).
-    if t == 0 {
-        splits.write(0, merge_path(start, a.len(), b.len(), at_a, at_b) as u64);
-    }
-    if t == (block_size() as usize - 1).min(32) {
-        splits.write(1, merge_path(end, a.len(), b.len(), at_a, at_b) as u64);
-    }
-    sync_threads();
-    let a0 = splits.read(0) as usize;
-    let a1 = splits.read(1) as usize;
-    let (b0, b1) = (start - a0, end - a1);
-    let (na, len) = (a1 - a0, end - start);
     let s = shared_array!([u32; 4], MERGE_TILE_BYTES / 16)
         .as_slice()
         .cast::<T>();
-    // The tile's part of `a`, then its part of `b`, side by side in shared memory.
-    let mut j = t;
-    while j < len {
-        let v = if j < na { a[a0 + j] } else { b[b0 + (j - na)] };
-        // SAFETY: `j < len <= tile_len <= MERGE_BLOCK · ITEMS`, which `merge_items` sized to the
-        // buffer; each slot is written by one thread.
-        unsafe { s.write_unchecked(j, v) };
-        j += block_size() as usize;
+    // The tile's part of `a`, then its part of `b`, side by side in shared memory. All of a
+    // thread's loads are issued before its first store, so `ITEMS` loads per thread are in
+    // flight at once (one at a time, the block could not cover the memory latency).
+    let (a_part, b_part) = (&a[a0..a1], &b[b0..b0 + nb]);
+    let bs = block_size() as usize;
+    let mut loaded = [if na > 0 { a_part[0] } else { b_part[0] }; ITEMS];
+    for (i, v) in loaded.iter_mut().enumerate() {
+        let j = t + i * bs;
+        // `j < na` and `j - na < nb` are the parts' lengths: no further bounds checks.
+        if j < na {
+            *v = a_part[j];
+        } else if j - na < nb {
+            *v = b_part[j - na];
+        }
+    }
+    for (i, &v) in loaded.iter().enumerate() {
+        let j = t + i * bs;
+        if j < len {
+            // SAFETY: `j < len <= tile_len <= MERGE_BLOCK · ITEMS`, which `merge_items` sized
+            // to fit the buffer; each slot is written by one thread.
+            unsafe { s.write_unchecked(j, v) };
+        }
     }
     sync_threads();
     // This thread's stretch of the path within the tile.
-    let nb = b1 - b0;
     let diagonal = (t * ITEMS).min(len);
     // SAFETY (both closures): the search reads `a` at `< na` and `b` at `< nb`, slots written
     // above before the barrier.
@@ -132,24 +181,26 @@ pub fn merge<T: DeviceCopy + PartialOrd, const ITEMS: usize>(
         |i| unsafe { s.read_unchecked(na + i) },
     );
     let mut ib = diagonal - ia;
-    let mut items = [s.read(0); ITEMS];
+    // The next candidate of each run, in registers; a run's position past its end reads a
+    // clamped slot whose value is never taken. SAFETY (all reads below): `min(.., last)` is a
+    // slot `< len`, written before the barrier.
+    let last = len - 1;
+    let mut ka = unsafe { s.read_unchecked(ia.min(last)) };
+    let mut kb = unsafe { s.read_unchecked((na + ib).min(last)) };
+    let mut items = [ka; ITEMS];
     for item in items.iter_mut() {
-        // Take from `b` only when `a` is exhausted or `b`'s next is strictly smaller (ties:
-        // `a` first).
-        let take_b = ib < nb
-            && (ia >= na || {
-                // SAFETY: `ia < na` and `ib < nb` index written slots.
-                let (x, y) = unsafe { (s.read_unchecked(ia), s.read_unchecked(na + ib)) };
-                y < x
-            });
-        if take_b {
-            // SAFETY: `ib < nb`.
-            *item = unsafe { s.read_unchecked(na + ib) };
-            ib += 1;
-        } else if ia < na {
-            // SAFETY: `ia < na`.
-            *item = unsafe { s.read_unchecked(ia) };
-            ia += 1;
+        // Take from `b` only when `a` is exhausted or `b`'s next is strictly smaller (ties: `a`
+        // first); then load only the replaced candidate.
+        let take_a = !(ib < nb && (ia >= na || kb < ka));
+        *item = if take_a { ka } else { kb };
+        ia += take_a as usize;
+        ib += !take_a as usize;
+        let next = if take_a { ia } else { na + ib };
+        let v = unsafe { s.read_unchecked(next.min(last)) };
+        if take_a {
+            ka = v;
+        } else {
+            kb = v;
         }
     }
     sync_threads();
@@ -162,12 +213,13 @@ pub fn merge<T: DeviceCopy + PartialOrd, const ITEMS: usize>(
         }
     }
     sync_threads();
-    let mut j = t;
-    while j < len {
-        // SAFETY: slot `j < len` was written before the barrier; output `start + j < total <=
-        // out.len()` belongs to this tile alone.
-        unsafe { out.write_unchecked_race(start + j, s.read_unchecked(j)) };
-        j += block_size() as usize;
+    for i in 0..ITEMS {
+        let j = t + i * bs;
+        if j < len {
+            // SAFETY: slot `j < len` was written before the barrier; output `start + j < total
+            // <= out.len()` belongs to this tile alone.
+            unsafe { out.write_unchecked_race(start + j, s.read_unchecked(j)) };
+        }
     }
 }
 

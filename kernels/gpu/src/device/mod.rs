@@ -29,7 +29,8 @@ mod transform;
 pub use histogram::{HISTOGRAM_BLOCK, Sample, histogram_even, histogram_even_items};
 pub use lookback::{STATUS_WORDS_PER_TILE, TileStatus};
 pub use merge::{
-    LOWER_BOUND_BLOCK, MERGE_BLOCK, lower_bound, merge, merge_items, merge_path, merge_tile,
+    LOWER_BOUND_BLOCK, MERGE_BLOCK, lower_bound, merge, merge_items, merge_partition, merge_path,
+    merge_splits, merge_tile,
 };
 pub use random::{FILL_BLOCK, random_fill};
 pub use reduce::{REDUCE_BLOCK, reduce, reduce_items};
@@ -184,60 +185,6 @@ macro_rules! select_compare_kernel {
                 &status,
                 epoch,
             )
-        }
-    };
-}
-
-/// Instantiates the stable merge of two ascending runs of `$t` as the kernel `$name`.
-///
-/// Parameters: `a: &[T]`, `a_begin: u64`, `a_end: u64` (the run `a[a_begin..a_end]`), `b: &[T]`,
-/// `b_begin: u64`, `b_end: u64`, `out: DisjointSlice<T>`, `out_begin: u64` (the merge goes to
-/// `out[out_begin..]`). Ranges let one kernel merge runs that sit inside larger buffers. Launch
-/// [`MERGE_BLOCK`] threads per block, one block per [`merge_tile::<T>()`](merge_tile) outputs;
-/// see [`merge`].
-#[macro_export]
-macro_rules! merge_kernel {
-    ($name:ident, $t:ident) => {
-        #[allow(clippy::too_many_arguments)]
-        #[$crate::kernel]
-        pub fn $name(
-            a: &[$t],
-            a_begin: u64,
-            a_end: u64,
-            b: &[$t],
-            b_begin: u64,
-            b_end: u64,
-            out: $crate::DisjointSlice<$t>,
-            out_begin: u64,
-        ) {
-            let a = &a[a_begin as usize..a_end as usize];
-            let b = &b[b_begin as usize..b_end as usize];
-            let total = a.len() + b.len();
-            let out = out.into_range(out_begin as usize..out_begin as usize + total);
-            $crate::device::merge::<$t, { $crate::device::merge_items::<$t>() }>(a, b, &out)
-        }
-    };
-}
-
-/// Instantiates the vectorized lower bound of `$t` as the kernel `$name`.
-///
-/// Parameters: `sorted: &[T]`, `begin: u64`, `end: u64` (the ascending run
-/// `sorted[begin..end]`), `queries: &[T]`, `out: DisjointSlice<u64>` (per query, its position
-/// in the run: counted from `begin`). Launch one thread per query in blocks of
-/// [`LOWER_BOUND_BLOCK`]; see [`lower_bound`].
-#[macro_export]
-macro_rules! lower_bound_kernel {
-    ($name:ident, $t:ident) => {
-        #[allow(clippy::too_many_arguments)]
-        #[$crate::kernel]
-        pub fn $name(
-            sorted: &[$t],
-            begin: u64,
-            end: u64,
-            queries: &[$t],
-            out: $crate::DisjointSlice<u64>,
-        ) {
-            $crate::device::lower_bound(&sorted[begin as usize..end as usize], queries, &out)
         }
     };
 }
