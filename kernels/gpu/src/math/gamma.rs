@@ -158,18 +158,30 @@ fn log2_reflection(x: f32, a: f32) -> (f32, f32) {
 #[inline(always)]
 pub fn lgamma(x: f32) -> f32 {
     let a = x.abs();
-    // −0.25 ≤ x < 2.5: one rounding after the polynomial (and ln |x|).
-    let (lg, sub) = lgamma_small(x);
-    let small = if sub { lg - log(a) } else { lg };
-    // From 2^60 on, a·(ln a − 1) is lgamma to far below an ulp; a·ln a alone would overflow
-    // in log2 units before lgamma does (from 4.1e36).
-    let (l, l_lo) = log2_ext(a);
-    let (ln, ln_lo) = mul_ext(l, l_lo, LN2_HI, LN2_MID);
-    let (h, h_lo) = add_ext(ln, ln_lo, -1.0, 0.0);
-    let huge = fma(a, h, mul(a, h_lo));
-    // Everything else from log2 Γ(|x|) in hi + lo (a clamped: the huge branch is taken there).
-    let ac = if a < 1.0e18 { a } else { 1.0e18 };
-    let (g, g_lo) = log2_gamma(ac);
+    // One path per range, taken by a branch: a warp whose inputs share a range runs only its
+    // own (the reflection's sinpi and logarithm, the Stirling series and the small-argument
+    // polynomial are each long); a mixed warp runs the ones it needs.
+    if x.is_nan() {
+        return x;
+    }
+    if a == f32::INFINITY || (x <= 0.0 && trunc(x) == x) {
+        return f32::INFINITY;
+    }
+    if (-0.25..2.5).contains(&x) {
+        // One rounding after the polynomial (and ln |x|).
+        let (lg, sub) = lgamma_small(x);
+        return if sub { lg - log(a) } else { lg };
+    }
+    if a >= 1.0e18 {
+        // From 2^60 on, a·(ln a − 1) is lgamma to far below an ulp; a·ln a alone would
+        // overflow in log2 units before lgamma does (from 4.1e36).
+        let (l, l_lo) = log2_ext(a);
+        let (ln, ln_lo) = mul_ext(l, l_lo, LN2_HI, LN2_MID);
+        let (h, h_lo) = add_ext(ln, ln_lo, -1.0, 0.0);
+        return fma(a, h, mul(a, h_lo));
+    }
+    // Everything else from log2 Γ(|x|) in hi + lo.
+    let (g, g_lo) = log2_gamma(a);
     let (g, g_lo) = if x < 0.0 {
         // lgamma(x) = log2(π/|x·sin πx|)·ln 2 − lgamma(|x|).
         let (r, r_lo) = log2_reflection(x, a);
@@ -178,18 +190,7 @@ pub fn lgamma(x: f32) -> f32 {
         (g, g_lo)
     };
     let (r, r_lo) = mul_ext(g, g_lo, LN2_HI, LN2_MID);
-    let r = r + r_lo;
-    if x.is_nan() {
-        x
-    } else if a == f32::INFINITY || (x <= 0.0 && trunc(x) == x) {
-        f32::INFINITY
-    } else if (-0.25..2.5).contains(&x) {
-        small
-    } else if a >= 1.0e18 {
-        huge
-    } else {
-        r
-    }
+    r + r_lo
 }
 
 /// Γ(x) (C's `tgammaf`): max error 3 ulp (CUDA's `tgammaf`: 5 ulp), subnormal results included;
@@ -197,34 +198,34 @@ pub fn lgamma(x: f32) -> f32 {
 /// sign of Γ there).
 #[inline(always)]
 pub fn tgamma(x: f32) -> f32 {
-    let a = x.abs();
-    // Γ(64) overflows and 1/Γ(64) underflows already: a clamped there (a NaN passes).
-    let ac = if a > 64.0 { 64.0 } else { a };
-    // −0.25 ≤ x < 0: Γ(x) = Γ(1 + x)/x from the small-argument polynomial (the reflection's
-    // x·sin πx would underflow for tiny x).
-    let (s, s_lo) = log2_gamma_small(x);
-    let (g, g_lo) = log2_gamma(ac);
-    // x < −0.25: |Γ(x)| = 2^(log2(π/|x·sin πx|) − log2 Γ(|x|)), of the sign of sin πx.
-    let (r, r_lo) = log2_reflection(x, ac);
-    let (n, n_lo) = add_ext(r, r_lo, -g, -g_lo);
-    let (e, e_lo) = if x > 0.0 {
-        (g, g_lo)
-    } else if x >= -0.25 {
-        (s, s_lo)
-    } else {
-        (n, n_lo)
-    };
-    let m = exp2_ext(e, e_lo);
-    let sign = if x >= -0.25 { x } else { sinpi(x) };
-    let m = m.copysign(sign);
-    if x == 0.0 {
-        f32::INFINITY.copysign(x)
-    } else if x < 0.0 && trunc(x) == x {
-        // Negative integers and −inf.
-        f32::NAN
-    } else if x == f32::INFINITY {
-        x
-    } else {
-        m
+    // As in `lgamma`, one path per range, taken by a branch.
+    if x.is_nan() || x == f32::INFINITY {
+        return x;
     }
+    if x == 0.0 {
+        return f32::INFINITY.copysign(x);
+    }
+    if x < 0.0 && trunc(x) == x {
+        // Negative integers and −inf.
+        return f32::NAN;
+    }
+    // Γ(64) overflows and 1/Γ(64) underflows already: a clamped there.
+    let a = x.abs();
+    let ac = if a > 64.0 { 64.0 } else { a };
+    let (e, e_lo, sign) = if x > 0.0 {
+        let (g, g_lo) = log2_gamma(ac);
+        (g, g_lo, x)
+    } else if x >= -0.25 {
+        // Γ(x) = Γ(1 + x)/x from the small-argument polynomial (the reflection's x·sin πx
+        // would underflow for tiny x).
+        let (s, s_lo) = log2_gamma_small(x);
+        (s, s_lo, x)
+    } else {
+        // |Γ(x)| = 2^(log2(π/|x·sin πx|) − log2 Γ(|x|)), of the sign of sin πx.
+        let (g, g_lo) = log2_gamma(ac);
+        let (r, r_lo) = log2_reflection(x, ac);
+        let (n, n_lo) = add_ext(r, r_lo, -g, -g_lo);
+        (n, n_lo, sinpi(x))
+    };
+    exp2_ext(e, e_lo).copysign(sign)
 }

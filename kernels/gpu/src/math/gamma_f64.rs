@@ -178,16 +178,26 @@ fn log2_reflection(x: f64, a: f64) -> (f64, f64) {
 #[inline(always)]
 pub fn lgamma_f64(x: f64) -> f64 {
     let a = x.abs();
-    let (lg, sub) = lgamma_small(x);
-    let small = if sub { lg - log_f64(a) } else { lg };
-    // From 2^100 on, a·(ln a − 1) is lgamma to far below an ulp.
-    let (l, l_lo) = log2_ext(a);
-    let (ln, ln_lo) = mul_ext(l, l_lo, LN2_HI, LN2_LO);
-    let (h, h_lo) = add_ext(ln, ln_lo, -1.0, 0.0);
-    let huge = fma(a, h, mul64(a, h_lo));
+    // One path per range, taken by a branch (see the f32 `lgamma`).
+    if x.is_nan() {
+        return x;
+    }
+    if a == f64::INFINITY || (x <= 0.0 && trunc_f64(x) == x) {
+        return f64::INFINITY;
+    }
+    if (-0.25..2.5).contains(&x) {
+        let (lg, sub) = lgamma_small(x);
+        return if sub { lg - log_f64(a) } else { lg };
+    }
     const BIG: f64 = 1.267_650_600_228_229_4e30;
-    let ac = if a < BIG { a } else { BIG };
-    let (g, g_lo) = log2_gamma(ac);
+    if a >= BIG {
+        // From 2^100 on, a·(ln a − 1) is lgamma to far below an ulp.
+        let (l, l_lo) = log2_ext(a);
+        let (ln, ln_lo) = mul_ext(l, l_lo, LN2_HI, LN2_LO);
+        let (h, h_lo) = add_ext(ln, ln_lo, -1.0, 0.0);
+        return fma(a, h, mul64(a, h_lo));
+    }
+    let (g, g_lo) = log2_gamma(a);
     let (g, g_lo) = if x < 0.0 {
         let (r, r_lo) = log2_reflection(x, a);
         add_ext(r, r_lo, -g, -g_lo)
@@ -195,18 +205,7 @@ pub fn lgamma_f64(x: f64) -> f64 {
         (g, g_lo)
     };
     let (r, r_lo) = mul_ext(g, g_lo, LN2_HI, LN2_LO);
-    let r = r + r_lo;
-    if x.is_nan() {
-        x
-    } else if a == f64::INFINITY || (x <= 0.0 && trunc_f64(x) == x) {
-        f64::INFINITY
-    } else if (-0.25..2.5).contains(&x) {
-        small
-    } else if a >= BIG {
-        huge
-    } else {
-        r
-    }
+    r + r_lo
 }
 
 /// Γ(x) for f64 (C's `tgamma`): max error 4 ulp (CUDA's `tgamma`: 10 ulp), subnormal results
@@ -214,30 +213,30 @@ pub fn lgamma_f64(x: f64) -> f64 {
 /// left.
 #[inline(always)]
 pub fn tgamma_f64(x: f64) -> f64 {
-    let a = x.abs();
-    // Γ(200) overflows and 1/Γ(200) underflows already: a clamped there (a NaN passes).
-    let ac = if a > 200.0 { 200.0 } else { a };
-    let (s, s_lo) = log2_gamma_small(x);
-    let (g, g_lo) = log2_gamma(ac);
-    let (r, r_lo) = log2_reflection(x, ac);
-    let (n, n_lo) = add_ext(r, r_lo, -g, -g_lo);
-    let (e, e_lo) = if x > 0.0 {
-        (g, g_lo)
-    } else if x >= -0.25 {
-        (s, s_lo)
-    } else {
-        (n, n_lo)
-    };
-    let m = exp2_ext(e, e_lo);
-    let sign = if x >= -0.25 { x } else { sinpi_f64(x) };
-    let m = m.copysign(sign);
-    if x == 0.0 {
-        f64::INFINITY.copysign(x)
-    } else if x < 0.0 && trunc_f64(x) == x {
-        f64::NAN
-    } else if x == f64::INFINITY {
-        x
-    } else {
-        m
+    // One path per range, taken by a branch (see the f32 `tgamma`).
+    if x.is_nan() || x == f64::INFINITY {
+        return x;
     }
+    if x == 0.0 {
+        return f64::INFINITY.copysign(x);
+    }
+    if x < 0.0 && trunc_f64(x) == x {
+        return f64::NAN;
+    }
+    // Γ(200) overflows and 1/Γ(200) underflows already: a clamped there.
+    let a = x.abs();
+    let ac = if a > 200.0 { 200.0 } else { a };
+    let (e, e_lo, sign) = if x > 0.0 {
+        let (g, g_lo) = log2_gamma(ac);
+        (g, g_lo, x)
+    } else if x >= -0.25 {
+        let (s, s_lo) = log2_gamma_small(x);
+        (s, s_lo, x)
+    } else {
+        let (g, g_lo) = log2_gamma(ac);
+        let (r, r_lo) = log2_reflection(x, ac);
+        let (n, n_lo) = add_ext(r, r_lo, -g, -g_lo);
+        (n, n_lo, sinpi_f64(x))
+    };
+    exp2_ext(e, e_lo).copysign(sign)
 }
