@@ -46,9 +46,16 @@ class Results(dict):
         self.sizes = sizes
 
     def add(self, case, peer, fn_for_size):
-        """Times `fn_for_size(n)()` for every size; frees its memory between sizes."""
+        """Times `fn_for_size(n)()` for every size; frees its memory between sizes. A peer that
+        fails (a function missing from this version, an argument it refuses) is reported on
+        stderr and left out, so one such peer does not cost the others' figures."""
         for n in self.sizes:
-            fn = fn_for_size(n)
-            self.setdefault(case, {}).setdefault(peer, {})[str(n)] = time_us(fn)
-            del fn
-            torch.cuda.empty_cache()
+            try:
+                fn = fn_for_size(n)
+                self.setdefault(case, {}).setdefault(peer, {})[str(n)] = time_us(fn)
+                del fn
+            except Exception as e:
+                print(f"peer {peer} of {case} at {n}: {type(e).__name__}: {e}", file=sys.stderr)
+                return
+            finally:
+                torch.cuda.empty_cache()

@@ -1,9 +1,11 @@
 //! `gpu::math` on the device computes bit-identically to the host build of the same code (the
-//! ulp of the host build are measured by `kernels/gpu/tests/math_ulp.rs`). On the simulator
+//! ulp of the host build are measured by `kernels/gpu/tests/math_ulp*.rs`): every unary
+//! function of `gpu_algorithms::math_maps`, f32 and f64, and `pow`. On the simulator
 //! this runs the host code twice (a small sample); on a GPU, millions of inputs per function.
 
 use gpu_algorithms::algorithm_kernels::Module;
-use gpu_host::{DeviceBuffer, LaunchConfig, Result, Stream};
+use gpu_algorithms::math_maps;
+use gpu_host::LaunchConfig;
 use gpu_tests::gpu_or_skip;
 
 /// Deterministic inputs: every fourth one random bits (all binades, ±0, subnormals, inf, NaN,
@@ -24,15 +26,6 @@ fn inputs(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
         .collect()
 }
 
-/// A case: name, launcher, host function, input range.
-type Case = (&'static str, Launch, fn(f32) -> f32, f32, f32);
-type Case64 = (&'static str, Launch64, fn(f64) -> f64, f64, f64);
-
-type Launch64 =
-    fn(&Module, &Stream, LaunchConfig, &DeviceBuffer<f64>, &mut DeviceBuffer<f64>) -> Result<()>;
-type Launch =
-    fn(&Module, &Stream, LaunchConfig, &DeviceBuffer<f32>, &mut DeviceBuffer<f32>) -> Result<()>;
-
 fn same(a: f32, b: f32) -> bool {
     a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
 }
@@ -47,66 +40,9 @@ fn math_matches_the_host_bit_for_bit() {
     let stream = gpu.default_stream();
     // One tile of 256 threads × 4 items per block (`algorithm_kernels::math`).
     let config = LaunchConfig::new(n.div_ceil(1024) as u32, 256);
-    let unary: [Case; 8] = [
-        (
-            "sin",
-            Module::math_sin_f32,
-            gpu_host::gpu::math::sin,
-            -1e3,
-            1e3,
-        ),
-        (
-            "cos",
-            Module::math_cos_f32,
-            gpu_host::gpu::math::cos,
-            -1e3,
-            1e3,
-        ),
-        (
-            "exp",
-            Module::math_exp_f32,
-            gpu_host::gpu::math::exp,
-            -110.0,
-            90.0,
-        ),
-        (
-            "log",
-            Module::math_log_f32,
-            gpu_host::gpu::math::log,
-            0.0,
-            1e3,
-        ),
-        (
-            "tanh",
-            Module::math_tanh_f32,
-            gpu_host::gpu::math::tanh,
-            -10.0,
-            10.0,
-        ),
-        (
-            "erf",
-            Module::math_erf_f32,
-            gpu_host::gpu::math::erf,
-            -5.0,
-            5.0,
-        ),
-        (
-            "erfinv",
-            Module::math_erfinv_f32,
-            gpu_host::gpu::math::erfinv,
-            -1.0,
-            1.0,
-        ),
-        (
-            "lgamma",
-            Module::math_lgamma_f32,
-            gpu_host::gpu::math::lgamma,
-            -20.0,
-            40.0,
-        ),
-    ];
     let mut failures = Vec::new();
-    for (k, (name, launch, host, lo, hi)) in unary.into_iter().enumerate() {
+    for (k, map) in math_maps::F32.iter().enumerate() {
+        let (name, launch, host, (lo, hi)) = (map.kernel, map.launch, map.host, map.test);
         let x = inputs(n, 0x9e37_79b9 + k as u64, lo, hi);
         let dx = gpu.to_device(&x).unwrap();
         let mut out = gpu.alloc_zeroed::<f32>(n).unwrap();
@@ -138,53 +74,10 @@ fn math_matches_the_host_bit_for_bit() {
     if bad > 0 {
         failures.push(format!("pow: {bad} of {n} differ"));
     }
-    let unary64: [Case64; 6] = [
-        (
-            "sin_f64",
-            Module::math_sin_f64,
-            gpu_host::gpu::math::sin_f64,
-            -1e7,
-            1e7,
-        ),
-        (
-            "cos_f64",
-            Module::math_cos_f64,
-            gpu_host::gpu::math::cos_f64,
-            -1e3,
-            1e3,
-        ),
-        (
-            "exp_f64",
-            Module::math_exp_f64,
-            gpu_host::gpu::math::exp_f64,
-            -750.0,
-            720.0,
-        ),
-        (
-            "log_f64",
-            Module::math_log_f64,
-            gpu_host::gpu::math::log_f64,
-            0.0,
-            1e3,
-        ),
-        (
-            "tanh_f64",
-            Module::math_tanh_f64,
-            gpu_host::gpu::math::tanh_f64,
-            -20.0,
-            20.0,
-        ),
-        (
-            "erf_f64",
-            Module::math_erf_f64,
-            gpu_host::gpu::math::erf_f64,
-            -6.0,
-            6.0,
-        ),
-    ];
-    for (k, (name, launch, host, lo, hi)) in unary64.into_iter().enumerate() {
+    for (k, map) in math_maps::F64.iter().enumerate() {
+        let (name, launch, host, (lo, hi)) = (map.kernel, map.launch, map.host, map.test);
         // f32 inputs widened (random bits cover f32's binades) plus f64 bit patterns.
-        let x: Vec<f64> = inputs(n, 77 + k as u64, lo as f32, hi as f32)
+        let x: Vec<f64> = inputs(n, 77 + k as u64, lo, hi)
             .into_iter()
             .enumerate()
             .map(|(i, v)| {

@@ -9,21 +9,20 @@
 //! math_sin_f32     67108864      2950.1      2948.0  torch.sin       1.00x
 //! ```
 //! `ratio` = peer time / our time (> 1: we are faster). Bandwidth counts one read per input
-//! and one write. Both sides draw inputs from the same ranges (uniform, see `cases`).
+//! and one write. Both sides draw inputs from the same ranges (uniform; the ranges are
+//! `gpu_algorithms::math_maps`' `bench`, which the peer script repeats). Every unary function of
+//! `gpu::math` has a row, f32 and f64, and `pow`; functions neither torch nor cupy has
+//! (`exp10`, `sinpi`, `cospi`, f32 `tgamma`) print `-` for the peer.
 
 use std::process::ExitCode;
 
 use benches::time_us;
 use gpu_algorithms::algorithm_kernels::Module;
-use gpu_host::{DeviceBuffer, Gpu, LaunchConfig, Result, Stream};
+use gpu_algorithms::math_maps;
+use gpu_host::{Gpu, LaunchConfig};
 
 /// Elements per map.
 const N: usize = 1 << 26;
-
-type Unary64 =
-    fn(&Module, &Stream, LaunchConfig, &DeviceBuffer<f64>, &mut DeviceBuffer<f64>) -> Result<()>;
-type Unary =
-    fn(&Module, &Stream, LaunchConfig, &DeviceBuffer<f32>, &mut DeviceBuffer<f32>) -> Result<()>;
 
 /// `n` values uniform over [lo, hi) from a fixed seed.
 fn uniform(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
@@ -36,32 +35,6 @@ fn uniform(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
             lo + (hi - lo) * ((s >> 40) as f32 / (1u64 << 24) as f32)
         })
         .collect()
-}
-
-/// The unary cases: kernel name, launcher, input range (the peer script uses the same ranges).
-fn unary() -> [(&'static str, Unary, f32, f32); 8] {
-    [
-        ("math_sin_f32", Module::math_sin_f32, -100.0, 100.0),
-        ("math_cos_f32", Module::math_cos_f32, -100.0, 100.0),
-        ("math_exp_f32", Module::math_exp_f32, -80.0, 80.0),
-        ("math_log_f32", Module::math_log_f32, 0.0, 1000.0),
-        ("math_tanh_f32", Module::math_tanh_f32, -5.0, 5.0),
-        ("math_erf_f32", Module::math_erf_f32, -5.0, 5.0),
-        ("math_erfinv_f32", Module::math_erfinv_f32, -1.0, 1.0),
-        ("math_lgamma_f32", Module::math_lgamma_f32, 0.0, 40.0),
-    ]
-}
-
-/// The f64 cases.
-fn unary64() -> [(&'static str, Unary64, f32, f32); 6] {
-    [
-        ("math_sin_f64", Module::math_sin_f64, -100.0, 100.0),
-        ("math_cos_f64", Module::math_cos_f64, -100.0, 100.0),
-        ("math_exp_f64", Module::math_exp_f64, -80.0, 80.0),
-        ("math_log_f64", Module::math_log_f64, 0.0, 1000.0),
-        ("math_tanh_f64", Module::math_tanh_f64, -5.0, 5.0),
-        ("math_erf_f64", Module::math_erf_f64, -5.0, 5.0),
-    ]
 }
 
 fn main() -> ExitCode {
@@ -129,14 +102,17 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
             ),
         }
     };
-    for (k, (name, launch, lo, hi)) in unary().into_iter().enumerate() {
-        if !wanted(name) {
+    for (k, map) in math_maps::F32.iter().enumerate() {
+        if !wanted(map.kernel) {
             continue;
         }
+        let (lo, hi) = map.bench;
         let x = gpu.to_device(&uniform(N, 1 + k as u64, lo, hi))?;
         let mut out = gpu.alloc_zeroed::<f32>(N)?;
-        let ours = time_us(stream, &mut |s| launch(&module, s, config, &x, &mut out))?;
-        report(name, 4, 1, ours);
+        let ours = time_us(stream, &mut |s| {
+            (map.launch)(&module, s, config, &x, &mut out)
+        })?;
+        report(map.kernel, 4, 1, ours);
     }
     if wanted("math_pow_f32") {
         let x = gpu.to_device(&uniform(N, 11, 0.0, 10.0))?;
@@ -147,18 +123,21 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
         })?;
         report("math_pow_f32", 4, 2, ours);
     }
-    for (k, (name, launch, lo, hi)) in unary64().into_iter().enumerate() {
-        if !wanted(name) {
+    for (k, map) in math_maps::F64.iter().enumerate() {
+        if !wanted(map.kernel) {
             continue;
         }
-        let x: Vec<f64> = uniform(N, 21 + k as u64, lo, hi)
+        let (lo, hi) = map.bench;
+        let x: Vec<f64> = uniform(N, 101 + k as u64, lo, hi)
             .into_iter()
             .map(f64::from)
             .collect();
         let x = gpu.to_device(&x)?;
         let mut out = gpu.alloc_zeroed::<f64>(N)?;
-        let ours = time_us(stream, &mut |s| launch(&module, s, config, &x, &mut out))?;
-        report(name, 8, 1, ours);
+        let ours = time_us(stream, &mut |s| {
+            (map.launch)(&module, s, config, &x, &mut out)
+        })?;
+        report(map.kernel, 8, 1, ours);
     }
     if wanted("math_pow_f64") {
         let widen = |v: Vec<f32>| v.into_iter().map(f64::from).collect::<Vec<f64>>();

@@ -44,6 +44,7 @@
 //! to the host ([`Algorithms::reduce`]), which synchronize.
 
 mod histogram;
+pub mod math_maps;
 mod merge;
 mod random;
 mod reduce;

@@ -34,6 +34,49 @@ map_kernels! {
     math_exp_f64(f64) => gpu::math::exp_f64;
     math_log_f64(f64) => gpu::math::log_f64;
     math_tanh_f64(f64) => gpu::math::tanh_f64;
+    // The rest of the library, f32 then f64 (bench rows and the GPU bit-identity test).
+    math_tan_f32(f32) => gpu::math::tan;
+    math_asin_f32(f32) => gpu::math::asin;
+    math_acos_f32(f32) => gpu::math::acos;
+    math_atan_f32(f32) => gpu::math::atan;
+    math_sinh_f32(f32) => gpu::math::sinh;
+    math_cosh_f32(f32) => gpu::math::cosh;
+    math_asinh_f32(f32) => gpu::math::asinh;
+    math_acosh_f32(f32) => gpu::math::acosh;
+    math_atanh_f32(f32) => gpu::math::atanh;
+    math_exp2_f32(f32) => gpu::math::exp2;
+    math_exp10_f32(f32) => gpu::math::exp10;
+    math_expm1_f32(f32) => gpu::math::expm1;
+    math_log2_f32(f32) => gpu::math::log2;
+    math_log10_f32(f32) => gpu::math::log10;
+    math_log1p_f32(f32) => gpu::math::log1p;
+    math_cbrt_f32(f32) => gpu::math::cbrt;
+    math_erfc_f32(f32) => gpu::math::erfc;
+    math_tgamma_f32(f32) => gpu::math::tgamma;
+    math_sinpi_f32(f32) => gpu::math::sinpi;
+    math_cospi_f32(f32) => gpu::math::cospi;
+    math_tan_f64(f64) => gpu::math::tan_f64;
+    math_asin_f64(f64) => gpu::math::asin_f64;
+    math_acos_f64(f64) => gpu::math::acos_f64;
+    math_atan_f64(f64) => gpu::math::atan_f64;
+    math_sinh_f64(f64) => gpu::math::sinh_f64;
+    math_cosh_f64(f64) => gpu::math::cosh_f64;
+    math_asinh_f64(f64) => gpu::math::asinh_f64;
+    math_acosh_f64(f64) => gpu::math::acosh_f64;
+    math_atanh_f64(f64) => gpu::math::atanh_f64;
+    math_exp2_f64(f64) => gpu::math::exp2_f64;
+    math_exp10_f64(f64) => gpu::math::exp10_f64;
+    math_expm1_f64(f64) => gpu::math::expm1_f64;
+    math_log2_f64(f64) => gpu::math::log2_f64;
+    math_log10_f64(f64) => gpu::math::log10_f64;
+    math_log1p_f64(f64) => gpu::math::log1p_f64;
+    math_cbrt_f64(f64) => gpu::math::cbrt_f64;
+    math_erfc_f64(f64) => gpu::math::erfc_f64;
+    math_erfinv_f64(f64) => gpu::math::erfinv_f64;
+    math_lgamma_f64(f64) => gpu::math::lgamma_f64;
+    math_tgamma_f64(f64) => gpu::math::tgamma_f64;
+    math_sinpi_f64(f64) => gpu::math::sinpi_f64;
+    math_cospi_f64(f64) => gpu::math::cospi_f64;
 }
 
 /// `map_kernels!` with the registers limited so that `$blocks` blocks fit on an SM
