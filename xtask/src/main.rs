@@ -1,9 +1,8 @@
 //! Project tasks, one subcommand per job (run `cargo xtask help`).
 
 use std::env;
-use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::time::Instant;
 
 use gpu_builder::compile::{self, BuiltModule};
@@ -12,6 +11,7 @@ use gpu_builder::toolchain::Rustc;
 use gpu_builder::workspace::Workspace;
 use gpu_builder::{Arch, Error, Result};
 
+mod bundle;
 mod inspect;
 mod launch;
 mod profile;
@@ -54,10 +54,14 @@ commands:
         kernel: duration, DRAM throughput and SM throughput (% of peak), achieved occupancy.
         PROGRAM is a path, a binary next to this xtask (the .gpu/bin bundle), or a workspace
         binary (demo, vector_add, matmul, ..., examples-profile) built with --release.
-  gpu-bundle
+  gpu-bundle [--only NAME,...] [--archive]
         Build the examples, xtask, the benchmark binaries and the release test binaries, and copy
         them into .gpu/ (git-ignored) with a run list, for running on a GPU machine that has no
-        Rust toolchain: .gpu/bin/xtask profile demo, .gpu/bench/seed --bench.
+        Rust toolchain: .gpu/bin/xtask profile demo, .gpu/bench/seed --bench. --only keeps the
+        binaries of those names (test binaries by their name without cargo's hash; xtask is
+        always kept); --archive also packs them into .gpu/bundle.tar.xz (tar and xz), small
+        enough to carry (the device tool takes 64 MiB): there, `tar xJf .gpu/bundle.tar.xz -C
+        .gpu` restores bin/, tests/ and bench/.
   sanitize [--tool memcheck,racecheck,synccheck,initcheck] TARGET... [-- ARGS]
         Run examples or GPU test binaries under compute-sanitizer (all four tools unless
         --tool). TARGET: an example, a test binary (faults, device_selftest, gpu_examples,
@@ -86,7 +90,7 @@ fn main() -> ExitCode {
         Some("sass") => inspect::sass(&args[1..], HELP),
         Some("ptx-diff") => inspect::ptx_diff(&args[1..], HELP),
         Some("profile") => profile::profile(&args[1..], HELP),
-        Some("gpu-bundle") => gpu_bundle(),
+        Some("gpu-bundle") => bundle::gpu_bundle(&args[1..], HELP),
         Some("sanitize") => sanitize::sanitize(&args[1..]),
         Some("launch") => launch::launch(&args[1..], HELP),
         Some("help") | Some("--help") | Some("-h") | None => {
@@ -240,142 +244,4 @@ fn relative(path: &Path, root: &Path) -> PathBuf {
     path.strip_prefix(root)
         .map(Path::to_path_buf)
         .unwrap_or_else(|_| path.to_path_buf())
-}
-
-/// Builds what a GPU machine without Rust needs and copies it to `.gpu/`: the example binaries,
-/// xtask and the benches crate's programs (`.gpu/bin/`), the criterion benchmarks
-/// (`.gpu/bench/`), every release test binary (`.gpu/tests/`), and `.gpu/tests.txt` naming them.
-fn gpu_bundle() -> Result<()> {
-    let workspace = workspace()?;
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let run = |args: &[&str]| -> Result<String> {
-        let output = Command::new(&cargo)
-            .args(args)
-            .current_dir(&workspace.root)
-            .stderr(Stdio::inherit())
-            .output()
-            .map_err(|e| Error::msg(format!("running cargo: {e}")))?;
-        if !output.status.success() {
-            return Err(Error::msg(format!("cargo {} failed", args.join(" "))));
-        }
-        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
-    };
-    let bundle = workspace.root.join(".gpu");
-    let _ = fs::remove_dir_all(&bundle);
-    for dir in ["bin", "tests", "bench"] {
-        fs::create_dir_all(bundle.join(dir)).map_err(|e| Error::io(&bundle, e))?;
-    }
-    let mut copied = Vec::new();
-    for (args, dest) in [
-        (
-            &[
-                "build",
-                "--release",
-                "-p",
-                "gpu-examples",
-                "--bins",
-                "--message-format=json-render-diagnostics",
-            ][..],
-            "bin",
-        ),
-        (
-            // xtask itself, so `.gpu/bin/xtask profile demo` runs on the GPU machine, and the
-            // benches crate's programs (examples-profile).
-            &[
-                "build",
-                "--release",
-                "-p",
-                "xtask",
-                "-p",
-                "benches",
-                "--bins",
-                "--message-format=json-render-diagnostics",
-            ][..],
-            "bin",
-        ),
-        (
-            // Criterion benchmarks: run on the device as `.gpu/bench/seed --bench`.
-            &[
-                "bench",
-                "-p",
-                "benches",
-                "--no-run",
-                "--message-format=json-render-diagnostics",
-            ][..],
-            "bench",
-        ),
-        (
-            &[
-                "test",
-                "--release",
-                "--workspace",
-                "--no-run",
-                "--message-format=json-render-diagnostics",
-            ][..],
-            "tests",
-        ),
-    ] {
-        for line in run(args)?.lines() {
-            let Some((exe, kinds)) = executable_of(line) else {
-                continue;
-            };
-            let mut name = Path::new(&exe)
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if dest == "bench" {
-                // `cargo bench` also builds the library's test harness; keep the benchmarks,
-                // named without cargo's hash suffix.
-                if !kinds.iter().any(|k| k == "bench") {
-                    continue;
-                }
-                if let Some((stem, _hash)) = name.rsplit_once('-') {
-                    name = stem.to_string();
-                }
-            }
-            let target = bundle.join(dest).join(&name);
-            fs::copy(&exe, &target).map_err(|e| Error::io(Path::new(&exe), e))?;
-            copied.push(format!("{dest}/{name}"));
-        }
-    }
-    let tests: Vec<&String> = copied.iter().filter(|c| c.starts_with("tests/")).collect();
-    let list = tests
-        .iter()
-        .map(|t| t.as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
-        + "\n";
-    fs::write(bundle.join("tests.txt"), list).map_err(|e| Error::io(&bundle, e))?;
-    let bytes: u64 = copied
-        .iter()
-        .filter_map(|c| fs::metadata(bundle.join(c)).ok())
-        .map(|m| m.len())
-        .sum();
-    println!(
-        "gpu-bundle: {} files, {:.1} MiB in .gpu/",
-        copied.len(),
-        bytes as f64 / (1 << 20) as f64
-    );
-    Ok(())
-}
-
-/// The `"executable"` of a cargo JSON `compiler-artifact` message, if it has one, with its
-/// target's kinds (`bin`, `test`, `bench`, ...).
-fn executable_of(line: &str) -> Option<(String, Vec<String>)> {
-    let value: serde_json::Value = serde_json::from_str(line).ok()?;
-    if value.get("reason")?.as_str()? != "compiler-artifact" {
-        return None;
-    }
-    let exe = value.get("executable")?.as_str()?.to_string();
-    let kinds = value
-        .get("target")
-        .and_then(|t| t.get("kind"))
-        .and_then(|k| k.as_array())
-        .map(|k| {
-            k.iter()
-                .filter_map(|s| s.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
-    Some((exe, kinds))
 }
