@@ -51,6 +51,12 @@ pub struct SortPhases {
     /// Of which the transfers took this long on the device (from the first chunk's group to
     /// the last one's end, on the communicator's stream).
     pub transfer_ms: f64,
+    /// The local radix sort on the device (events around it on its stream), while the
+    /// splitters' histograms run beside it: compared with the same sort alone, what sharing
+    /// the GPU with them costs.
+    pub sort_ms: f64,
+    /// The merges on the device (from the first merge's start to the last one's end).
+    pub merge_ms: f64,
     /// Chunks of the exchange.
     pub chunks: usize,
 }
@@ -164,7 +170,9 @@ impl DistributedSort {
         // 1. Local sort, on the work stream.
         let n = keys.len();
         let local = reuse(&mut self.local, comm, n, true)?;
+        let sort_start = work.record_event()?;
         algos.sort_keys_with_temp(&work, keys, local, 0..32, &mut self.temp)?;
+        let sort_end = work.record_event()?;
 
         // 2. Splitters, meanwhile on the communicator's stream (from the unsorted keys: the
         //    same multiset, and a histogram of sorted keys would pile up atomics on one bin).
@@ -206,6 +214,7 @@ impl DistributedSort {
         let mut out_at = 0;
         let transfers_start = stream.record_event()?;
         let mut transfers_end = None;
+        let mut merges_start = None;
         for k in 0..chunks {
             let mine_j = me * chunks + k;
             // Received runs of chunk k: from every other rank, in rank order.
@@ -230,15 +239,23 @@ impl DistributedSort {
             let mut runs = vec![(local, run(me, mine_j))];
             runs.extend(ranges.iter().map(|(r, _)| (&self.received[k], r.clone())));
             let len: usize = runs.iter().map(|r| r.1.len()).sum();
+            if merges_start.is_none() {
+                merges_start = Some(work.record_event()?);
+            }
             merge_runs(comm, algos, &work, &runs, &mut self.scratch, sorted, out_at)?;
             out_at += len;
         }
+        let merges_end = work.record_event()?;
         work.synchronize()?;
         comm.synchronize()?;
         phases.exchange_merge_ms = lap(clock);
         if let Some(end) = transfers_end {
             phases.transfer_ms = transfers_start.elapsed_ms(&end)? as f64;
         }
+        if let Some(start) = merges_start {
+            phases.merge_ms = start.elapsed_ms(&merges_end)? as f64;
+        }
+        phases.sort_ms = sort_start.elapsed_ms(&sort_end)? as f64;
         Ok((self.sorted.as_ref().expect("filled above"), phases))
     }
 

@@ -2,7 +2,8 @@
 //! pseudo-random `u32` keys spread over the ranks (see `distributed_examples::sort`), checks
 //! that the result is globally sorted and a permutation of the input, and prints the time beside
 //! one GPU sorting all the keys with the same radix sort (rank 0's device, while the others
-//! wait). K defaults to 26 on GPUs and 12 on simulated devices; R (best of) to 5; C (chunks of
+//! wait), and one rank's share alone; with rank 0's phases, on the host clock and on the device
+//! (the local sort, the transfers and the merges). K defaults to 26 on GPUs and 12 on simulated devices; R (best of) to 5; C (chunks of
 //! the exchange per rank, each merged while the next is in flight) to 1.
 //!
 //! ```text
@@ -18,6 +19,7 @@ use distributed_examples::sort::{self, DistributedSort, SortCheck, SortPhases};
 use distributed_examples::{args, world};
 use gpu_algorithms::Algorithms;
 use gpu_distributed::{Communicator, ReduceOp, Result};
+use gpu_host::DeviceBuffer;
 
 const SEED: u64 = 2026;
 
@@ -26,6 +28,8 @@ struct Outcome {
     phases: SortPhases,
     distributed_ms: f64,
     single_ms: Option<f64>,
+    /// One GPU sorting one rank's share alone (what the local sort costs with the GPU to itself).
+    share_ms: Option<f64>,
     backend: String,
     rank: usize,
     ranks: usize,
@@ -80,17 +84,24 @@ fn run_rank(
     let gpu = comm.gpu();
     let algos = Algorithms::load(gpu)?;
     // One GPU sorting everything, on rank 0 while the others wait.
-    let mut single_ms = None;
+    let (mut single_ms, mut share_ms) = (None, None);
     if reference && comm.rank() == 0 {
         let all = gpu.to_device(&sort::keys(0..total, SEED))?;
         let mut out = gpu.alloc_zeroed::<u32>(all.len())?;
-        algos.sort_keys(comm.stream(), &all, &mut out)?; // warm-up (temporary storage)
-        let mut best = f64::INFINITY;
-        for _ in 0..reps {
-            let ((), ms) = comm.stream().time(|s| algos.sort_keys(s, &all, &mut out))?;
-            best = best.min(ms as f64);
-        }
-        single_ms = Some(best);
+        let best_of_sorts = |keys: &DeviceBuffer<u32>, out: &mut DeviceBuffer<u32>| {
+            algos.sort_keys(comm.stream(), keys, out)?; // warm-up (temporary storage)
+            let mut best = f64::INFINITY;
+            for _ in 0..reps {
+                let ((), ms) = comm.stream().time(|s| algos.sort_keys(s, keys, out))?;
+                best = best.min(ms as f64);
+            }
+            Ok::<f64, gpu_distributed::Error>(best)
+        };
+        single_ms = Some(best_of_sorts(&all, &mut out)?);
+        let share = world::share(total as usize, 0, comm.size()).len();
+        let part = gpu.to_device(&sort::keys(0..share as u64, SEED))?;
+        let mut part_out = gpu.alloc_zeroed::<u32>(share)?;
+        share_ms = Some(best_of_sorts(&part, &mut part_out)?);
     }
     comm.barrier()?;
     let mine = world::share(total as usize, comm.rank(), comm.size());
@@ -113,6 +124,7 @@ fn run_rank(
         phases,
         distributed_ms,
         single_ms,
+        share_ms,
         backend: comm.backend_name(),
         rank: comm.rank(),
         ranks: comm.size(),
@@ -138,9 +150,12 @@ fn report(o: &Outcome) -> ExitCode {
     let p = &o.phases;
     println!(
         "  phases (last run, rank 0): local sort and boundaries {:.2} ms (splitters {:.2} ms of \
-         it, overlapped), exchange and merge {:.2} ms in {} chunk(s) (transfers {:.2} ms on the \
-         device)",
-        p.local_sort_ms, p.splitters_ms, p.exchange_merge_ms, p.chunks, p.transfer_ms
+         it, overlapped), exchange and merge {:.2} ms in {} chunk(s)",
+        p.local_sort_ms, p.splitters_ms, p.exchange_merge_ms, p.chunks
+    );
+    println!(
+        "  on the device (rank 0): local sort {:.2} ms, transfers {:.2} ms, merges {:.2} ms",
+        p.sort_ms, p.transfer_ms, p.merge_ms
     );
     println!(
         "  distributed: {:.3} ms ({:.2} Gkeys/s)",
@@ -153,6 +168,9 @@ fn report(o: &Outcome) -> ExitCode {
             gkeys(s),
             s / o.distributed_ms
         );
+    }
+    if let Some(s) = o.share_ms {
+        println!("  one GPU sorting one rank's share alone: {s:.3} ms");
     }
     let verdict = |ok: bool| if ok { "ok" } else { "FAILED" };
     println!(
