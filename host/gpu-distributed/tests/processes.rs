@@ -1,7 +1,9 @@
-//! One process per rank, started by the launcher: correct results, and a rank that panics,
-//! exits or passes a wrong length is named on the other ranks (no hang) and in the launcher's
-//! report. Runs on simulated devices everywhere (ranks talk through the TCP rendezvous), and
-//! with NCCL on real GPUs when the machine has two and NCCL is installed (else a SKIPPED line).
+//! One process per rank, started by the launcher (as one machine, or as two machines: two
+//! launchers with `nnodes = 2` on this host): correct results, and a rank that panics, exits or
+//! passes a wrong length is named on the other ranks (no hang) and in the launcher's report.
+//! Runs on simulated devices everywhere (ranks talk through the TCP rendezvous), and with NCCL
+//! on real GPUs when the machine has two and NCCL is installed (else a SKIPPED line); the
+//! two-machine tests on simulated devices only.
 //!
 //! The ranks are this test binary started again with `GPU_DIST_CHILD=<scenario>`: the test
 //! `child_rank_entry` is the rank's body then, and does nothing in a normal run.
@@ -148,4 +150,79 @@ fn a_wrong_length_fails_every_rank() {
             );
         }
     });
+}
+
+/// Two launchers of two processes each, as on two machines (`--nnodes 2`, node ranks 0 and 1,
+/// node 0's address as the master), with `scenario`: one world of four ranks. Simulated devices
+/// only: on one host the two "machines" would put two ranks on each GPU, which NCCL refuses.
+fn launch_two_nodes(scenario: &str) -> [LaunchReport; 2] {
+    let me = std::env::current_exe().unwrap();
+    // A port free now, for both launchers (a multi-machine launch names one).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let node = |node_rank: usize| {
+        let mut l = Launcher::new(&me, 2)
+            .args([
+                "--exact",
+                "child_rank_entry",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CHILD, scenario)
+            .env("GPU_DIST_TIMEOUT_S", "30")
+            .env("GPU_BACKEND", "sim");
+        l.nnodes = 2;
+        l.node_rank = node_rank;
+        l.master_addr = "127.0.0.1".into();
+        l.master_port = Some(port);
+        l.timeout = Some(Duration::from_secs(120));
+        l.echo = false;
+        l
+    };
+    let (zero, one) = (node(0), node(1));
+    std::thread::scope(|s| {
+        let one = s.spawn(move || one.run().expect("starting node 1's ranks"));
+        let zero = zero.run().expect("starting node 0's ranks");
+        [zero, one.join().expect("node 1's launcher")]
+    })
+}
+
+#[test]
+fn two_nodes_form_one_world() {
+    let [zero, one] = launch_two_nodes("ok");
+    assert!(zero.success(), "node 0: {}", zero.failure());
+    assert!(one.success(), "node 1: {}", one.failure());
+    // Ranks 0 and 1 on node 0, 2 and 3 on node 1; each checked the sum over all four.
+    for (report, ranks) in [(&zero, [0, 1]), (&one, [2, 3])] {
+        for (i, rank) in ranks.into_iter().enumerate() {
+            assert_eq!(report.ranks[i].rank, rank);
+            let out = output(report, i);
+            assert!(
+                out.contains(&format!("rank {rank}: all_reduce correct")),
+                "{out}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_failure_on_one_node_is_named_on_the_other() {
+    // Rank 1, on node 0, panics: node 1's ranks learn it through rank 0 and name it.
+    let [zero, one] = launch_two_nodes("panic");
+    assert!(
+        zero.failure().contains("planted panic"),
+        "{}",
+        zero.failure()
+    );
+    assert!(!one.success(), "node 1 should fail too");
+    for i in 0..2 {
+        let out = output(&one, i);
+        assert!(
+            out.contains("rank 1 failed"),
+            "node 1, rank {}: {out}",
+            2 + i
+        );
+    }
 }
