@@ -21,7 +21,18 @@ fn child_rank_entry() {
     let Ok(scenario) = std::env::var(CHILD) else {
         return; // not started by a launcher test
     };
-    let comm = Communicator::from_env().expect("joining the world");
+    // A rank that fails early can do so before the others have joined: they learn of it
+    // while joining, and report it like any other error.
+    let comm = match Communicator::from_env() {
+        Ok(comm) => comm,
+        Err(e) => {
+            println!(
+                "rank {}: error while joining: {e}",
+                std::env::var("RANK").unwrap_or_default()
+            );
+            std::process::exit(3);
+        }
+    };
     let rank = comm.rank();
     let len = if scenario == "wrong_length" && rank == 1 {
         1000
