@@ -65,7 +65,9 @@ fn child_rank_entry() {
     }
 }
 
-fn launch(scenario: &str, sim: bool) -> LaunchReport {
+/// Two ranks of this test binary running `scenario` (quiet, 120 s at most), on simulated
+/// devices if `sim`.
+fn rank_launcher(scenario: &str, sim: bool) -> Launcher {
     let me = std::env::current_exe().unwrap();
     let mut l = Launcher::new(me, 2)
         .args([
@@ -81,7 +83,13 @@ fn launch(scenario: &str, sim: bool) -> LaunchReport {
     }
     l.timeout = Some(Duration::from_secs(120));
     l.echo = false;
-    l.run().expect("starting the ranks")
+    l
+}
+
+fn launch(scenario: &str, sim: bool) -> LaunchReport {
+    rank_launcher(scenario, sim)
+        .run()
+        .expect("starting the ranks")
 }
 
 fn output(report: &LaunchReport, rank: usize) -> String {
@@ -167,29 +175,17 @@ fn a_wrong_length_fails_every_rank() {
 /// node 0's address as the master), with `scenario`: one world of four ranks. Simulated devices
 /// only: on one host the two "machines" would put two ranks on each GPU, which NCCL refuses.
 fn launch_two_nodes(scenario: &str) -> [LaunchReport; 2] {
-    let me = std::env::current_exe().unwrap();
     // A port free now, for both launchers (a multi-machine launch names one).
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .expect("a free port");
     let node = |node_rank: usize| {
-        let mut l = Launcher::new(&me, 2)
-            .args([
-                "--exact",
-                "child_rank_entry",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD, scenario)
-            .env("GPU_DIST_TIMEOUT_S", "30")
-            .env("GPU_BACKEND", "sim");
+        let mut l = rank_launcher(scenario, true);
         l.nnodes = 2;
         l.node_rank = node_rank;
         l.master_addr = "127.0.0.1".into();
         l.master_port = Some(port);
-        l.timeout = Some(Duration::from_secs(120));
-        l.echo = false;
         l
     };
     let (zero, one) = (node(0), node(1));
