@@ -14,7 +14,7 @@ try:
 except Exception:  # cupy is optional
     cupy = None
 
-SIZES = sizes(26)
+SIZES = sizes(28)
 
 
 def main():

@@ -52,17 +52,31 @@ pub type Peers = std::collections::BTreeMap<
 /// Reads the `--peers` file, or no peers without one (the bench then prints only our figures).
 pub fn load_peers(path: Option<&str>) -> std::result::Result<Peers, Box<dyn std::error::Error>> {
     Ok(match path {
-        Some(p) => serde_json::from_str(&std::fs::read_to_string(p)?)?,
+        Some(p) => {
+            // Entries named `_...` describe the run (`_info`: GPU, library versions).
+            let all: std::collections::BTreeMap<String, serde_json::Value> =
+                serde_json::from_str(&std::fs::read_to_string(p)?)?;
+            let mut peers = Peers::new();
+            for (case, timings) in all.into_iter().filter(|(k, _)| !k.starts_with('_')) {
+                let timings = serde_json::from_value(timings)
+                    .map_err(|e| format!("{p}: case {case:?}: {e}"))?;
+                peers.insert(case, timings);
+            }
+            peers
+        }
         None => Peers::new(),
     })
 }
 
-/// The command line shared by the table benches: `[--peers FILE] [--quick] [CASE...]`.
+/// The command line shared by the table benches: `[--peers FILE] [--quick] [--log2
+/// K,...] [CASE...]`.
 pub struct TableArgs {
     /// Peer timings (`--peers`), empty without the option.
     pub peers: Peers,
     /// Fewer sizes (`--quick`).
     pub quick: bool,
+    /// Only these sizes (`--log2 20,28`: 2^20 and 2^28), e.g. to profile one size.
+    pub sizes: Option<Vec<usize>>,
     /// Cases to run (substrings of their names); all when empty.
     pub only: Vec<String>,
 }
@@ -71,18 +85,39 @@ impl TableArgs {
     /// Parses the process's arguments and reads the peers file.
     pub fn parse() -> std::result::Result<TableArgs, Box<dyn std::error::Error>> {
         let mut args = std::env::args().skip(1);
-        let (mut peers_path, mut quick, mut only) = (None, false, Vec::new());
+        let (mut peers_path, mut quick, mut only, mut sizes) = (None, false, Vec::new(), None);
         while let Some(a) = args.next() {
             match a.as_str() {
                 "--peers" => peers_path = Some(args.next().ok_or("--peers needs a file")?),
                 "--quick" => quick = true,
+                "--log2" => {
+                    let list = args.next().ok_or("--log2 needs a list, e.g. 20,28")?;
+                    let parsed = list
+                        .split(',')
+                        .map(|k| match k.trim().parse::<u32>() {
+                            Ok(k) if k < usize::BITS => Ok(1usize << k),
+                            _ => Err(format!("--log2 {list:?}: {k:?} is not a power 0..63")),
+                        })
+                        .collect::<std::result::Result<Vec<_>, _>>()?;
+                    sizes = Some(parsed);
+                }
                 _ => only.push(a),
             }
         }
         Ok(TableArgs {
             peers: load_peers(peers_path.as_deref())?,
             quick,
+            sizes,
             only,
         })
+    }
+
+    /// The sizes to time: `--log2` if given, else `quick` or `full`.
+    pub fn pick_sizes(&self, quick: Vec<usize>, full: Vec<usize>) -> Vec<usize> {
+        match &self.sizes {
+            Some(s) => s.clone(),
+            None if self.quick => quick,
+            None => full,
+        }
     }
 }

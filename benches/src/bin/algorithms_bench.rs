@@ -1,4 +1,4 @@
-//! `algorithms-bench [--peers peers.json] [--quick] [CASE...]`: times the device-wide
+//! `algorithms-bench [--peers peers.json] [--quick] [--log2 K,...] [CASE...]`: times the device-wide
 //! algorithms of `gpu-algorithms` with CUDA events over sizes 2^10 … 2^28 and prints a table
 //! against the peers (torch / cupy) timed by `benches/peers/algorithms.py` in the same session:
 //!
@@ -199,12 +199,12 @@ fn main() -> ExitCode {
 }
 
 fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
-    let benches::TableArgs { peers, quick, only } = benches::TableArgs::parse()?;
-    let sizes: Vec<usize> = if quick {
-        vec![1 << 10, 1 << 16, 1 << 20, 1 << 24]
-    } else {
-        (10..=28).step_by(2).map(|k| 1usize << k).collect()
-    };
+    let args = benches::TableArgs::parse()?;
+    let sizes = args.pick_sizes(
+        vec![1 << 10, 1 << 16, 1 << 20, 1 << 24],
+        (10..=28).step_by(2).map(|k| 1usize << k).collect(),
+    );
+    let benches::TableArgs { peers, only, .. } = args;
     let started = std::time::Instant::now();
     let gpu = Gpu::first()?;
     eprintln!(

@@ -1,4 +1,4 @@
-//! `random-bench [--peers peers.json] [--quick] [CASE...]`: times the random fills of
+//! `random-bench [--peers peers.json] [--quick] [--log2 K,...] [CASE...]`: times the random fills of
 //! `gpu-algorithms` (Philox4x32-10) with CUDA events over sizes 2^16 … 2^28 elements and prints
 //! them against a device-to-device copy of the same bytes and the best peer (torch / cupy,
 //! timed by `benches/peers/random.py` in the same session):
@@ -83,12 +83,12 @@ fn main() -> ExitCode {
 }
 
 fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
-    let benches::TableArgs { peers, quick, only } = benches::TableArgs::parse()?;
-    let sizes: Vec<usize> = if quick {
-        vec![1 << 20, 1 << 24, 1 << 26, 1 << 28]
-    } else {
-        (16..=28).step_by(2).map(|k| 1usize << k).collect()
-    };
+    let args = benches::TableArgs::parse()?;
+    let sizes = args.pick_sizes(
+        vec![1 << 20, 1 << 24, 1 << 26, 1 << 28],
+        (16..=28).step_by(2).map(|k| 1usize << k).collect(),
+    );
+    let benches::TableArgs { peers, only, .. } = args;
     let gpu = Gpu::first()?;
     let algos = Algorithms::load(&gpu)?;
     println!(

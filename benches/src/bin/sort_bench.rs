@@ -1,5 +1,5 @@
-//! `sort-bench [--peers sort_peers.json] [--quick] [--check]`: times `gpu-algorithms`' radix sort with
-//! CUDA events over sizes 2^10 … 2^26 and prints, per case and size, our Gkeys/s, each peer's
+//! `sort-bench [--peers sort_peers.json] [--quick] [--log2 K,...] [--check] [CASE...]`:
+//! times `gpu-algorithms`' radix sort with CUDA events over sizes 2^10 … 2^28 and prints, per case and size, our Gkeys/s, each peer's
 //! (torch.sort, cupy.sort, timed by `benches/peers/sort.py` in the same session) and the ratio
 //! peer time / our time (> 1: we are faster). The fastest peer at each size is marked: issue
 //! targets compare with it.
@@ -134,25 +134,17 @@ fn main() -> ExitCode {
 }
 
 fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
-    let (mut peers_path, mut quick, mut checking, mut only) = (None, false, false, Vec::new());
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--peers" => peers_path = Some(args.next().ok_or("--peers needs a file")?),
-            "--quick" => quick = true,
-            "--check" => checking = true,
-            _ => only.push(a),
-        }
-    }
-    let peers: serde_json::Value = match &peers_path {
-        Some(p) => serde_json::from_str(&std::fs::read_to_string(p)?)?,
-        None => serde_json::Value::Null,
-    };
-    let sizes: Vec<usize> = if quick {
-        vec![1 << 10, 1 << 16, 1 << 20, 1 << 24]
-    } else {
-        (10..=26).step_by(2).map(|k| 1usize << k).collect()
-    };
+    let args = benches::TableArgs::parse()?;
+    let sizes = args.pick_sizes(
+        vec![1 << 10, 1 << 16, 1 << 20, 1 << 24],
+        (10..=28).step_by(2).map(|k| 1usize << k).collect(),
+    );
+    let benches::TableArgs {
+        peers, mut only, ..
+    } = args;
+    // `--check` is this bench's own flag; TableArgs took it for a case name.
+    let checking = only.iter().any(|a| a == "--check");
+    only.retain(|a| a != "--check");
     let start = Instant::now();
     if checking {
         watchdog(Duration::from_secs(200));
@@ -183,11 +175,11 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
             let ours = time_us(stream, &mut *run)?;
             drop(run);
             let gks = |us: f64| n as f64 / us / 1e3;
-            let case_peers = peers.get(case).and_then(|v| v.as_object());
-            let timed: Vec<(&String, f64)> = case_peers
+            let timed: Vec<(&String, f64)> = peers
+                .get(*case)
                 .into_iter()
                 .flatten()
-                .filter_map(|(peer, times)| Some((peer, times.get(n.to_string())?.as_f64()?)))
+                .filter_map(|(peer, times)| Some((peer, *times.get(&n.to_string())?)))
                 .collect();
             // The fastest peer at this size is the one the target is measured against.
             let best = timed

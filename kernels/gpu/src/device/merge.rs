@@ -12,6 +12,7 @@ use crate::shared_array;
 use crate::slice::DisjointSlice;
 use crate::sync::sync_threads;
 use crate::thread::{block_idx_x, block_size, global_id_x, global_index, local_index};
+use crate::unroll;
 
 /// Threads per block of the merge kernels.
 pub const MERGE_BLOCK: u32 = 256;
@@ -47,26 +48,62 @@ pub const fn merge_splits(total: usize, tile: usize) -> usize {
     total.div_ceil(tile) + 1
 }
 
+/// Index types of [`merge_path`]: `usize` for runs in global memory, `u32` inside a tile
+/// (32-bit arithmetic where the lengths allow it: one instruction per operation, not two).
+pub trait PathIndex:
+    Copy + Ord + core::ops::Add<Output = Self> + core::ops::Sub<Output = Self> + private::Sealed
+{
+    /// One.
+    const ONE: Self;
+    /// `self / 2`.
+    fn half(self) -> Self;
+    /// `self - other`, or zero if `other > self`.
+    fn saturating_sub(self, other: Self) -> Self;
+}
+
+mod private {
+    pub trait Sealed {}
+    impl Sealed for u32 {}
+    impl Sealed for usize {}
+}
+
+macro_rules! path_index {
+    ($($t:ty),*) => { $(
+        impl PathIndex for $t {
+            const ONE: $t = 1;
+            #[inline(always)]
+            fn half(self) -> $t {
+                self / 2
+            }
+            #[inline(always)]
+            fn saturating_sub(self, other: $t) -> $t {
+                <$t>::saturating_sub(self, other)
+            }
+        }
+    )* };
+}
+path_index!(u32, usize);
+
 /// The merge path: how many of the first `diagonal` outputs of the stable merge of `a` and `b`
 /// come from `a` (ties go to `a`). Binary search over the diagonal, `log2(min(a, b))` steps.
 #[inline(always)]
-pub fn merge_path<T: Copy + PartialOrd>(
-    diagonal: usize,
-    a_len: usize,
-    b_len: usize,
-    a: impl Fn(usize) -> T,
-    b: impl Fn(usize) -> T,
-) -> usize {
+pub fn merge_path<T: Copy + PartialOrd, I: PathIndex>(
+    diagonal: I,
+    a_len: I,
+    b_len: I,
+    a: impl Fn(I) -> T,
+    b: impl Fn(I) -> T,
+) -> I {
     let mut lo = diagonal.saturating_sub(b_len);
     let mut hi = diagonal.min(a_len);
     while lo < hi {
-        let mid = (lo + hi) / 2;
+        let mid = (lo + hi).half();
         // `a[mid]` is among the first `diagonal` outputs iff it does not come after
         // `b[diagonal - 1 - mid]` (ties: `a` first).
-        if b(diagonal - 1 - mid) < a(mid) {
+        if b(diagonal - I::ONE - mid) < a(mid) {
             hi = mid;
         } else {
-            lo = mid + 1;
+            lo = mid + I::ONE;
         }
     }
     lo
@@ -141,86 +178,97 @@ pub fn merge<T: DeviceCopy + PartialOrd, const ITEMS: usize>(
     );
     let (b0, na) = (start - a0, a1 - a0);
     let nb = len - na;
-    let t = local_index() as usize;
+    // Positions inside the tile are below `tile_len` (a few thousand): 32-bit arithmetic.
+    let (na32, nb32, len32) = (na as u32, nb as u32, len as u32);
+    let t = local_index();
+    let bs = block_size();
     let s = shared_array!([u32; 4], MERGE_TILE_BYTES / 16)
         .as_slice()
         .cast::<T>();
     // The tile's part of `a`, then its part of `b`, side by side in shared memory. All of a
     // thread's loads are issued before its first store, so `ITEMS` loads per thread are in
-    // flight at once (one at a time, the block could not cover the memory latency).
+    // flight at once (one at a time, the block could not cover the memory latency). Every loop
+    // over `ITEMS` is unrolled in the source: rolled, LLVM indexes the register arrays
+    // dynamically (a select over all of them per access).
     let (a_part, b_part) = (&a[a0..a1], &b[b0..b0 + nb]);
-    let bs = block_size() as usize;
-    let mut loaded = [if na > 0 { a_part[0] } else { b_part[0] }; ITEMS];
-    for (i, v) in loaded.iter_mut().enumerate() {
-        let j = t + i * bs;
-        // `j < na` and `j - na < nb` are the parts' lengths: no further bounds checks.
-        if j < na {
-            *v = a_part[j];
-        } else if j - na < nb {
-            *v = b_part[j - na];
+    let mut loaded = [a_part.first().copied().unwrap_or_else(|| b_part[0]); ITEMS];
+    unroll!(ITEMS, |i| {
+        let j = t + i as u32 * bs;
+        if j < len32 {
+            // SAFETY: `j < na` indexes `a_part` (length `na`), else `j - na < len - na = nb`
+            // indexes `b_part` (length `nb`).
+            loaded[i] = unsafe {
+                if j < na32 {
+                    *a_part.get_unchecked(j as usize)
+                } else {
+                    *b_part.get_unchecked((j - na32) as usize)
+                }
+            };
         }
-    }
-    for (i, &v) in loaded.iter().enumerate() {
-        let j = t + i * bs;
-        if j < len {
+    });
+    unroll!(ITEMS, |i| {
+        let j = t + i as u32 * bs;
+        if j < len32 {
             // SAFETY: `j < len <= tile_len <= MERGE_BLOCK · ITEMS`, which `merge_items` sized
             // to fit the buffer; each slot is written by one thread.
-            unsafe { s.write_unchecked(j, v) };
+            unsafe { s.write_unchecked(j as usize, loaded[i]) };
         }
-    }
+    });
     sync_threads();
     // This thread's stretch of the path within the tile.
-    let diagonal = (t * ITEMS).min(len);
+    let diagonal = (t * ITEMS as u32).min(len32);
     // SAFETY (both closures): the search reads `a` at `< na` and `b` at `< nb`, slots written
     // above before the barrier.
     let mut ia = merge_path(
         diagonal,
-        na,
-        nb,
-        |i| unsafe { s.read_unchecked(i) },
-        |i| unsafe { s.read_unchecked(na + i) },
+        na32,
+        nb32,
+        |i| unsafe { s.read_unchecked(i as usize) },
+        |i| unsafe { s.read_unchecked((na32 + i) as usize) },
     );
     let mut ib = diagonal - ia;
     // The next candidate of each run, in registers; a run's position past its end reads a
     // clamped slot whose value is never taken. SAFETY (all reads below): `min(.., last)` is a
     // slot `< len`, written before the barrier.
-    let last = len - 1;
-    let mut ka = unsafe { s.read_unchecked(ia.min(last)) };
-    let mut kb = unsafe { s.read_unchecked((na + ib).min(last)) };
+    let last = len32 - 1;
+    let mut ka = unsafe { s.read_unchecked(ia.min(last) as usize) };
+    let mut kb = unsafe { s.read_unchecked((na32 + ib).min(last) as usize) };
     let mut items = [ka; ITEMS];
-    for item in items.iter_mut() {
+    unroll!(ITEMS, |i| {
         // Take from `b` only when `a` is exhausted or `b`'s next is strictly smaller (ties: `a`
         // first); then load only the replaced candidate.
-        let take_a = !(ib < nb && (ia >= na || kb < ka));
-        *item = if take_a { ka } else { kb };
-        ia += take_a as usize;
-        ib += !take_a as usize;
-        let next = if take_a { ia } else { na + ib };
-        let v = unsafe { s.read_unchecked(next.min(last)) };
+        let take_a = !(ib < nb32 && (ia >= na32 || kb < ka));
+        items[i] = if take_a { ka } else { kb };
+        ia += take_a as u32;
+        ib += !take_a as u32;
+        let next = if take_a { ia } else { na32 + ib };
+        let v = unsafe { s.read_unchecked(next.min(last) as usize) };
         if take_a {
             ka = v;
         } else {
             kb = v;
         }
-    }
+    });
     sync_threads();
-    for (i, &v) in items.iter().enumerate() {
-        let k = t * ITEMS + i;
-        if k < len {
+    unroll!(ITEMS, |i| {
+        let k = t * ITEMS as u32 + i as u32;
+        if k < len32 {
             // SAFETY: `k < len <= tile_len`, a slot of the buffer; one thread per slot. Every
             // thread finished reading the inputs (barrier above).
-            unsafe { s.write_unchecked(k, v) };
+            unsafe { s.write_unchecked(k as usize, items[i]) };
         }
-    }
+    });
     sync_threads();
-    for i in 0..ITEMS {
-        let j = t + i * bs;
-        if j < len {
-            // SAFETY: slot `j < len` was written before the barrier; output `start + j < total
-            // <= out.len()` belongs to this tile alone.
-            unsafe { out.write_unchecked_race(start + j, s.read_unchecked(j)) };
+    // The tile's outputs, `out[start..end]` (`end <= total <= out.len()`, checked above).
+    let tile_out = out.as_mut_ptr().wrapping_add(start);
+    unroll!(ITEMS, |i| {
+        let j = t + i as u32 * bs;
+        if j < len32 {
+            // SAFETY: slot `j < len` was written before the barrier; output `start + j < end`
+            // is inside `out` and belongs to this tile alone.
+            unsafe { tile_out.add(j as usize).write(s.read_unchecked(j as usize)) };
         }
-    }
+    });
 }
 
 /// The body of a vectorized lower-bound kernel: `out[i]` = the number of elements of the
