@@ -1,17 +1,22 @@
 //! Distributed sort of `u32` keys spread over the ranks (sort locally, split by global
 //! splitters, exchange the sorted runs, merge them):
 //!
-//! 1. **Local sort.** Each rank sorts its own keys with our onesweep radix sort.
-//! 2. **Splitters**, at the same time on the communicator's stream: a histogram of every rank's
-//!    keys in [`HISTOGRAM_BINS`] even bins over all of `u32`, summed over the ranks (one
-//!    all_reduce). Every rank reads the same global histogram, so all pick the same splitters:
-//!    the bin edges nearest the quantiles of the key count. Where such a bin holds too many keys
-//!    (skewed keys), it is histogrammed again on its own range, down to single values if need
-//!    be. There are `P·C − 1` of them: rank `r` gets the keys between splitters `r·C` and
+//! 1. **Local sort.** Each rank sorts its own keys with our onesweep radix sort, alone on the
+//!    GPU (a histogram of the keys for the splitters, run beside it, cost the sort about as
+//!    much time as it took: the sort is bound by the same memory system).
+//! 2. **Splitters**, counted in the sorted keys: for [`SPLITTER_BINS`] even bins over all of
+//!    `u32`, a binary search of every bin edge ([`Algorithms::lower_bound`]) gives how many of
+//!    a rank's keys lie below it; one all_reduce sums those counts over the ranks. Every rank
+//!    reads the same global counts, so all pick the same splitters: the edges nearest the
+//!    quantiles of the key count. Where a bin holds too many keys (skewed keys), its own range
+//!    is counted again in [`SPLITTER_BINS`] bins, down to single values if need be. No key is
+//!    read twice: a level costs a few thousand binary searches and an all_reduce of 32 KiB.
+//!    There are `P·C − 1` splitters: rank `r` gets the keys between splitters `r·C` and
 //!    `(r + 1)·C`, in `C` chunks.
-//! 3. **Boundaries.** A binary search of the splitters in the sorted keys ([`Algorithms::
-//!    lower_bound`]) cuts them into `P·C` contiguous runs, one per (rank, chunk); the run lengths
-//!    are all-gathered, so every rank knows what it will receive and where it goes.
+//! 3. **Boundaries.** Where the splitters fall in the sorted keys is known from the counts
+//!    (each splitter is a bin edge that was searched); those positions cut the keys into
+//!    `P·C` contiguous runs, one per (rank, chunk), and are all-gathered, so every rank knows
+//!    what it will receive and where it goes.
 //! 4. **Exchange and merge.** Every rank sends each other rank its run (NCCL's grouped
 //!    send/recv, the all-to-all of uneven parts); its own run stays where it is. Once the runs
 //!    have arrived they are merged ([`Algorithms::merge`], a tree of two-way merges for more
@@ -33,27 +38,28 @@ use std::time::Instant;
 
 use gpu_algorithms::{Algorithms, SortTemp};
 use gpu_distributed::{Communicator, Group, ReduceOp, Result};
-use gpu_host::{DeviceBuffer, Stream};
+use gpu_host::{DeviceBuffer, DeviceCopy, Stream};
 
-/// Bins of the splitter histogram (16 KiB of counts: they fit in shared memory).
-pub const HISTOGRAM_BINS: usize = 4096;
+/// Bins per level of the splitter search: each level counts the keys below `SPLITTER_BINS + 1`
+/// bin edges.
+pub const SPLITTER_BINS: usize = 4096;
 
 /// Where a distributed sort spent its time on this rank (host clock).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SortPhases {
-    /// Histograms and their all_reduces (while the local sort runs).
+    /// The splitter search after the local sort: binary searches of the bin edges and their
+    /// all_reduces, one per level.
     pub splitters_ms: f64,
-    /// From the start until the local sort and the boundaries are done (includes the splitters,
-    /// which overlap the sort).
+    /// Levels of the splitter search (1 unless the keys are skewed).
+    pub splitter_levels: usize,
+    /// From the start until the local sort, the splitters and the boundaries are done.
     pub local_sort_ms: f64,
     /// The exchange of the runs and their merge, from the boundaries to the sorted output.
     pub exchange_merge_ms: f64,
     /// Of which the transfers took this long on the device (from the first chunk's group to
     /// the last one's end, on the communicator's stream).
     pub transfer_ms: f64,
-    /// The local radix sort on the device (events around it on its stream), while the
-    /// splitters' histograms run beside it: compared with the same sort alone, what sharing
-    /// the GPU with them costs.
+    /// The local radix sort on the device (events around it on its stream).
     pub sort_ms: f64,
     /// The merges on the device (from the first merge's start to the last one's end).
     pub merge_ms: f64,
@@ -67,8 +73,11 @@ pub struct SortPhases {
 pub struct DistributedSort {
     /// Chunks of the exchange per rank (0 or 1: one exchange, then one merge).
     chunks: usize,
-    /// Per distinct histogram range: counts.
-    histograms: Vec<DeviceBuffer<u32>>,
+    /// The bin edges searched at one level of the splitter search, and the keys below each:
+    /// this rank's, then all ranks'.
+    edges: Option<DeviceBuffer<u32>>,
+    below: Option<DeviceBuffer<u64>>,
+    below_all: Option<DeviceBuffer<u64>>,
     /// This rank's keys, sorted.
     local: Option<DeviceBuffer<u32>>,
     /// Per chunk: the runs received from the other ranks, in rank order.
@@ -83,13 +92,13 @@ pub struct DistributedSort {
 }
 
 /// `slot`, reallocated unless it holds at least `len` elements (exactly `len` if `exact`).
-fn reuse<'s>(
-    slot: &'s mut Option<DeviceBuffer<u32>>,
+fn reuse<'s, T: DeviceCopy>(
+    slot: &'s mut Option<DeviceBuffer<T>>,
     comm: &Communicator,
     len: usize,
     exact: bool,
-) -> Result<&'s mut DeviceBuffer<u32>> {
-    let fits = |b: &DeviceBuffer<u32>| {
+) -> Result<&'s mut DeviceBuffer<T>> {
+    let fits = |b: &DeviceBuffer<T>| {
         if exact {
             b.len() == len
         } else {
@@ -167,30 +176,25 @@ impl DistributedSort {
         }
         let work = self.work.clone().expect("just made");
 
-        // 1. Local sort, on the work stream.
+        // 1. Local sort, on the work stream (alone on the GPU).
         let n = keys.len();
         let local = reuse(&mut self.local, comm, n, true)?;
         let sort_start = work.record_event()?;
         algos.sort_keys_with_temp(&work, keys, local, 0..32, &mut self.temp)?;
         let sort_end = work.record_event()?;
-
-        // 2. Splitters, meanwhile on the communicator's stream (from the unsorted keys: the
-        //    same multiset, and a histogram of sorted keys would pile up atomics on one bin).
         let total = total_keys(comm, n)?;
         let chunks = self.chunks.max(1);
         phases.chunks = chunks;
         let parts = size * chunks;
-        let splitters = self.splitters(comm, algos, keys, total, parts)?;
-        phases.splitters_ms = lap(clock);
 
-        // 3. Boundaries of the P·C runs in the sorted keys, all-gathered.
+        // 2. Splitters, counted in the sorted keys; 3. where they fall in them.
+        let splitters_clock = Instant::now();
+        let (levels, positions) = self.splitters(comm, algos, &work, total, parts)?;
+        phases.splitters_ms = lap(splitters_clock);
+        phases.splitter_levels = levels;
         let local = self.local.as_ref().expect("filled above");
-        let queries = gpu.to_device(&splitters)?;
-        let mut found = gpu.alloc_zeroed::<u64>(splitters.len().max(1))?;
-        algos.lower_bound(&work, local, 0..n, &queries, &mut found)?;
-        work.synchronize()?;
         let mut bounds = vec![0u64];
-        bounds.extend(&found.to_vec()?[..splitters.len()]);
+        bounds.extend(&positions);
         bounds.push(n as u64);
         let mine = gpu.to_device(&bounds)?;
         let mut all = gpu.alloc_zeroed::<u64>(size * (parts + 1))?;
@@ -259,26 +263,29 @@ impl DistributedSort {
         Ok((self.sorted.as_ref().expect("filled above"), phases))
     }
 
-    /// The `parts − 1` splitters, the same on every rank: histograms of all ranks' keys (summed
-    /// by all_reduce) in [`HISTOGRAM_BINS`] even bins, first over all of `u32`, then, for a
-    /// splitter whose quantile falls in a bin holding more than `1/REFINE_SHARE` of a part,
-    /// over that bin alone (at most 3 levels: 4096³ ≥ 2³²). Splitters searching the same range
-    /// share its histogram; uniform keys need one.
+    /// The `parts − 1` splitters, the same on every rank, searched in the sorted keys
+    /// (`self.local`, sorted on `work`): per level, every rank counts its keys below the edges of
+    /// [`SPLITTER_BINS`] even bins of each range still searched (binary searches), and an
+    /// all_reduce sums the counts. The first level's range is all of `u32`; a splitter whose
+    /// quantile falls in a bin holding more than `1/REFINE_SHARE` of a part searches that bin
+    /// alone at the next level (at most 3 levels: 4096³ ≥ 2³²). Splitters searching the same
+    /// range share its edges; uniform keys need one level. Returns the number of levels and,
+    /// per splitter, how many of this rank's keys lie below it.
     fn splitters(
         &mut self,
         comm: &Communicator,
         algos: &Algorithms,
-        keys: &DeviceBuffer<u32>,
+        work: &Stream,
         total: u64,
         parts: usize,
-    ) -> Result<Vec<u32>> {
-        let stream = comm.stream();
-        // Per splitter: the bin range [lo, hi) searched, the keys known below lo, the answer.
+    ) -> Result<(usize, Vec<u64>)> {
+        // Per splitter: the bin range [lo, hi) searched, the keys (all ranks) below lo, and once
+        // found, its value and this rank's keys below it.
         struct Search {
             lo: u32,
             hi: u32,
             below: u64,
-            found: Option<u32>,
+            found: Option<u64>,
         }
         let mut searches: Vec<Search> = (1..parts)
             .map(|_| Search {
@@ -289,9 +296,11 @@ impl DistributedSort {
             })
             .collect();
         let slack = total / (parts as u64 * REFINE_SHARE);
+        let edges_per_range = SPLITTER_BINS + 1;
+        let mut levels = 0;
         for _level in 0..3 {
             // The distinct ranges still searched (the same on every rank: they come from the
-            // global histograms).
+            // global counts).
             let mut ranges: Vec<(u32, u32)> = searches
                 .iter()
                 .filter(|s| s.found.is_none())
@@ -302,49 +311,80 @@ impl DistributedSort {
             if ranges.is_empty() {
                 break;
             }
-            for (i, &(lo, hi)) in ranges.iter().enumerate() {
-                reuse_at(&mut self.histograms, i, comm, HISTOGRAM_BINS, true)?;
-                if keys.is_empty() || lo >= hi {
-                    self.histograms[i].copy_from_host(&[0u32; HISTOGRAM_BINS])?;
-                } else {
-                    algos.histogram_even(stream, keys, lo, hi, &mut self.histograms[i])?;
-                }
-            }
-            let mut group = Group::new();
-            for counts in self.histograms.iter_mut().take(ranges.len()) {
-                group.all_reduce_in_place(comm, counts, ReduceOp::Sum)?;
-            }
-            group.run()?;
-            comm.synchronize()?;
-            let counts: Vec<Vec<u32>> = self.histograms[..ranges.len()]
+            levels += 1;
+            let edges: Vec<u32> = ranges
                 .iter()
-                .map(|h| h.to_vec())
-                .collect::<gpu_host::Result<_>>()?;
+                .flat_map(|&(lo, hi)| {
+                    (0..edges_per_range as u64)
+                        .map(move |b| bin_edge(lo, hi, SPLITTER_BINS as u64, b))
+                })
+                .collect();
+            let queries = reuse(&mut self.edges, comm, edges.len(), true)?;
+            queries.copy_from_host(&edges)?;
+            let below = reuse(&mut self.below, comm, edges.len(), true)?;
+            let local = self.local.as_ref().expect("sorted before the search");
+            algos.lower_bound(work, local, 0..local.len(), queries, below)?;
+            comm.stream().wait_event(&work.record_event()?)?;
+            let below_all = reuse(&mut self.below_all, comm, edges.len(), true)?;
+            comm.all_reduce(below, below_all, ReduceOp::Sum)?;
+            comm.synchronize()?;
+            let mine = below.to_vec()?;
+            let everyone = below_all.to_vec()?;
             for (q, s) in searches.iter_mut().enumerate() {
                 if s.found.is_some() {
                     continue;
                 }
                 let i = ranges.binary_search(&(s.lo, s.hi)).expect("listed above");
+                let at = i * edges_per_range..(i + 1) * edges_per_range;
+                // Keys (all ranks) from lo up to each edge.
+                let cumulative: Vec<u64> = everyone[at.clone()]
+                    .iter()
+                    .map(|&c| c - everyone[at.start])
+                    .collect();
                 let target = (total * (q as u64 + 1) / parts as u64).saturating_sub(s.below);
-                let pick = pick_edge(&counts[i], target);
-                let width = (s.hi as u64 - s.lo as u64).div_ceil(HISTOGRAM_BINS as u64);
-                let edge = |b: u64| bin_edge(s.lo, s.hi, HISTOGRAM_BINS as u64, b);
+                let pick = pick_edge_cumulative(&cumulative, target);
+                let width = (s.hi as u64 - s.lo as u64).div_ceil(SPLITTER_BINS as u64);
                 if pick.distance <= slack || width <= 1 || s.lo >= s.hi {
-                    s.found = Some(edge(pick.edge));
+                    s.found = Some(mine[at.start + pick.edge as usize]);
                 } else {
                     // The target lies inside bin `crossing`: search it alone.
                     let b = pick.crossing;
                     s.below += pick.cumulative_below_crossing;
-                    (s.lo, s.hi) = (edge(b), edge(b + 1));
+                    (s.lo, s.hi) = (
+                        bin_edge(s.lo, s.hi, SPLITTER_BINS as u64, b),
+                        bin_edge(s.lo, s.hi, SPLITTER_BINS as u64, b + 1),
+                    );
                 }
             }
         }
-        let mut out: Vec<u32> = searches.iter().map(|s| s.found.unwrap_or(s.lo)).collect();
+        // A search still open after three levels has narrowed to one value: its range start.
+        let local = self.local.as_ref().expect("sorted before the search");
+        let open: Vec<u32> = searches
+            .iter()
+            .filter(|s| s.found.is_none())
+            .map(|s| s.lo)
+            .collect();
+        let mut open_below = Vec::new();
+        if !open.is_empty() {
+            let queries = comm.gpu().to_device(&open)?;
+            let mut below = comm.gpu().alloc_zeroed::<u64>(open.len())?;
+            algos.lower_bound(work, local, 0..local.len(), &queries, &mut below)?;
+            work.synchronize()?;
+            open_below = below.to_vec()?;
+        }
+        let mut open_below = open_below.into_iter();
+        let mut out: Vec<u64> = searches
+            .iter()
+            .map(|s| {
+                s.found
+                    .unwrap_or_else(|| open_below.next().expect("one per open search"))
+            })
+            .collect();
         // Non-decreasing (refinements of neighbouring quantiles are independent).
         for i in 1..out.len() {
             out[i] = out[i].max(out[i - 1]);
         }
-        Ok(out)
+        Ok((levels, out))
     }
 }
 
@@ -460,10 +500,15 @@ fn pick_edge(counts: &[u32], target: u64) -> Pick {
         sum += c as u64;
         cumulative.push(sum);
     }
+    pick_edge_cumulative(&cumulative, target)
+}
+
+/// [`pick_edge`] given the cumulative counts at the bin edges (`cumulative[0] = 0`, one more
+/// entry than bins).
+fn pick_edge_cumulative(cumulative: &[u64], target: u64) -> Pick {
+    let bins = cumulative.len() - 1;
     // The first edge at or past the target; the one before may be nearer.
-    let b = cumulative
-        .partition_point(|&c| c < target)
-        .min(counts.len());
+    let b = cumulative.partition_point(|&c| c < target).min(bins);
     let below = b.saturating_sub(1);
     let (edge, distance) = if b > 0 && target - cumulative[below] < cumulative[b].abs_diff(target) {
         (below, target - cumulative[below])
@@ -480,8 +525,9 @@ fn pick_edge(counts: &[u32], target: u64) -> Pick {
 
 /// The `parts − 1` splitters from one histogram (even bins over `[lo, hi)`): for each quantile
 /// `q/parts` of the counted keys, the bin edge whose cumulative count is nearest to it. Part
-/// `q` is then `splitter[q-1] <= key < splitter[q]`. Non-decreasing. (The sort refines these
-/// with finer histograms where a bin is too coarse.)
+/// `q` is then `splitter[q-1] <= key < splitter[q]`. Non-decreasing. This is the rule the sort
+/// applies at each level of its search, to the keys counted below each bin edge (and it
+/// searches a bin again, in finer bins, where the bin is too coarse).
 pub fn splitters_from_histogram(counts: &[u32], lo: u32, hi: u32, parts: usize) -> Vec<u32> {
     let total: u64 = counts.iter().map(|&c| c as u64).sum();
     (1..parts as u64)

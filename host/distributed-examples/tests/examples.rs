@@ -81,8 +81,8 @@ fn distributed_sort_matches_one_sort() {
         &sims(3),
         &[skewed[..2000].to_vec(), Vec::new(), skewed[2000..].to_vec()],
     );
-    // Keys in a narrow range (1000 values, 4 of each): the first histogram puts them all in
-    // one bin; refined ones split them evenly.
+    // Keys in a narrow range (1000 values, 4 of each): the first level's bins put them all in
+    // one bin; the next level's split them evenly.
     let narrow: Vec<u32> = (0..4000u32).map(|i| 5_000_000 + i * 7919 % 1000).collect();
     let sizes = check_sort(
         &sims(2),

@@ -31,10 +31,10 @@ pub fn merge_partition<T: DeviceCopy + PartialOrd>(
 /// The stable merge of `a[a_begin..a_end]` and `b[b_begin..b_end]` into
 /// `out[out_begin..]`, given `merge_partition`'s `splits`; see [`gpu::device::merge`]. Launch
 /// [`MERGE_BLOCK`](gpu::device::MERGE_BLOCK) threads per block, one block per
-/// `merge_tile::<T>()` outputs. Registers are capped so that three blocks share an SM (at
-/// most 80 a thread; ptxas fits it without spilling) for more loads in flight.
+/// `merge_tile::<T>()` outputs. Registers are capped so that four blocks share an SM (at
+/// most 64 a thread; ptxas fits it without spilling) for more loads in flight.
 #[allow(clippy::too_many_arguments)]
-#[kernel(launch_bounds(256, 3), instances(u32, i32, u64, i64))]
+#[kernel(launch_bounds(256, 4), instances(u32, i32, u64, i64))]
 pub fn merge<T: DeviceCopy + PartialOrd>(
     a: &[T],
     a_begin: u64,

@@ -149,9 +149,9 @@ fn report(o: &Outcome) -> ExitCode {
     println!("  keys per rank after the exchange: {:?}", c.part_sizes);
     let p = &o.phases;
     println!(
-        "  phases (last run, rank 0): local sort and boundaries {:.2} ms (splitters {:.2} ms of \
-         it, overlapped), exchange and merge {:.2} ms in {} chunk(s)",
-        p.local_sort_ms, p.splitters_ms, p.exchange_merge_ms, p.chunks
+        "  phases (last run, rank 0): local sort, splitters and boundaries {:.2} ms (splitters \
+         {:.2} ms of it, {} level(s)), exchange and merge {:.2} ms in {} chunk(s)",
+        p.local_sort_ms, p.splitters_ms, p.splitter_levels, p.exchange_merge_ms, p.chunks
     );
     println!(
         "  on the device (rank 0): local sort {:.2} ms, transfers {:.2} ms, merges {:.2} ms",
