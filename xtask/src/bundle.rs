@@ -140,6 +140,17 @@ pub fn gpu_bundle(args: &[String], help: &str) -> Result<()> {
             "tests",
         ),
     ] {
+        // With `--only`, stop building once every named binary is in (test binaries come last
+        // and take longest: a bundle of programs skips them).
+        if options.only.as_ref().is_some_and(|only| {
+            only.iter().all(|o| {
+                copied
+                    .iter()
+                    .any(|c: &String| stem(c.rsplit('/').next().unwrap_or("")) == *o)
+            })
+        }) {
+            break;
+        }
         for line in run(args)?.lines() {
             let Some((exe, kinds, harness)) = executable_of(line) else {
                 continue;

@@ -182,28 +182,31 @@ impl DistributedSort {
         let sort_start = work.record_event()?;
         algos.sort_keys_with_temp(&work, keys, local, 0..32, &mut self.temp)?;
         let sort_end = work.record_event()?;
-        let total = total_keys(comm, n)?;
+        let counts = key_counts(comm, n)?;
+        let total: u64 = counts.iter().sum();
         let chunks = self.chunks.max(1);
         phases.chunks = chunks;
         let parts = size * chunks;
 
-        // 2. Splitters, counted in the sorted keys; 3. where they fall in them.
+        // 2. Splitters, counted in the sorted keys; 3. where they fall in every rank's keys.
+        work.synchronize()?;
         let splitters_clock = Instant::now();
         let (levels, positions) = self.splitters(comm, algos, &work, total, parts)?;
         phases.splitters_ms = lap(splitters_clock);
         phases.splitter_levels = levels;
         let local = self.local.as_ref().expect("filled above");
-        let mut bounds = vec![0u64];
-        bounds.extend(&positions);
-        bounds.push(n as u64);
-        let mine = gpu.to_device(&bounds)?;
-        let mut all = gpu.alloc_zeroed::<u64>(size * (parts + 1))?;
-        comm.all_gather(&mine, &mut all)?;
-        comm.synchronize()?;
-        let all = all.to_vec()?;
+        // all[src]: rank src's run boundaries, 0, its splitter positions, its key count.
+        let all: Vec<Vec<u64>> = (0..size)
+            .map(|src| {
+                let mut b = vec![0u64];
+                b.extend(&positions[src]);
+                b.push(counts[src]);
+                b
+            })
+            .collect();
         // run(src, j) = src's keys of fine part j (part j = rank j / C, chunk j % C).
         let run = |src: usize, j: usize| {
-            let b = &all[src * (parts + 1)..];
+            let b = &all[src];
             b[j] as usize..b[j + 1] as usize
         };
         phases.local_sort_ms = lap(clock);
@@ -266,11 +269,12 @@ impl DistributedSort {
     /// The `parts − 1` splitters, the same on every rank, searched in the sorted keys
     /// (`self.local`, sorted on `work`): per level, every rank counts its keys below the edges of
     /// [`SPLITTER_BINS`] even bins of each range still searched (binary searches), and an
-    /// all_reduce sums the counts. The first level's range is all of `u32`; a splitter whose
-    /// quantile falls in a bin holding more than `1/REFINE_SHARE` of a part searches that bin
-    /// alone at the next level (at most 3 levels: 4096³ ≥ 2³²). Splitters searching the same
-    /// range share its edges; uniform keys need one level. Returns the number of levels and,
-    /// per splitter, how many of this rank's keys lie below it.
+    /// all_gather gives every rank everyone's counts (their sums place the quantiles; each
+    /// rank's own tell where a splitter falls in its keys). The first level's range is all of
+    /// `u32`; a splitter whose quantile falls in a bin holding more than `1/REFINE_SHARE` of a
+    /// part searches that bin alone at the next level (at most 3 levels: 4096³ ≥ 2³²).
+    /// Splitters searching the same range share its edges; uniform keys need one level. Returns
+    /// the number of levels and, per rank, how many of its keys lie below each splitter.
     fn splitters(
         &mut self,
         comm: &Communicator,
@@ -278,14 +282,15 @@ impl DistributedSort {
         work: &Stream,
         total: u64,
         parts: usize,
-    ) -> Result<(usize, Vec<u64>)> {
+    ) -> Result<(usize, Vec<Vec<u64>>)> {
+        let size = comm.size();
         // Per splitter: the bin range [lo, hi) searched, the keys (all ranks) below lo, and once
-        // found, its value and this rank's keys below it.
+        // found, every rank's keys below it.
         struct Search {
             lo: u32,
             hi: u32,
             below: u64,
-            found: Option<u64>,
+            found: Option<Vec<u64>>,
         }
         let mut searches: Vec<Search> = (1..parts)
             .map(|_| Search {
@@ -298,6 +303,24 @@ impl DistributedSort {
         let slack = total / (parts as u64 * REFINE_SHARE);
         let edges_per_range = SPLITTER_BINS + 1;
         let mut levels = 0;
+        // Every rank's keys below each of `values` (one search and one all_gather): `[rank]
+        // [value]`.
+        let mut count_below = |values: &[u32]| -> Result<Vec<Vec<u64>>> {
+            let queries = reuse(&mut self.edges, comm, values.len(), true)?;
+            queries.copy_from_host(values)?;
+            let below = reuse(&mut self.below, comm, values.len(), true)?;
+            let local = self.local.as_ref().expect("sorted before the search");
+            algos.lower_bound(work, local, 0..local.len(), queries, below)?;
+            comm.stream().wait_event(&work.record_event()?)?;
+            let below_all = reuse(&mut self.below_all, comm, values.len() * size, true)?;
+            comm.all_gather(below, below_all)?;
+            comm.synchronize()?;
+            Ok(below_all
+                .to_vec()?
+                .chunks(values.len())
+                .map(<[u64]>::to_vec)
+                .collect())
+        };
         for _level in 0..3 {
             // The distinct ranges still searched (the same on every rank: they come from the
             // global counts).
@@ -319,17 +342,10 @@ impl DistributedSort {
                         .map(move |b| bin_edge(lo, hi, SPLITTER_BINS as u64, b))
                 })
                 .collect();
-            let queries = reuse(&mut self.edges, comm, edges.len(), true)?;
-            queries.copy_from_host(&edges)?;
-            let below = reuse(&mut self.below, comm, edges.len(), true)?;
-            let local = self.local.as_ref().expect("sorted before the search");
-            algos.lower_bound(work, local, 0..local.len(), queries, below)?;
-            comm.stream().wait_event(&work.record_event()?)?;
-            let below_all = reuse(&mut self.below_all, comm, edges.len(), true)?;
-            comm.all_reduce(below, below_all, ReduceOp::Sum)?;
-            comm.synchronize()?;
-            let mine = below.to_vec()?;
-            let everyone = below_all.to_vec()?;
+            let by_rank = count_below(&edges)?;
+            let everyone: Vec<u64> = (0..edges.len())
+                .map(|e| by_rank.iter().map(|r| r[e]).sum())
+                .collect();
             for (q, s) in searches.iter_mut().enumerate() {
                 if s.found.is_some() {
                     continue;
@@ -345,7 +361,8 @@ impl DistributedSort {
                 let pick = pick_edge_cumulative(&cumulative, target);
                 let width = (s.hi as u64 - s.lo as u64).div_ceil(SPLITTER_BINS as u64);
                 if pick.distance <= slack || width <= 1 || s.lo >= s.hi {
-                    s.found = Some(mine[at.start + pick.edge as usize]);
+                    let e = at.start + pick.edge as usize;
+                    s.found = Some(by_rank.iter().map(|r| r[e]).collect());
                 } else {
                     // The target lies inside bin `crossing`: search it alone.
                     let b = pick.crossing;
@@ -358,42 +375,48 @@ impl DistributedSort {
             }
         }
         // A search still open after three levels has narrowed to one value: its range start.
-        let local = self.local.as_ref().expect("sorted before the search");
         let open: Vec<u32> = searches
             .iter()
             .filter(|s| s.found.is_none())
             .map(|s| s.lo)
             .collect();
-        let mut open_below = Vec::new();
         if !open.is_empty() {
-            let queries = comm.gpu().to_device(&open)?;
-            let mut below = comm.gpu().alloc_zeroed::<u64>(open.len())?;
-            algos.lower_bound(work, local, 0..local.len(), &queries, &mut below)?;
-            work.synchronize()?;
-            open_below = below.to_vec()?;
+            let by_rank = count_below(&open)?;
+            for (k, s) in searches
+                .iter_mut()
+                .filter(|s| s.found.is_none())
+                .enumerate()
+            {
+                s.found = Some(by_rank.iter().map(|r| r[k]).collect());
+            }
         }
-        let mut open_below = open_below.into_iter();
-        let mut out: Vec<u64> = searches
-            .iter()
-            .map(|s| {
-                s.found
-                    .unwrap_or_else(|| open_below.next().expect("one per open search"))
+        // out[rank][q]; non-decreasing in q (refinements of neighbouring quantiles are
+        // independent; a position is monotone in the splitter, so this equals taking the
+        // larger splitter, the same on every rank).
+        let mut out: Vec<Vec<u64>> = (0..size)
+            .map(|r| {
+                searches
+                    .iter()
+                    .map(|s| s.found.as_ref().expect("every search found")[r])
+                    .collect()
             })
             .collect();
-        // Non-decreasing (refinements of neighbouring quantiles are independent).
-        for i in 1..out.len() {
-            out[i] = out[i].max(out[i - 1]);
+        for row in &mut out {
+            for q in 1..row.len() {
+                row[q] = row[q].max(row[q - 1]);
+            }
         }
         Ok((levels, out))
     }
 }
 
-/// The keys of all ranks together (one all_reduce).
-fn total_keys(comm: &Communicator, n: usize) -> Result<u64> {
-    let mut total = comm.gpu().to_device(&[n as u64])?;
-    comm.all_reduce_in_place(&mut total, ReduceOp::Sum)?;
+/// Every rank's number of keys (one all_gather).
+fn key_counts(comm: &Communicator, n: usize) -> Result<Vec<u64>> {
+    let mine = comm.gpu().to_device(&[n as u64])?;
+    let mut all = comm.gpu().alloc_zeroed::<u64>(comm.size())?;
+    comm.all_gather(&mine, &mut all)?;
     comm.synchronize()?;
-    Ok(total.to_vec()?[0])
+    Ok(all.to_vec()?)
 }
 
 /// Merges the ascending `runs` into `out[at ..]` on `stream`: one merge for two runs, a tree of
