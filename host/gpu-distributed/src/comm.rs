@@ -38,6 +38,11 @@ pub struct CommOptions {
     /// thread that aborts them when a call blocks past the timeout or a rank fails.
     /// Default: `$GPU_DIST_NONBLOCKING` is `1`.
     pub non_blocking: bool,
+    /// Queue collectives on a high-priority stream of the communicator's own
+    /// ([`Gpu::new_high_priority_stream`]) instead of the device's default stream, so that
+    /// transfers get SMs ahead of long kernels running beside them on other streams.
+    /// Default: `$GPU_DIST_HIGH_PRIORITY` is `1`.
+    pub high_priority_stream: bool,
 }
 
 impl Default for CommOptions {
@@ -51,6 +56,8 @@ impl Default for CommOptions {
             timeout: Duration::from_secs_f64(secs),
             check_calls: true,
             non_blocking: std::env::var("GPU_DIST_NONBLOCKING").is_ok_and(|v| v.trim() == "1"),
+            high_priority_stream: std::env::var("GPU_DIST_HIGH_PRIORITY")
+                .is_ok_and(|v| v.trim() == "1"),
         }
     }
 }
@@ -318,6 +325,16 @@ fn install_panic_hook(link: &Arc<dyn Link>) {
     });
 }
 
+/// The stream a new communicator queues on: the device's default stream, or a high-priority
+/// stream of its own ([`CommOptions::high_priority_stream`]).
+fn comm_stream(gpu: &Gpu, options: &CommOptions) -> Result<Stream> {
+    Ok(if options.high_priority_stream {
+        gpu.new_high_priority_stream()?
+    } else {
+        gpu.default_stream().clone()
+    })
+}
+
 impl Communicator {
     /// One communicator per device of `gpus`, all in this process (rank `i` on `gpus[i]`), on
     /// each device's default stream. GPUs get NCCL communicators; simulated devices
@@ -351,14 +368,19 @@ impl Communicator {
             }
         }
         let hub = Hub::new(n);
+        let streams = gpus
+            .iter()
+            .map(|gpu| comm_stream(gpu, &options))
+            .collect::<Result<Vec<_>>>()?;
         let mut comms: Vec<Communicator> = gpus
             .iter()
+            .zip(streams)
             .enumerate()
-            .map(|(rank, gpu)| Communicator {
+            .map(|(rank, (gpu, stream))| Communicator {
                 rank,
                 size: n,
                 gpu: gpu.clone(),
-                stream: gpu.default_stream().clone(),
+                stream,
                 link: Arc::new(LocalLink {
                     hub: hub.clone(),
                     rank,
@@ -484,7 +506,7 @@ impl Communicator {
             rank,
             size,
             gpu: gpu.clone(),
-            stream: gpu.default_stream().clone(),
+            stream: comm_stream(gpu, &options)?,
             link,
             nccl: None,
             options,
@@ -588,9 +610,43 @@ impl Communicator {
         &self.gpu
     }
 
-    /// The stream collectives are queued on (the device's default stream).
+    /// The stream collectives are queued on (the device's default stream unless
+    /// [`Communicator::set_stream`] chose another).
     pub fn stream(&self) -> &Stream {
         &self.stream
+    }
+
+    /// Queues later collectives and transfers on `stream`, a stream of this communicator's
+    /// device: e.g. one from [`Gpu::new_high_priority_stream`], so that a transfer overlapping
+    /// a long kernel gets SMs ahead of it. Buffers stay ordered across the change (every call
+    /// orders its buffers' earlier uses on other streams before it). Errors: a stream of
+    /// another device.
+    pub fn set_stream(&mut self, stream: Stream) -> Result<()> {
+        if stream.is_simulator() != self.gpu.is_simulator()
+            || stream.device_ordinal() != self.gpu.ordinal()
+        {
+            return Err(Error::Argument {
+                rank: self.rank,
+                operation: "set_stream".to_string(),
+                message: format!(
+                    "the stream belongs to {} device {}, the communicator to {} device {}",
+                    if stream.is_simulator() {
+                        "simulated"
+                    } else {
+                        "GPU"
+                    },
+                    stream.device_ordinal(),
+                    if self.gpu.is_simulator() {
+                        "simulated"
+                    } else {
+                        "GPU"
+                    },
+                    self.gpu.ordinal()
+                ),
+            });
+        }
+        self.stream = stream;
+        Ok(())
     }
 
     /// The options this communicator was made with.

@@ -178,6 +178,51 @@ fn one_thread_drives_every_device_in_groups() {
 }
 
 #[test]
+fn collectives_run_on_a_stream_of_the_callers_choice() {
+    let check = |gpus: &[Gpu]| {
+        // A high-priority stream of each communicator's own, from the options.
+        let opts = CommOptions {
+            high_priority_stream: true,
+            ..CommOptions::default()
+        };
+        let comms = Communicator::for_devices_with(gpus, opts).unwrap();
+        for c in &comms {
+            assert!(!c.stream().same_as(c.gpu().default_stream()));
+        }
+        let mut bufs: Vec<_> = comms
+            .iter()
+            .map(|c| c.gpu().to_device(&[c.rank() as u32 + 1; 5]).unwrap())
+            .collect();
+        let mut g = Group::new();
+        for (c, b) in comms.iter().zip(bufs.iter_mut()) {
+            g.all_reduce_in_place(c, b, ReduceOp::Sum).unwrap();
+        }
+        g.run().unwrap();
+        for (c, b) in comms.iter().zip(&bufs) {
+            c.synchronize().unwrap();
+            assert_eq!(b.to_vec().unwrap(), [3; 5]);
+        }
+        // set_stream takes a stream of the communicator's device only.
+        let mut comms = comms;
+        let other = comms[1].gpu().new_stream().unwrap();
+        let e = comms[0].set_stream(other).unwrap_err();
+        assert!(
+            matches!(e, Error::Argument { rank: 0, .. }) && e.to_string().contains("device"),
+            "{e}"
+        );
+        let own = comms[0].gpu().new_stream().unwrap();
+        comms[0].set_stream(own.clone()).unwrap();
+        assert!(comms[0].stream().same_as(&own));
+    };
+    check(&sims(2));
+    if let Some(gpus) = gpus_or_skip("collectives_run_on_a_stream_of_the_callers_choice") {
+        if gpus.len() >= 2 {
+            check(&gpus[..2]);
+        }
+    }
+}
+
+#[test]
 fn mismatched_lengths_fail_every_rank() {
     let opts = Duration::from_secs(20);
     let start = Instant::now();

@@ -573,6 +573,37 @@ impl Gpu {
         Ok(Stream::from_cuda(s, self.epoch.clone()))
     }
 
+    /// Creates a new independent (non-blocking) stream whose kernels the GPU schedules ahead
+    /// of those of normal streams ([`Gpu::new_stream`], the default stream) whenever both have
+    /// blocks waiting for an SM: for short work that must not queue behind a long kernel
+    /// running beside it (e.g. a transfer overlapping a merge). Blocks already running are not
+    /// preempted. On a device without stream priorities, and on the simulator, it is a normal
+    /// stream.
+    pub fn new_high_priority_stream(&self) -> Result<Stream> {
+        let what = || {
+            format!(
+                "creating a high-priority stream on device {}",
+                self.ordinal()
+            )
+        };
+        self.check(what)?;
+        let ctx = match &self.backend {
+            Backend::Cuda(ctx) => ctx,
+            Backend::Sim { ordinal } => return Ok(Stream::new_sim(*ordinal, self.epoch.clone())),
+        };
+        if !ctx.is_in_multi_stream_mode() {
+            self.synchronize()?;
+        }
+        ctx.bind_to_thread().map_err(self.epoch.driver(what))?;
+        // Numerically lower is higher: (least, greatest), e.g. (0, -5).
+        let (_, greatest) = cudarc::driver::result::stream::get_priority_range()
+            .map_err(self.epoch.driver(what))?;
+        let s = ctx
+            .new_stream_with_priority(greatest)
+            .map_err(self.epoch.driver(what))?;
+        Ok(Stream::from_cuda(s, self.epoch.clone()))
+    }
+
     /// A stream that another library created on this device (torch's current stream,
     /// `torch.cuda.current_stream().cuda_stream`; a CuPy stream's `ptr`), by its raw
     /// `CUstream` handle, so that work submitted here is ordered with that library's work on

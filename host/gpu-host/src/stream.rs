@@ -115,6 +115,14 @@ impl Stream {
         matches!(&*self.inner, StreamInner::Sim(_))
     }
 
+    /// The ordinal of the device this stream belongs to (a GPU's, or a simulated device's).
+    pub fn device_ordinal(&self) -> usize {
+        match &*self.inner {
+            StreamInner::Cuda(s) => s.context().ordinal(),
+            StreamInner::Sim(s) => s.ordinal,
+        }
+    }
+
     /// A number identifying this stream among the live streams of the process (e.g. to key a
     /// per-stream cache): the CUDA stream handle, or the simulator stream's address.
     pub fn id(&self) -> usize {
