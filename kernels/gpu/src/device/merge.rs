@@ -191,19 +191,19 @@ pub fn merge<T: DeviceCopy + PartialOrd, const ITEMS: usize>(
     // over `ITEMS` is unrolled in the source: rolled, LLVM indexes the register arrays
     // dynamically (a select over all of them per access).
     let (a_part, b_part) = (&a[a0..a1], &b[b0..b0 + nb]);
-    let mut loaded = [a_part.first().copied().unwrap_or_else(|| b_part[0]); ITEMS];
+    // Slot `j` of the tile reads `a_part[j]` below `na`, else `b_part[j - na]`: one address
+    // select and one load per item (no branch around each load).
+    let (a_base, b_base) = (a_part.as_ptr(), b_part.as_ptr().wrapping_sub(na));
+    // SAFETY: `T: DeviceCopy` is plain data, valid for any bit pattern (zeros included); slots
+    // past the tile's end are never stored.
+    let mut loaded: [T; ITEMS] = [unsafe { core::mem::zeroed() }; ITEMS];
     unroll!(ITEMS, |i| {
         let j = t + i as u32 * bs;
+        let from = if j < na32 { a_base } else { b_base };
         if j < len32 {
-            // SAFETY: `j < na` indexes `a_part` (length `na`), else `j - na < len - na = nb`
-            // indexes `b_part` (length `nb`).
-            loaded[i] = unsafe {
-                if j < na32 {
-                    *a_part.get_unchecked(j as usize)
-                } else {
-                    *b_part.get_unchecked((j - na32) as usize)
-                }
-            };
+            // SAFETY: `j < na` is `a_part[j]`, else `j - na < len - na = nb` is `b_part[j - na]`
+            // (`b_base + j`), inside their slices.
+            loaded[i] = unsafe { from.wrapping_add(j as usize).read() };
         }
     });
     unroll!(ITEMS, |i| {
