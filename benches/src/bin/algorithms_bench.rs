@@ -1,6 +1,6 @@
-//! `algorithms-bench [--peers peers.json] [--quick] [--log2 K,...] [CASE...]`: times the device-wide
-//! algorithms of `gpu-algorithms` with CUDA events over sizes 2^10 … 2^28 and prints a table
-//! against the peers (torch / cupy) timed by `benches/peers/algorithms.py` in the same session:
+//! `algorithms-bench [--peers peers.json] [--quick] [--log2 K,...] [CASE...]`: times the
+//! device-wide algorithms of `gpu-algorithms` with CUDA events over sizes 2^10 … 2^28 (or the
+//! sizes `--log2 20,28` names) and prints a table against the peers (torch / cupy) timed by `benches/peers/algorithms.py` in the same session:
 //!
 //! ```text
 //! case                      size   ours GB/s   peer GB/s  peer            ratio

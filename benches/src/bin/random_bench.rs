@@ -1,5 +1,5 @@
-//! `random-bench [--peers peers.json] [--quick] [--log2 K,...] [CASE...]`: times the random fills of
-//! `gpu-algorithms` (Philox4x32-10) with CUDA events over sizes 2^16 … 2^28 elements and prints
+//! `random-bench [--peers peers.json] [--quick] [--log2 K,...] [CASE...]`: times the random
+//! fills of `gpu-algorithms` (Philox4x32-10) with CUDA events over sizes 2^16 … 2^28 elements and prints
 //! them against a device-to-device copy of the same bytes and the best peer (torch / cupy,
 //! timed by `benches/peers/random.py` in the same session):
 //!
