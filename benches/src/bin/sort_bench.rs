@@ -1,8 +1,8 @@
 //! `sort-bench [--peers sort_peers.json] [--quick] [--log2 K,...] [--check] [CASE...]`:
 //! times `gpu-algorithms`' radix sort with CUDA events over sizes 2^10 … 2^28 and prints, per
 //! case and size, our Gkeys/s, each peer's (torch.sort, cupy.sort, timed by
-//! `benches/peers/sort.py` in the same session) and the ratio peer time / our time (> 1: we are faster). The fastest peer at each size is marked: issue
-//! targets compare with it.
+//! `benches/peers/sort.py` in the same session) and the ratio peer time / our time (> 1: we
+//! are faster). The fastest peer at each size is marked: issue targets compare with it.
 //!
 //! Cases: `sort_keys_u32`, `sort_keys_f32` (keys only; cupy.sort is CUB onesweep SortKeys),
 //! `sort_pairs_u32_u64` (u32 keys with u64 index values: what torch.sort computes, int32 keys
