@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use gpu_distributed::{
     CommOptions, Communicator, DataType, Error, Group, ReduceOp, Rendezvous, run_ranks,
 };
-use gpu_host::Gpu;
+use gpu_host::{DeviceBuffer, Gpu};
 use half::bf16;
 
 fn sims(n: usize) -> Vec<Gpu> {
@@ -163,6 +163,14 @@ fn check_collectives(gpus: &[Gpu]) {
 fn one_thread_drives_every_device_in_groups() {
     let gpus = sims(3);
     let comms = Communicator::for_devices(&gpus).unwrap();
+    for b in &sum_of_ranks(&comms) {
+        assert_eq!(b.to_vec().unwrap(), [6; 5]);
+    }
+}
+
+/// Every rank's `[rank + 1; 5]` summed over the ranks by one group of all_reduces (the
+/// results, one buffer per rank, after the communicators' synchronization).
+fn sum_of_ranks(comms: &[Communicator]) -> Vec<DeviceBuffer<u32>> {
     let mut bufs: Vec<_> = comms
         .iter()
         .map(|c| c.gpu().to_device(&[c.rank() as u32 + 1; 5]).unwrap())
@@ -172,9 +180,10 @@ fn one_thread_drives_every_device_in_groups() {
         g.all_reduce_in_place(c, b, ReduceOp::Sum).unwrap();
     }
     g.run().unwrap();
-    for b in &bufs {
-        assert_eq!(b.to_vec().unwrap(), [6; 5]);
+    for c in comms {
+        c.synchronize().unwrap();
     }
+    bufs
 }
 
 #[test]
@@ -189,17 +198,7 @@ fn collectives_run_on_a_stream_of_the_callers_choice() {
         for c in &comms {
             assert!(!c.stream().same_as(c.gpu().default_stream()));
         }
-        let mut bufs: Vec<_> = comms
-            .iter()
-            .map(|c| c.gpu().to_device(&[c.rank() as u32 + 1; 5]).unwrap())
-            .collect();
-        let mut g = Group::new();
-        for (c, b) in comms.iter().zip(bufs.iter_mut()) {
-            g.all_reduce_in_place(c, b, ReduceOp::Sum).unwrap();
-        }
-        g.run().unwrap();
-        for (c, b) in comms.iter().zip(&bufs) {
-            c.synchronize().unwrap();
+        for b in &sum_of_ranks(&comms) {
             assert_eq!(b.to_vec().unwrap(), [3; 5]);
         }
         // set_stream takes a stream of the communicator's device only.

@@ -560,17 +560,7 @@ impl Gpu {
     /// call waits for all queued work first (`cuCtxSynchronize`): their pending uses are then
     /// finished, and a later use on the new stream cannot race them.
     pub fn new_stream(&self) -> Result<Stream> {
-        let what = || format!("creating a stream on device {}", self.ordinal());
-        self.check(what)?;
-        let ctx = match &self.backend {
-            Backend::Cuda(ctx) => ctx,
-            Backend::Sim { ordinal } => return Ok(Stream::new_sim(*ordinal, self.epoch.clone())),
-        };
-        if !ctx.is_in_multi_stream_mode() {
-            self.synchronize()?;
-        }
-        let s = ctx.new_stream().map_err(self.epoch.driver(what))?;
-        Ok(Stream::from_cuda(s, self.epoch.clone()))
+        self.create_stream(false)
     }
 
     /// Creates a new independent (non-blocking) stream whose kernels the GPU schedules ahead
@@ -580,12 +570,17 @@ impl Gpu {
     /// preempted. On a device without stream priorities, and on the simulator, it is a normal
     /// stream.
     pub fn new_high_priority_stream(&self) -> Result<Stream> {
-        let what = || {
-            format!(
-                "creating a high-priority stream on device {}",
-                self.ordinal()
-            )
+        self.create_stream(true)
+    }
+
+    /// [`Gpu::new_stream`], at the device's greatest priority if `high`.
+    fn create_stream(&self, high: bool) -> Result<Stream> {
+        let kind = if high {
+            "high-priority stream"
+        } else {
+            "stream"
         };
+        let what = || format!("creating a {kind} on device {}", self.ordinal());
         self.check(what)?;
         let ctx = match &self.backend {
             Backend::Cuda(ctx) => ctx,
@@ -594,14 +589,19 @@ impl Gpu {
         if !ctx.is_in_multi_stream_mode() {
             self.synchronize()?;
         }
-        ctx.bind_to_thread().map_err(self.epoch.driver(what))?;
-        // Numerically lower is higher: (least, greatest), e.g. (0, -5).
-        let (_, greatest) = cudarc::driver::result::stream::get_priority_range()
-            .map_err(self.epoch.driver(what))?;
-        let s = ctx
-            .new_stream_with_priority(greatest)
-            .map_err(self.epoch.driver(what))?;
-        Ok(Stream::from_cuda(s, self.epoch.clone()))
+        let s = if high {
+            ctx.bind_to_thread().map_err(self.epoch.driver(what))?;
+            // Numerically lower is higher: (least, greatest), e.g. (0, -5).
+            let (_, greatest) = cudarc::driver::result::stream::get_priority_range()
+                .map_err(self.epoch.driver(what))?;
+            ctx.new_stream_with_priority(greatest)
+        } else {
+            ctx.new_stream()
+        };
+        Ok(Stream::from_cuda(
+            s.map_err(self.epoch.driver(what))?,
+            self.epoch.clone(),
+        ))
     }
 
     /// A stream that another library created on this device (torch's current stream,
