@@ -56,6 +56,17 @@ fn stem(name: &str) -> &str {
     }
 }
 
+/// The names of `only` that no path in `copied` (`dir/name`) carries yet.
+fn not_built<'a>(only: &'a [String], copied: &[String]) -> Vec<&'a String> {
+    only.iter()
+        .filter(|o| {
+            !copied
+                .iter()
+                .any(|c| stem(c.rsplit('/').next().unwrap_or("")) == o.as_str())
+        })
+        .collect()
+}
+
 /// Builds what a GPU machine without Rust needs and copies it to `.gpu/`: the example binaries,
 /// xtask and the benches crate's programs (`.gpu/bin/`), the criterion benchmarks
 /// (`.gpu/bench/`), every release test binary (`.gpu/tests/`), and `.gpu/tests.txt` naming them;
@@ -142,13 +153,11 @@ pub fn gpu_bundle(args: &[String], help: &str) -> Result<()> {
     ] {
         // With `--only`, stop building once every named binary is in (test binaries come last
         // and take longest: a bundle of programs skips them).
-        if options.only.as_ref().is_some_and(|only| {
-            only.iter().all(|o| {
-                copied
-                    .iter()
-                    .any(|c: &String| stem(c.rsplit('/').next().unwrap_or("")) == *o)
-            })
-        }) {
+        if options
+            .only
+            .as_ref()
+            .is_some_and(|only| not_built(only, &copied).is_empty())
+        {
             break;
         }
         for line in run(args)?.lines() {
@@ -180,14 +189,7 @@ pub fn gpu_bundle(args: &[String], help: &str) -> Result<()> {
         }
     }
     if let Some(only) = &options.only {
-        let missing: Vec<&String> = only
-            .iter()
-            .filter(|o| {
-                !copied
-                    .iter()
-                    .any(|c| stem(c.rsplit('/').next().unwrap_or("")) == *o)
-            })
-            .collect();
+        let missing = not_built(only, &copied);
         if !missing.is_empty() {
             return Err(Error::msg(format!(
                 "gpu-bundle: no binary named {missing:?} was built (names are binaries of the \

@@ -6,17 +6,18 @@
 //!    much time as it took: the sort is bound by the same memory system).
 //! 2. **Splitters**, counted in the sorted keys: for [`SPLITTER_BINS`] even bins over all of
 //!    `u32`, a binary search of every bin edge ([`Algorithms::lower_bound`]) gives how many of
-//!    a rank's keys lie below it; one all_reduce sums those counts over the ranks. Every rank
-//!    reads the same global counts, so all pick the same splitters: the edges nearest the
-//!    quantiles of the key count. Where a bin holds too many keys (skewed keys), its own range
+//!    a rank's keys lie below it; one all_gather gives every rank everyone's counts. Every rank
+//!    sums the same counts, so all pick the same splitters: the edges nearest the quantiles of
+//!    the key count. Where a bin holds too many keys (skewed keys), its own range
 //!    is counted again in [`SPLITTER_BINS`] bins, down to single values if need be. No key is
-//!    read twice: a level costs a few thousand binary searches and an all_reduce of 32 KiB.
+//!    read twice: a level costs a few thousand binary searches and an all_gather of 32 KiB a
+//!    rank.
 //!    There are `P·C − 1` splitters: rank `r` gets the keys between splitters `r·C` and
 //!    `(r + 1)·C`, in `C` chunks.
-//! 3. **Boundaries.** Where the splitters fall in the sorted keys is known from the counts
-//!    (each splitter is a bin edge that was searched); those positions cut the keys into
-//!    `P·C` contiguous runs, one per (rank, chunk), and are all-gathered, so every rank knows
-//!    what it will receive and where it goes.
+//! 3. **Boundaries.** Where the splitters fall in every rank's sorted keys is known from the
+//!    gathered counts (each splitter is a bin edge that was searched): those positions cut each
+//!    rank's keys into `P·C` contiguous runs, one per (rank, chunk), so every rank knows what it
+//!    will receive and where it goes without a further collective.
 //! 4. **Exchange and merge.** Every rank sends each other rank its run (NCCL's grouped
 //!    send/recv, the all-to-all of uneven parts); its own run stays where it is. Once the runs
 //!    have arrived they are merged ([`Algorithms::merge`], a tree of two-way merges for more
@@ -47,8 +48,8 @@ pub const SPLITTER_BINS: usize = 4096;
 /// Where a distributed sort spent its time on this rank (host clock).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SortPhases {
-    /// The splitter search after the local sort: binary searches of the bin edges and their
-    /// all_reduces, one per level.
+    /// The splitter search after the local sort: binary searches of the bin edges and the
+    /// all_gathers of their counts, one per level.
     pub splitters_ms: f64,
     /// Levels of the splitter search (1 unless the keys are skewed).
     pub splitter_levels: usize,

@@ -7,6 +7,8 @@
 //! The merge is two launches, as CUB's and ModernGPU's are: [`merge_partition`] finds where the
 //! merge path crosses every tile boundary, then [`merge`] merges one tile per block.
 
+use core::ops::{Add, Div, Sub};
+
 use crate::DeviceCopy;
 use crate::shared_array;
 use crate::slice::DisjointSlice;
@@ -48,62 +50,38 @@ pub const fn merge_splits(total: usize, tile: usize) -> usize {
     total.div_ceil(tile) + 1
 }
 
-/// Index types of [`merge_path`]: `usize` for runs in global memory, `u32` inside a tile
-/// (32-bit arithmetic where the lengths allow it: one instruction per operation, not two).
-pub trait PathIndex:
-    Copy + Ord + core::ops::Add<Output = Self> + core::ops::Sub<Output = Self> + private::Sealed
-{
-    /// One.
-    const ONE: Self;
-    /// `self / 2`.
-    fn half(self) -> Self;
-    /// `self - other`, or zero if `other > self`.
-    fn saturating_sub(self, other: Self) -> Self;
-}
-
-mod private {
-    pub trait Sealed {}
-    impl Sealed for u32 {}
-    impl Sealed for usize {}
-}
-
-macro_rules! path_index {
-    ($($t:ty),*) => { $(
-        impl PathIndex for $t {
-            const ONE: $t = 1;
-            #[inline(always)]
-            fn half(self) -> $t {
-                self / 2
-            }
-            #[inline(always)]
-            fn saturating_sub(self, other: $t) -> $t {
-                <$t>::saturating_sub(self, other)
-            }
-        }
-    )* };
-}
-path_index!(u32, usize);
-
 /// The merge path: how many of the first `diagonal` outputs of the stable merge of `a` and `b`
 /// come from `a` (ties go to `a`). Binary search over the diagonal, `log2(min(a, b))` steps.
+///
+/// `I` is the index type: `usize` for runs in global memory, `u32` inside a tile (32-bit
+/// arithmetic where the lengths allow it: one instruction per operation, not two).
 #[inline(always)]
-pub fn merge_path<T: Copy + PartialOrd, I: PathIndex>(
+pub fn merge_path<T, I>(
     diagonal: I,
     a_len: I,
     b_len: I,
     a: impl Fn(I) -> T,
     b: impl Fn(I) -> T,
-) -> I {
-    let mut lo = diagonal.saturating_sub(b_len);
+) -> I
+where
+    T: Copy + PartialOrd,
+    I: Copy + Ord + From<u8> + Add<Output = I> + Sub<Output = I> + Div<Output = I>,
+{
+    let (zero, one, two) = (I::from(0), I::from(1), I::from(2));
+    let mut lo = if diagonal > b_len {
+        diagonal - b_len
+    } else {
+        zero
+    };
     let mut hi = diagonal.min(a_len);
     while lo < hi {
-        let mid = (lo + hi).half();
+        let mid = (lo + hi) / two;
         // `a[mid]` is among the first `diagonal` outputs iff it does not come after
         // `b[diagonal - 1 - mid]` (ties: `a` first).
-        if b(diagonal - I::ONE - mid) < a(mid) {
+        if b(diagonal - one - mid) < a(mid) {
             hi = mid;
         } else {
-            lo = mid + I::ONE;
+            lo = mid + one;
         }
     }
     lo

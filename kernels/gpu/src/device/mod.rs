@@ -29,8 +29,8 @@ mod transform;
 pub use histogram::{HISTOGRAM_BLOCK, Sample, histogram_even, histogram_even_items};
 pub use lookback::{STATUS_WORDS_PER_TILE, TileStatus};
 pub use merge::{
-    LOWER_BOUND_BLOCK, MERGE_BLOCK, PathIndex, lower_bound, merge, merge_items, merge_partition,
-    merge_path, merge_splits, merge_tile,
+    LOWER_BOUND_BLOCK, MERGE_BLOCK, lower_bound, merge, merge_items, merge_partition, merge_path,
+    merge_splits, merge_tile,
 };
 pub use random::{FILL_BLOCK, random_fill};
 pub use reduce::{REDUCE_BLOCK, reduce, reduce_items};
