@@ -23,6 +23,7 @@
 //! | [`Algorithms::select_if`], [`Algorithms::partition`] | one launch, look-back over counts ([`gpu::device::select`]) | `f32 f64 i32 u32 i64 u64 f16 bf16`, `x <op> threshold` |
 //! | [`Algorithms::histogram_even`] | one launch, shared-memory privatized ([`gpu::device::histogram_even`]) | samples `f32 f64 i32 u32 u8 u16` |
 //! | [`Algorithms::merge`], [`Algorithms::lower_bound`] | merge: two launches (merge path: [`gpu::device::merge_partition`], then [`gpu::device::merge`]); lower bound: one launch, a binary search per query ([`gpu::device::lower_bound`]) | `u32 i32 u64 i64` ([`MergeKey`]) |
+//! | [`Algorithms::pack_spread`], [`Algorithms::pack`], [`Algorithms::unpack`] | one launch each, one thread per group, packed word or key ([`gpu::device::pack`]) | ascending `u32` runs |
 //! | [`Algorithms::fill_uniform`], [`Algorithms::fill_normal`] | one launch, a Philox4x32-10 counter block per 16 bytes ([`gpu::device::random_fill`]) | uniform `u32 f32 f64`, normal `f32 f64` |
 //! | [`Algorithms::convert`] | one launch ([`gpu::device::transform`]) | `f32 ↔ f16`, `f32 ↔ bf16` |
 //! | [`Algorithms::sort_keys`], [`Algorithms::sort_pairs`] (+ `_with_temp`, bit ranges) | onesweep radix sort: a histogram, then one launch per 8 bits ([`gpu::device::radix_sort_pass`]); inputs of up to 8192 keys in one launch of one block ([`gpu::device::radix_sort_single`]) | keys `u32 i32 f32 u64 i64 f64` ([`SortKey`]) × values `u32 u64` ([`SortPairs`]) |
@@ -46,6 +47,7 @@
 mod histogram;
 pub mod math_maps;
 mod merge;
+mod pack;
 mod random;
 mod reduce;
 mod scan;

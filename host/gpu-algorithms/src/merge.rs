@@ -137,7 +137,12 @@ impl MergeTemp {
 }
 
 /// A bad range argument: what it is and why.
-fn check_range(kernel: &str, argument: &str, range: &Range<usize>, len: usize) -> Result<()> {
+pub(crate) fn check_range(
+    kernel: &str,
+    argument: &str,
+    range: &Range<usize>,
+    len: usize,
+) -> Result<()> {
     if range.start > range.end || range.end > len {
         return Err(Error::Argument {
             kernel: kernel.to_string(),

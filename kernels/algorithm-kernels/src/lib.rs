@@ -9,6 +9,7 @@
 pub mod histogram;
 pub mod math;
 pub mod merge;
+pub mod pack;
 pub mod random;
 pub mod reduce;
 pub mod scan;

@@ -18,6 +18,7 @@
 mod histogram;
 mod lookback;
 mod merge;
+mod pack;
 mod random;
 mod reduce;
 mod scan;
@@ -31,6 +32,10 @@ pub use lookback::{STATUS_WORDS_PER_TILE, TileStatus};
 pub use merge::{
     LOWER_BOUND_BLOCK, MERGE_BLOCK, lower_bound, merge, merge_items, merge_partition, merge_path,
     merge_splits, merge_tile,
+};
+pub use pack::{
+    PACK_BLOCK, PACK_GROUP, pack, pack_group_words, pack_groups, pack_spread, pack_width,
+    packed_words, unpack,
 };
 pub use random::{FILL_BLOCK, random_fill};
 pub use reduce::{REDUCE_BLOCK, reduce, reduce_items};
