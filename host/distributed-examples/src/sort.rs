@@ -37,6 +37,7 @@
 use std::ops::Range;
 use std::time::Instant;
 
+use gpu_algorithms::gpu::device::{pack_width, packed_words};
 use gpu_algorithms::{Algorithms, SortTemp};
 use gpu_distributed::{Communicator, Group, ReduceOp, Result};
 use gpu_host::{DeviceBuffer, DeviceCopy, Stream};
@@ -66,6 +67,14 @@ pub struct SortPhases {
     pub merge_ms: f64,
     /// Chunks of the exchange.
     pub chunks: usize,
+    /// Packing the runs this rank sends, on the device (after their spreads were measured and
+    /// every rank's widths gathered).
+    pub pack_ms: f64,
+    /// Unpacking the runs this rank received, on the device.
+    pub unpack_ms: f64,
+    /// Bytes this rank sent, and what they would have been unpacked.
+    pub sent_bytes: u64,
+    pub raw_bytes: u64,
 }
 
 /// A distributed sort's device memory, kept between calls (like CUB's temporary storage), so
@@ -74,6 +83,14 @@ pub struct SortPhases {
 pub struct DistributedSort {
     /// Chunks of the exchange per rank (0 or 1: one exchange, then one merge).
     chunks: usize,
+    /// Whether runs that pack small travel packed.
+    packing: bool,
+    /// Every run's largest group spread: this rank's runs, then all ranks'.
+    spreads: Option<DeviceBuffer<u32>>,
+    spreads_all: Option<DeviceBuffer<u32>>,
+    /// The packed runs this rank sends, and those it receives (all chunks).
+    packed_send: Option<DeviceBuffer<u32>>,
+    packed_recv: Option<DeviceBuffer<u32>>,
     /// The bin edges searched at one level of the splitter search, and the keys below each:
     /// this rank's, then all ranks'.
     edges: Option<DeviceBuffer<u32>>,
@@ -140,8 +157,16 @@ impl DistributedSort {
     pub fn new() -> Self {
         Self {
             chunks: 1,
+            packing: true,
             ..Self::default()
         }
+    }
+
+    /// Sends every run as it is, never packed; for measuring what packing gains. Collective:
+    /// every rank must use the same.
+    pub fn without_packing(mut self) -> Self {
+        self.packing = false;
+        self
     }
 
     /// Cuts the exchange into `chunks` chunks per rank (at least 1), each chunk's runs merged
@@ -195,7 +220,6 @@ impl DistributedSort {
         let (levels, positions) = self.splitters(comm, algos, &work, total, parts)?;
         phases.splitters_ms = lap(splitters_clock);
         phases.splitter_levels = levels;
-        let local = self.local.as_ref().expect("filled above");
         // all[src]: rank src's run boundaries, 0, its splitter positions, its key count.
         let all: Vec<Vec<u64>> = (0..size)
             .map(|src| {
@@ -212,37 +236,116 @@ impl DistributedSort {
         };
         phases.local_sort_ms = lap(clock);
 
-        // 4. Exchange and merge, chunk by chunk.
+        // 4. Exchange and merge, chunk by chunk; runs that pack small travel packed.
         let clock = Instant::now();
+        let widths = if self.packing && size > 1 {
+            self.pack_widths(comm, algos, &work, &run, parts)?
+        } else {
+            vec![vec![None; parts]; size]
+        };
+        let local = self.local.as_ref().expect("filled above");
+        // Where each packed run sits: this rank's sent runs in `packed_send` (by part), the
+        // runs it receives in `packed_recv` (by chunk, then sender).
+        let mut send_at = vec![0..0; parts];
+        let mut at = 0;
+        for (j, slot) in send_at.iter_mut().enumerate() {
+            if let Some(w) = widths[me][j] {
+                *slot = at..at + packed_words(run(me, j).len(), w);
+                at = slot.end;
+            }
+        }
+        let packed_send = reuse(&mut self.packed_send, comm, at.max(1), false)?;
+        let pack_start = work.record_event()?;
+        for (j, words) in send_at.iter().enumerate() {
+            if let Some(w) = widths[me][j] {
+                algos.pack(&work, local, run(me, j), w, packed_send, words.start)?;
+            }
+        }
+        let pack_end = work.record_event()?;
+        stream.wait_event(&pack_end)?;
+        let mut recv_at = vec![vec![0..0; size]; chunks];
+        let mut at = 0;
+        for (k, row) in recv_at.iter_mut().enumerate() {
+            for (src, slot) in row.iter_mut().enumerate() {
+                if let Some(w) = widths[src][me * chunks + k] {
+                    *slot = at..at + packed_words(run(src, me * chunks + k).len(), w);
+                    at = slot.end;
+                }
+            }
+        }
+        reuse(&mut self.packed_recv, comm, at.max(1), false)?;
+        for j in 0..parts {
+            if j / chunks != me {
+                let bytes = (run(me, j).len() * size_of::<u32>()) as u64;
+                phases.raw_bytes += bytes;
+                phases.sent_bytes += if widths[me][j].is_some() {
+                    (send_at[j].len() * size_of::<u32>()) as u64
+                } else {
+                    bytes
+                };
+            }
+        }
+
         let out_len: usize = (0..size)
             .map(|src| run(src, me * chunks).start..run(src, (me + 1) * chunks - 1).end)
             .map(|r| r.len())
             .sum();
         let sorted = reuse(&mut self.sorted, comm, out_len, true)?;
+        let packed_send = self.packed_send.as_ref().expect("filled above");
+        let packed_recv = self.packed_recv.as_mut().expect("filled above");
         let mut out_at = 0;
         let transfers_start = stream.record_event()?;
-        let mut transfers_end = None;
         let mut merges_start = None;
+        let mut unpacks = Vec::with_capacity(chunks);
         for k in 0..chunks {
             let mine_j = me * chunks + k;
-            // Received runs of chunk k: from every other rank, in rank order.
+            // Received runs of chunk k: from every other rank, in rank order; those that come
+            // packed land in `packed_recv` and are unpacked into their place.
             let mut ranges = Vec::with_capacity(size);
+            let (mut raw, mut packed) = (Vec::new(), Vec::new());
             let mut at = 0;
             for src in (0..size).filter(|&s| s != me) {
                 let len = run(src, mine_j).len();
                 ranges.push((at..at + len, src));
+                if widths[src][mine_j].is_some() {
+                    packed.push((recv_at[k][src].clone(), src));
+                } else {
+                    raw.push((at..at + len, src));
+                }
                 at += len;
             }
             reuse_at(&mut self.received, k, comm, at.max(1), false)?;
             let mut group = Group::new();
             for dst in (0..size).filter(|&d| d != me) {
-                group.send(comm, local, run(me, dst * chunks + k), dst)?;
+                let j = dst * chunks + k;
+                if widths[me][j].is_some() {
+                    group.send(comm, packed_send, send_at[j].clone(), dst)?;
+                } else {
+                    group.send(comm, local, run(me, j), dst)?;
+                }
             }
-            group.recv_parts(comm, &mut self.received[k], &ranges)?;
+            group.recv_parts(comm, &mut self.received[k], &raw)?;
+            group.recv_parts(comm, packed_recv, &packed)?;
             group.run()?;
+            let transferred = stream.record_event()?;
+            for (range, src) in &ranges {
+                if let Some(w) = widths[*src][mine_j] {
+                    let from = recv_at[k][*src].start;
+                    let len = range.len();
+                    algos.unpack(
+                        stream,
+                        packed_recv,
+                        from,
+                        len,
+                        w,
+                        &mut self.received[k],
+                        range.start,
+                    )?;
+                }
+            }
             let arrived = stream.record_event()?;
             work.wait_event(&arrived)?;
-            transfers_end = Some(arrived);
+            unpacks.push((transferred, arrived));
             // The chunk's runs: this rank's own, then the received ones.
             let mut runs = vec![(local, run(me, mine_j))];
             runs.extend(ranges.iter().map(|(r, _)| (&self.received[k], r.clone())));
@@ -257,14 +360,58 @@ impl DistributedSort {
         work.synchronize()?;
         comm.synchronize()?;
         phases.exchange_merge_ms = lap(clock);
-        if let Some(end) = transfers_end {
-            phases.transfer_ms = transfers_start.elapsed_ms(&end)? as f64;
+        if let Some((end, _)) = unpacks.last() {
+            phases.transfer_ms = transfers_start.elapsed_ms(end)? as f64;
         }
         if let Some(start) = merges_start {
             phases.merge_ms = start.elapsed_ms(&merges_end)? as f64;
         }
         phases.sort_ms = sort_start.elapsed_ms(&sort_end)? as f64;
+        phases.pack_ms = pack_start.elapsed_ms(&pack_end)? as f64;
+        for (start, end) in &unpacks {
+            phases.unpack_ms += start.elapsed_ms(end)? as f64;
+        }
         Ok((self.sorted.as_ref().expect("filled above"), phases))
+    }
+
+    /// Per rank and part, the width that rank's run of that part travels packed at, or `None`
+    /// when it travels as it is (a rank's run of its own part never travels): every rank
+    /// measures the largest group spread of each run it sends (on `work`, where `self.local` is
+    /// sorted) and one all_gather gives every rank everyone's, so both ends of a run agree. A
+    /// run is packed when that takes under 3/4 of its bytes.
+    fn pack_widths(
+        &mut self,
+        comm: &Communicator,
+        algos: &Algorithms,
+        work: &Stream,
+        run: &impl Fn(usize, usize) -> Range<usize>,
+        parts: usize,
+    ) -> Result<Vec<Vec<Option<u32>>>> {
+        let (size, me) = (comm.size(), comm.rank());
+        let chunks = parts / size;
+        let spreads = reuse(&mut self.spreads, comm, parts, true)?;
+        spreads.copy_from_host(&vec![0; parts])?;
+        let local = self.local.as_ref().expect("sorted before the exchange");
+        for j in (0..parts).filter(|j| j / chunks != me) {
+            algos.pack_spread(work, local, run(me, j), spreads, j)?;
+        }
+        comm.stream().wait_event(&work.record_event()?)?;
+        let spreads_all = reuse(&mut self.spreads_all, comm, parts * size, true)?;
+        comm.all_gather(spreads, spreads_all)?;
+        comm.synchronize()?;
+        let all = spreads_all.to_vec()?;
+        Ok((0..size)
+            .map(|src| {
+                (0..parts)
+                    .map(|j| {
+                        let len = run(src, j).len();
+                        let width = pack_width(all[src * parts + j]);
+                        let worth = 4 * packed_words(len, width) < 3 * len;
+                        (j / chunks != src && len > 0 && worth).then_some(width)
+                    })
+                    .collect()
+            })
+            .collect())
     }
 
     /// The `parts − 1` splitters, the same on every rank, searched in the sorted keys

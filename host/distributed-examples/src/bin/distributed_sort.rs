@@ -1,10 +1,12 @@
-//! `distributed-sort [--keys-log2 K] [--reps R] [--ranks P] [--chunks C] [--no-reference]`: sorts 2^K
+//! `distributed-sort [--keys-log2 K] [--reps R] [--ranks P] [--chunks C] [--no-reference]
+//! [--no-packing]`: sorts 2^K
 //! pseudo-random `u32` keys spread over the ranks (see `distributed_examples::sort`), checks
 //! that the result is globally sorted and a permutation of the input, and prints the time beside
 //! one GPU sorting all the keys with the same radix sort (rank 0's device, while the others
 //! wait), and one rank's share alone; with rank 0's phases, on the host clock and on the device
 //! (the local sort, the transfers and the merges). K defaults to 26 on GPUs and 12 on simulated devices; R (best of) to 5; C (chunks of
-//! the exchange per rank, each merged while the next is in flight) to 1.
+//! the exchange per rank, each merged while the next is in flight) to 1. `--no-packing` sends
+//! every run as it is (by default runs that pack small travel packed).
 //!
 //! ```text
 //! cargo xtask launch -n 2 distributed-sort -- --keys-log2 30   # one process per GPU
@@ -37,20 +39,24 @@ struct Outcome {
 
 fn main() -> ExitCode {
     let options = || {
-        args::check(&["keys-log2", "reps", "ranks", "chunks"], &["no-reference"])?;
+        args::check(
+            &["keys-log2", "reps", "ranks", "chunks"],
+            &["no-reference", "no-packing"],
+        )?;
         Ok((
             args::option::<u32>("keys-log2")?,
             args::option::<usize>("reps")?.unwrap_or(5).max(1),
             !args::flag("no-reference"),
             args::option::<usize>("chunks")?,
+            !args::flag("no-packing"),
         ))
     };
     world::main(
         "distributed-sort",
         options,
-        |comm, &(log2, reps, reference, chunks)| {
+        |comm, &(log2, reps, reference, chunks, packing)| {
             let log2 = log2.unwrap_or(if comm.is_simulated() { 12 } else { 26 });
-            run_rank(comm, 1u64 << log2, reps, reference, chunks)
+            run_rank(comm, 1u64 << log2, reps, reference, chunks, packing)
         },
         report,
     )
@@ -80,6 +86,7 @@ fn run_rank(
     reps: usize,
     reference: bool,
     chunks: Option<usize>,
+    packing: bool,
 ) -> Result<Outcome> {
     let gpu = comm.gpu();
     let algos = Algorithms::load(gpu)?;
@@ -108,10 +115,10 @@ fn run_rank(
     let input = sort::keys(mine.start as u64..mine.end as u64, SEED);
     let keys = gpu.to_device(&input)?;
     // Warm-up (connections, device memory kept in `work`), then the timed runs.
-    let mut work = match chunks {
-        Some(c) => DistributedSort::new().with_chunks(c),
-        None => DistributedSort::new(),
-    };
+    let mut work = DistributedSort::new().with_chunks(chunks.unwrap_or(1));
+    if !packing {
+        work = work.without_packing();
+    }
     let mut phases = work.sort(comm, &algos, &keys)?.1;
     let distributed_ms = best_of(comm, reps, || {
         phases = work.sort(comm, &algos, &keys)?.1;
@@ -154,8 +161,15 @@ fn report(o: &Outcome) -> ExitCode {
         p.local_sort_ms, p.splitters_ms, p.splitter_levels, p.exchange_merge_ms, p.chunks
     );
     println!(
-        "  on the device (rank 0): local sort {:.2} ms, transfers {:.2} ms, merges {:.2} ms",
-        p.sort_ms, p.transfer_ms, p.merge_ms
+        "  on the device (rank 0): local sort {:.2} ms, packing {:.2} ms, transfers {:.2} ms, \
+         unpacking {:.2} ms, merges {:.2} ms",
+        p.sort_ms, p.pack_ms, p.transfer_ms, p.unpack_ms, p.merge_ms
+    );
+    println!(
+        "  sent by rank 0: {:.1} MiB for {:.1} MiB of keys ({:.0}%)",
+        p.sent_bytes as f64 / (1 << 20) as f64,
+        p.raw_bytes as f64 / (1 << 20) as f64,
+        100.0 * p.sent_bytes as f64 / p.raw_bytes.max(1) as f64
     );
     println!(
         "  distributed: {:.3} ms ({:.2} Gkeys/s)",
