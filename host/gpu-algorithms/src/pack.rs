@@ -11,7 +11,7 @@ use gpu_host::{DeviceBuffer, Error, LaunchConfig, Result, Stream};
 use crate::Algorithms;
 use crate::merge::check_range;
 
-/// A launch of `items` threads, or an error naming `kernel` when that needs more than 2^32 - 1
+/// A launch of `items` threads (blocks of `PACK_BLOCK`), or an error naming `kernel` when that needs more than 2^32 - 1
 /// blocks.
 fn config(kernel: &str, argument: &str, items: usize) -> Result<LaunchConfig> {
     if items.div_ceil(PACK_BLOCK as usize) > u32::MAX as usize {
@@ -102,7 +102,7 @@ impl Algorithms {
         }
         self.module.pack_u32(
             stream,
-            config(KERNEL, "packed", words)?,
+            config(KERNEL, "keys", 32 * pack_groups(range.len()))?,
             keys,
             range.start as u64,
             range.end as u64,
@@ -143,7 +143,7 @@ impl Algorithms {
         }
         self.module.unpack_u32(
             stream,
-            config(KERNEL, "out", len)?,
+            config(KERNEL, "out", 32 * pack_groups(len))?,
             packed,
             packed_start as u64,
             len as u64,

@@ -20,8 +20,9 @@ pub fn pack_spread_u32(keys: &[u32], begin: u64, end: u64, spread: DisjointSlice
 }
 
 /// `packed[packed_begin..]` receives `keys[begin..end]` packed at `width` bits a key; see
-/// [`gpu::device::pack`]. One thread per packed word
-/// ([`packed_words`](gpu::device::packed_words) of them).
+/// [`gpu::device::pack`]. One warp per group
+/// ([`pack_groups`](gpu::device::pack_groups) of them) in blocks of
+/// [`PACK_BLOCK`](gpu::device::PACK_BLOCK).
 #[kernel]
 pub fn pack_u32(
     keys: &[u32],
@@ -33,12 +34,13 @@ pub fn pack_u32(
 ) {
     let keys = &keys[begin as usize..end as usize];
     let len = packed.len();
-    let mut packed = packed.into_range(packed_begin as usize..len);
-    gpu::device::pack(keys, width, &mut packed)
+    let packed = packed.into_range(packed_begin as usize..len);
+    gpu::device::pack(keys, width, &packed)
 }
 
 /// `out[out_begin..out_begin + len]` receives the `len` keys packed at `width` bits in
-/// `packed[packed_begin..]`; see [`gpu::device::unpack`]. One thread per key.
+/// `packed[packed_begin..]`; see [`gpu::device::unpack`]. One warp per group, as for
+/// `pack_u32`.
 #[kernel]
 pub fn unpack_u32(
     packed: &[u32],
@@ -50,6 +52,6 @@ pub fn unpack_u32(
 ) {
     let packed = &packed[packed_begin as usize..];
     let out_len = out.len();
-    let mut out = out.into_range(out_begin as usize..out_len);
-    gpu::device::unpack(packed, len as usize, width, &mut out)
+    let out = out.into_range(out_begin as usize..out_len);
+    gpu::device::unpack(packed, len as usize, width, &out)
 }
