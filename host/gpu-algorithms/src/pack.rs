@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use gpu_host::gpu::device::{PACK_BLOCK, pack_groups, packed_words};
+use gpu_host::gpu::device::{PACK_BLOCK, pack_groups, pack_threads, packed_words};
 use gpu_host::{DeviceBuffer, Error, LaunchConfig, Result, Stream};
 
 use crate::Algorithms;
@@ -102,7 +102,7 @@ impl Algorithms {
         }
         self.module.pack_u32(
             stream,
-            config(KERNEL, "keys", 32 * pack_groups(range.len()))?,
+            config(KERNEL, "keys", pack_threads(range.len()))?,
             keys,
             range.start as u64,
             range.end as u64,
@@ -143,7 +143,7 @@ impl Algorithms {
         }
         self.module.unpack_u32(
             stream,
-            config(KERNEL, "out", 32 * pack_groups(len))?,
+            config(KERNEL, "out", pack_threads(len))?,
             packed,
             packed_start as u64,
             len as u64,

@@ -20,8 +20,7 @@ pub fn pack_spread_u32(keys: &[u32], begin: u64, end: u64, spread: DisjointSlice
 }
 
 /// `packed[packed_begin..]` receives `keys[begin..end]` packed at `width` bits a key; see
-/// [`gpu::device::pack`]. One warp per group
-/// ([`pack_groups`](gpu::device::pack_groups) of them) in blocks of
+/// [`gpu::device::pack`]. [`pack_threads`](gpu::device::pack_threads) threads in blocks of
 /// [`PACK_BLOCK`](gpu::device::PACK_BLOCK).
 #[kernel]
 pub fn pack_u32(
@@ -39,8 +38,7 @@ pub fn pack_u32(
 }
 
 /// `out[out_begin..out_begin + len]` receives the `len` keys packed at `width` bits in
-/// `packed[packed_begin..]`; see [`gpu::device::unpack`]. One warp per group, as for
-/// `pack_u32`.
+/// `packed[packed_begin..]`; see [`gpu::device::unpack`]. Launched as `pack_u32`.
 #[kernel]
 pub fn unpack_u32(
     packed: &[u32],

@@ -34,8 +34,8 @@ pub use merge::{
     merge_splits, merge_tile,
 };
 pub use pack::{
-    PACK_BLOCK, PACK_GROUP, pack, pack_group_words, pack_groups, pack_spread, pack_width,
-    packed_words, unpack,
+    PACK_BLOCK, PACK_GROUP, pack, pack_group_words, pack_groups, pack_spread, pack_threads,
+    pack_width, packed_words, unpack,
 };
 pub use random::{FILL_BLOCK, random_fill};
 pub use reduce::{REDUCE_BLOCK, reduce, reduce_items};

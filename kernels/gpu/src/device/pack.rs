@@ -14,7 +14,7 @@
 //! with no scan, and a thread finds its bits by arithmetic.
 //!
 //! Three launches: [`pack_spread`] (one thread per group: the largest spread of a run, so the
-//! host can pick the width), [`pack`] and [`unpack`] (one warp per group each).
+//! host can pick the width), [`pack`] and [`unpack`] (one warp per 4 groups each).
 
 use crate::atomic;
 use crate::ops::Max;
@@ -82,32 +82,38 @@ pub fn pack_spread(keys: &[u32], spread: *mut u32) {
     }
 }
 
-/// Groups a block of [`PACK_BLOCK`] threads packs or unpacks: one per warp.
-const GROUPS_PER_BLOCK: usize = PACK_BLOCK as usize / 32;
+/// Groups each warp packs or unpacks. Their loads are all issued before the first is used
+/// (with one group a warp had too few bytes in flight to cover the memory latency).
+const GROUPS_PER_WARP: usize = 4;
 
 /// Keys of a group each lane of its warp handles: lane `l` takes keys `l`, `l + 32`, ….
 const KEYS_PER_LANE: usize = PACK_GROUP / 32;
 
-/// This warp's group and lane; the block's staging area for the group's 128 words in shared
-/// memory (a group's distances, or its packed words, which are at most as many).
+/// Items of one lane: `KEYS_PER_LANE` of each of the warp's groups.
+const LANE_ITEMS: usize = GROUPS_PER_WARP * KEYS_PER_LANE;
+
+/// Words of the staging area of one warp: `PACK_GROUP` per group (a group's packed words, at
+/// most `PACK_GROUP`).
+const STAGE_WORDS: usize = GROUPS_PER_WARP * PACK_GROUP;
+
+/// This warp's first group and lane, and its staging area in shared memory.
 #[inline(always)]
-fn warp_group() -> (usize, u32, SharedSlice<u32>) {
+fn warp_groups() -> (usize, u32, SharedSlice<u32>) {
     let t = local_index();
-    let stage = shared_array!(u32, GROUPS_PER_BLOCK * PACK_GROUP).as_slice();
-    let warp = (t / 32) as usize;
-    let (_, mine) = stage.split_at(warp * PACK_GROUP);
-    (global_id_x() / 32, t % 32, mine)
+    let stage = shared_array!(u32, PACK_BLOCK as usize / 32 * STAGE_WORDS).as_slice();
+    let (_, mine) = stage.split_at((t / 32) as usize * STAGE_WORDS);
+    (global_id_x() / 32 * GROUPS_PER_WARP, t % 32, mine)
 }
 
 /// The body of a packing kernel: `packed[..packed_words(keys.len(), width)]` receives `keys`
-/// packed at `width` bits a key, one warp per group (launch at least `32 ·
-/// pack_groups(keys.len())` threads in blocks of [`PACK_BLOCK`]). `width` must hold every
-/// group's spread ([`pack_width`] of [`pack_spread`]'s result); distances are cut to `width`
-/// bits, so a smaller width loses data.
+/// packed at `width` bits a key, one warp per `GROUPS_PER_WARP` (4) groups (launch at least
+/// [`pack_threads`]`(keys.len())` threads in blocks of [`PACK_BLOCK`]). `width` must hold
+/// every group's spread ([`pack_width`] of [`pack_spread`]'s result); distances are cut to
+/// `width` bits, so a smaller width loses data.
 ///
-/// Each lane loads its 4 keys of the group at once (coalesced), the warp stages the distances
-/// in shared memory, and each lane then assembles its packed words from there: every load in
-/// flight together, no division by anything but the width.
+/// The warp loads its groups' keys at once (coalesced), ORs each distance into its words in
+/// shared memory (one or two shared atomics a key, no division), and writes the words out
+/// coalesced.
 ///
 /// Panics (the launch fails) if `width > 32`, `packed` is too short or the block is not
 /// [`PACK_BLOCK`] threads.
@@ -123,64 +129,76 @@ pub fn pack(keys: &[u32], width: u32, packed: &DisjointSlice<'_, u32>) {
         packed.len() >= packed_words(keys.len(), width),
         "device::pack: the output is shorter than packed_words(len, width)"
     );
-    let (g, lane, stage) = warp_group();
-    if g >= groups {
+    let (g0, lane, stage) = warp_groups();
+    if g0 >= groups {
         return;
     }
-    let first = g * PACK_GROUP;
-    let base = keys[first];
-    let mut d = [0u32; KEYS_PER_LANE];
-    unroll!(KEYS_PER_LANE, |m| {
-        let k = first + lane as usize + 32 * m;
-        if k < keys.len() {
-            d[m] = keys[k].wrapping_sub(base) & low_bits(width) as u32;
+    let mut base = [0u32; GROUPS_PER_WARP];
+    unroll!(GROUPS_PER_WARP, |q| {
+        if g0 + q < groups {
+            base[q] = keys[(g0 + q) * PACK_GROUP];
         }
     });
-    unroll!(KEYS_PER_LANE, |m| {
-        // SAFETY: slot `lane + 32 m < PACK_GROUP` of this warp's stage; one lane per slot.
-        unsafe { stage.write_unchecked(lane as usize + 32 * m, d[m]) };
+    let mut k = [0u32; LANE_ITEMS];
+    unroll!(LANE_ITEMS, |x| {
+        let at = (g0 + x / KEYS_PER_LANE) * PACK_GROUP + lane as usize + 32 * (x % KEYS_PER_LANE);
+        if at < keys.len() {
+            k[x] = keys[at];
+        }
     });
+    unroll!(STAGE_WORDS / 32, |x| {
+        // SAFETY: slot `lane + 32 x < STAGE_WORDS` of this warp's stage; one lane per slot.
+        unsafe { stage.write_unchecked(lane as usize + 32 * x, 0) };
+    });
+    sync_warp_all();
+    if width > 0 {
+        unroll!(LANE_ITEMS, |x| {
+            let (q, i) = (x / KEYS_PER_LANE, lane + 32 * (x % KEYS_PER_LANE) as u32);
+            let at = (g0 + q) * PACK_GROUP + i as usize;
+            if at < keys.len() {
+                let d = k[x].wrapping_sub(base[q]) & low_bits(width) as u32;
+                let bit = i * width;
+                let (word, shift) = (q * PACK_GROUP + (bit / 32) as usize, bit % 32);
+                stage.atomic_or(word, d << shift);
+                // The bits that run into the next word.
+                if shift + width > 32 {
+                    stage.atomic_or(word + 1, d >> (32 - shift));
+                }
+            }
+        });
+    }
     sync_warp_all();
     // SAFETY (writes below): word `g` and words `groups + g · per_group + j` (`j < per_group`)
     // are below `packed_words(len, width) <= packed.len()`, each written by one lane of one
     // warp.
-    if lane == 0 {
-        unsafe { packed.write_unchecked_race(g, base) };
-    }
     let per_group = pack_group_words(width);
-    let words = groups + g * per_group;
-    unroll!(KEYS_PER_LANE, |m| {
-        let j = lane + 32 * m as u32;
-        if (j as usize) < per_group {
-            // Word `j`: bits `32 j .. 32 j + 32` of the group, which hold (parts of) keys
-            // `32 j / width ..= (32 j + 31) / width`.
-            let bit0 = 32 * j;
-            let (i0, i1) = (
-                bit0 / width,
-                ((bit0 + 31) / width).min(PACK_GROUP as u32 - 1),
-            );
-            let mut bits = 0u64;
-            for i in i0..=i1 {
-                // SAFETY: `i < PACK_GROUP`, written before the warp barrier.
-                let d = unsafe { stage.read_unchecked(i as usize) } as u64;
-                // Where key `i`'s bits start relative to this word: below it for a first key
-                // that straddles the previous word.
-                let at = i * width;
-                bits |= if at >= bit0 {
-                    d << (at - bit0)
-                } else {
-                    d >> (bit0 - at)
-                };
-            }
-            unsafe { packed.write_unchecked_race(words + j as usize, bits as u32) };
+    unroll!(GROUPS_PER_WARP, |q| {
+        let g = g0 + q;
+        if lane == 0 && g < groups {
+            unsafe { packed.write_unchecked_race(g, base[q]) };
+        }
+    });
+    unroll!(LANE_ITEMS, |x| {
+        let (q, j) = (x / KEYS_PER_LANE, lane as usize + 32 * (x % KEYS_PER_LANE));
+        let g = g0 + q;
+        if g < groups && j < per_group {
+            // SAFETY: slot `q · PACK_GROUP + j` of the stage, ORed before the barrier.
+            let word = unsafe { stage.read_unchecked(q * PACK_GROUP + j) };
+            unsafe { packed.write_unchecked_race(groups + g * per_group + j, word) };
         }
     });
 }
 
+/// Threads of a packing or unpacking launch for a run of `len` keys: a warp per
+/// `GROUPS_PER_WARP` groups.
+pub const fn pack_threads(len: usize) -> usize {
+    pack_groups(len).div_ceil(GROUPS_PER_WARP) * 32
+}
+
 /// The body of an unpacking kernel: `out[i]` = key `i` of the run of `len` keys that
-/// [`pack`] packed at `width` bits into `packed`, one warp per group (launch at least `32 ·
-/// pack_groups(len)` threads in blocks of [`PACK_BLOCK`]). The warp loads the group's packed
-/// words at once into shared memory, then each lane extracts its 4 keys.
+/// [`pack`] packed at `width` bits into `packed`, one warp per `GROUPS_PER_WARP` groups
+/// (launch at least [`pack_threads`]`(len)` threads in blocks of [`PACK_BLOCK`]). The warp
+/// loads its groups' packed words at once into shared memory, then each lane extracts its keys.
 ///
 /// Panics (the launch fails) if `width > 32`, `packed` is shorter than
 /// `packed_words(len, width)`, `out` shorter than `len` or the block is not [`PACK_BLOCK`]
@@ -197,37 +215,43 @@ pub fn unpack(packed: &[u32], len: usize, width: u32, out: &DisjointSlice<'_, u3
         "device::unpack: packed is shorter than packed_words(len, width), or out than len"
     );
     let groups = pack_groups(len);
-    let (g, lane, stage) = warp_group();
-    if g >= groups {
+    let (g0, lane, stage) = warp_groups();
+    if g0 >= groups {
         return;
     }
-    let base = packed[g];
     let per_group = pack_group_words(width);
-    let words = &packed[groups + g * per_group..groups + (g + 1) * per_group];
-    let mut w = [0u32; KEYS_PER_LANE];
-    unroll!(KEYS_PER_LANE, |m| {
-        let j = lane as usize + 32 * m;
-        if j < per_group {
-            w[m] = words[j];
+    let mut base = [0u32; GROUPS_PER_WARP];
+    unroll!(GROUPS_PER_WARP, |q| {
+        if g0 + q < groups {
+            base[q] = packed[g0 + q];
         }
     });
-    unroll!(KEYS_PER_LANE, |m| {
-        // SAFETY: slot `lane + 32 m < PACK_GROUP` of this warp's stage; one lane per slot.
-        unsafe { stage.write_unchecked(lane as usize + 32 * m, w[m]) };
+    let mut w = [0u32; LANE_ITEMS];
+    unroll!(LANE_ITEMS, |x| {
+        let (q, j) = (x / KEYS_PER_LANE, lane as usize + 32 * (x % KEYS_PER_LANE));
+        if g0 + q < groups && j < per_group {
+            w[x] = packed[groups + (g0 + q) * per_group + j];
+        }
+    });
+    unroll!(LANE_ITEMS, |x| {
+        let (q, j) = (x / KEYS_PER_LANE, lane as usize + 32 * (x % KEYS_PER_LANE));
+        // SAFETY: slot `q · PACK_GROUP + j < STAGE_WORDS` of this warp's stage; one lane per
+        // slot.
+        unsafe { stage.write_unchecked(q * PACK_GROUP + j, w[x]) };
     });
     sync_warp_all();
-    let first = g * PACK_GROUP;
-    unroll!(KEYS_PER_LANE, |m| {
-        let i = lane + 32 * m as u32;
-        let k = first + i as usize;
+    unroll!(LANE_ITEMS, |x| {
+        let (q, i) = (x / KEYS_PER_LANE, lane + 32 * (x % KEYS_PER_LANE) as u32);
+        let k = (g0 + q) * PACK_GROUP + i as usize;
         if k < len {
             let d = if width == 0 {
                 0
             } else {
                 let bit = i * width;
-                let (at, shift) = ((bit / 32) as usize, bit % 32);
-                // SAFETY: `at < per_group` (key `i`'s bits start inside the group's words), and
-                // so is `at + 1` when its bits run on; both staged before the barrier.
+                let (at, shift) = (q * PACK_GROUP + (bit / 32) as usize, bit % 32);
+                // SAFETY: key `i`'s bits start in word `bit / 32 < per_group` of group `q`, and
+                // run into the next only while it is `< per_group`; all staged before the
+                // barrier.
                 let lo = unsafe { stage.read_unchecked(at) } as u64;
                 let hi = if shift + width > 32 {
                     (unsafe { stage.read_unchecked(at + 1) }) as u64
@@ -237,7 +261,7 @@ pub fn unpack(packed: &[u32], len: usize, width: u32, out: &DisjointSlice<'_, u3
                 (((hi << 32) | lo) >> shift) & low_bits(width)
             };
             // SAFETY: `k < len <= out.len()`; key `k` belongs to this lane alone.
-            unsafe { out.write_unchecked_race(k, base.wrapping_add(d as u32)) };
+            unsafe { out.write_unchecked_race(k, base[q].wrapping_add(d as u32)) };
         }
     });
 }
