@@ -9,7 +9,9 @@
 //! `ratio` = peer time / our time (> 1: we are faster). Bandwidth counts the bytes each
 //! algorithm must move (reduce: n reads; scan: n reads + n writes; convert f32 → bf16: 4n read,
 //! 2n written). `merge_u32` (two sorted runs of n/2 into n) is set beside a copy of the same
-//! bytes, the bound it can approach: neither torch nor cupy merges sorted runs.
+//! bytes, the bound it can approach: neither torch nor cupy merges sorted runs. `pack_u32` and
+//! `unpack_u32` (a sorted run of n random keys, frame-of-reference packed and back) count the
+//! 4n bytes of keys alone, not the packed words.
 
 use gpu_test_kit::XorShift64;
 use half::{bf16, f16};
@@ -17,6 +19,7 @@ use std::process::ExitCode;
 
 use benches::time_us;
 use gpu_algorithms::Algorithms;
+use gpu_host::gpu::device::{pack_width, packed_words};
 use gpu_host::gpu::ops::{CompareOp, Max, Sum};
 use gpu_host::{Gpu, Result, Stream};
 
@@ -175,6 +178,35 @@ fn cases<'a>(gpu: &'a Gpu, algos: &'a Algorithms) -> Vec<Case<'a>> {
             }),
         },
         Case {
+            name: "pack_u32",
+            // Counts the keys read alone (4n); the packed words written come on top.
+            bytes: |n| 4.0 * n as f64,
+            prepare: Box::new(move |n| {
+                let keys = gpu.to_device(&sorted_u32(n))?;
+                let width = pack_width_of(gpu, algos, &keys)?;
+                let mut packed = gpu.alloc_zeroed::<u32>(packed_words(n, width))?;
+                Ok(Box::new(move |s: &Stream| {
+                    algos.pack(s, &keys, 0..keys.len(), width, &mut packed, 0)
+                }))
+            }),
+        },
+        Case {
+            name: "unpack_u32",
+            // Counts the keys written alone (4n); the packed words read come on top.
+            bytes: |n| 4.0 * n as f64,
+            prepare: Box::new(move |n| {
+                let keys = gpu.to_device(&sorted_u32(n))?;
+                let width = pack_width_of(gpu, algos, &keys)?;
+                let mut packed = gpu.alloc_zeroed::<u32>(packed_words(n, width))?;
+                let s = gpu.default_stream();
+                algos.pack(s, &keys, 0..n, width, &mut packed, 0)?;
+                let mut out = gpu.alloc_zeroed::<u32>(n)?;
+                Ok(Box::new(move |s: &Stream| {
+                    algos.unpack(s, &packed, 0, n, width, &mut out, 0)
+                }))
+            }),
+        },
+        Case {
             name: "histogram_even_f32_256",
             bytes: |n| 4.0 * n as f64,
             prepare: Box::new(move |n| {
@@ -262,4 +294,19 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
         }
     }
     Ok(())
+}
+
+/// `n` random keys over all of `u32`, sorted (a run as a radix sort leaves it).
+fn sorted_u32(n: usize) -> Vec<u32> {
+    let mut rng = XorShift64::new(n as u64 | 1);
+    let mut v: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
+    v.sort_unstable();
+    v
+}
+
+/// The width `keys` pack at (their largest group spread, measured on the device).
+fn pack_width_of(gpu: &Gpu, algos: &Algorithms, keys: &gpu_host::DeviceBuffer<u32>) -> Result<u32> {
+    let mut spread = gpu.alloc_zeroed::<u32>(1)?;
+    algos.pack_spread(gpu.default_stream(), keys, 0..keys.len(), &mut spread, 0)?;
+    Ok(pack_width(spread.to_vec()?[0]))
 }

@@ -111,9 +111,10 @@ fn warp_groups() -> (usize, u32, SharedSlice<u32>) {
 /// every group's spread ([`pack_width`] of [`pack_spread`]'s result); distances are cut to
 /// `width` bits, so a smaller width loses data.
 ///
-/// The warp loads its groups' keys at once (coalesced), ORs each distance into its words in
-/// shared memory (one or two shared atomics a key, no division), and writes the words out
-/// coalesced.
+/// The warp loads its groups' keys at once (coalesced) and stages their distances in shared
+/// memory; each lane then assembles its words of every group from there (the keys a word
+/// holds are found once per lane, the same in every group) and writes them out coalesced.
+/// (ORing each distance into its words with shared atomics instead was bound by the atomics.)
 ///
 /// Panics (the launch fails) if `width > 32`, `packed` is too short or the block is not
 /// [`PACK_BLOCK`] threads.
@@ -146,45 +147,57 @@ pub fn pack(keys: &[u32], width: u32, packed: &DisjointSlice<'_, u32>) {
             k[x] = keys[at];
         }
     });
-    unroll!(STAGE_WORDS / 32, |x| {
-        // SAFETY: slot `lane + 32 x < STAGE_WORDS` of this warp's stage; one lane per slot.
-        unsafe { stage.write_unchecked(lane as usize + 32 * x, 0) };
+    unroll!(LANE_ITEMS, |x| {
+        let (q, i) = (x / KEYS_PER_LANE, lane as usize + 32 * (x % KEYS_PER_LANE));
+        let d = k[x].wrapping_sub(base[q]) & low_bits(width) as u32;
+        // SAFETY: slot `q · PACK_GROUP + i < STAGE_WORDS` of this warp's stage; one lane per
+        // slot.
+        unsafe { stage.write_unchecked(q * PACK_GROUP + i, d) };
     });
-    sync_warp_all();
-    if width > 0 {
-        unroll!(LANE_ITEMS, |x| {
-            let (q, i) = (x / KEYS_PER_LANE, lane + 32 * (x % KEYS_PER_LANE) as u32);
-            let at = (g0 + q) * PACK_GROUP + i as usize;
-            if at < keys.len() {
-                let d = k[x].wrapping_sub(base[q]) & low_bits(width) as u32;
-                let bit = i * width;
-                let (word, shift) = (q * PACK_GROUP + (bit / 32) as usize, bit % 32);
-                stage.atomic_or(word, d << shift);
-                // The bits that run into the next word.
-                if shift + width > 32 {
-                    stage.atomic_or(word + 1, d >> (32 - shift));
-                }
-            }
-        });
-    }
     sync_warp_all();
     // SAFETY (writes below): word `g` and words `groups + g · per_group + j` (`j < per_group`)
     // are below `packed_words(len, width) <= packed.len()`, each written by one lane of one
     // warp.
-    let per_group = pack_group_words(width);
     unroll!(GROUPS_PER_WARP, |q| {
         let g = g0 + q;
         if lane == 0 && g < groups {
             unsafe { packed.write_unchecked_race(g, base[q]) };
         }
     });
+    if width == 0 {
+        return;
+    }
+    // Word `j` of a group holds bits `32 j .. 32 j + 32`: (parts of) keys `32 j / width ..=
+    // (32 j + 31) / width`. A lane's words `j` are the same in every group: the divisions are
+    // done once.
+    let per_group = pack_group_words(width);
+    let mut keys_of = [(0u32, 0u32); KEYS_PER_LANE];
+    unroll!(KEYS_PER_LANE, |m| {
+        let bit0 = 32 * (lane + 32 * m as u32);
+        keys_of[m] = (
+            bit0 / width,
+            ((bit0 + 31) / width).min(PACK_GROUP as u32 - 1),
+        );
+    });
     unroll!(LANE_ITEMS, |x| {
-        let (q, j) = (x / KEYS_PER_LANE, lane as usize + 32 * (x % KEYS_PER_LANE));
-        let g = g0 + q;
+        let (q, m) = (x / KEYS_PER_LANE, x % KEYS_PER_LANE);
+        let (g, j) = (g0 + q, lane as usize + 32 * m);
         if g < groups && j < per_group {
-            // SAFETY: slot `q · PACK_GROUP + j` of the stage, ORed before the barrier.
-            let word = unsafe { stage.read_unchecked(q * PACK_GROUP + j) };
-            unsafe { packed.write_unchecked_race(groups + g * per_group + j, word) };
+            let bit0 = 32 * j as u32;
+            let mut bits = 0u64;
+            for i in keys_of[m].0..=keys_of[m].1 {
+                // SAFETY: `i < PACK_GROUP`, staged before the barrier.
+                let d = unsafe { stage.read_unchecked(q * PACK_GROUP + i as usize) } as u64;
+                // Where key `i`'s bits start relative to this word: below it for a first key
+                // that straddles the previous word.
+                let at = i * width;
+                bits |= if at >= bit0 {
+                    d << (at - bit0)
+                } else {
+                    d >> (bit0 - at)
+                };
+            }
+            unsafe { packed.write_unchecked_race(groups + g * per_group + j, bits as u32) };
         }
     });
 }
