@@ -111,10 +111,10 @@ fn warp_groups() -> (usize, u32, SharedSlice<u32>) {
 /// every group's spread ([`pack_width`] of [`pack_spread`]'s result); distances are cut to
 /// `width` bits, so a smaller width loses data.
 ///
-/// The warp loads its groups' keys at once (coalesced) and stages their distances in shared
-/// memory; each lane then assembles its words of every group from there (the keys a word
-/// holds are found once per lane, the same in every group) and writes them out coalesced.
-/// (ORing each distance into its words with shared atomics instead was bound by the atomics.)
+/// The warp loads its groups' keys at once (coalesced); each 32 of them fill whole words,
+/// which lanes assemble from the others' distances with shuffles and write out coalesced.
+/// (ORing each distance into its words with shared atomics instead was bound by the atomics;
+/// assembling words from distances staged in shared memory, by the instructions.)
 ///
 /// Panics (the launch fails) if `width > 32`, `packed` is too short or the block is not
 /// [`PACK_BLOCK`] threads.
@@ -130,7 +130,7 @@ pub fn pack(keys: &[u32], width: u32, packed: &DisjointSlice<'_, u32>) {
         packed.len() >= packed_words(keys.len(), width),
         "device::pack: the output is shorter than packed_words(len, width)"
     );
-    let (g0, lane, stage) = warp_groups();
+    let (g0, lane, _) = warp_groups();
     if g0 >= groups {
         return;
     }
@@ -147,14 +147,6 @@ pub fn pack(keys: &[u32], width: u32, packed: &DisjointSlice<'_, u32>) {
             k[x] = keys[at];
         }
     });
-    unroll!(LANE_ITEMS, |x| {
-        let (q, i) = (x / KEYS_PER_LANE, lane as usize + 32 * (x % KEYS_PER_LANE));
-        let d = k[x].wrapping_sub(base[q]) & low_bits(width) as u32;
-        // SAFETY: slot `q · PACK_GROUP + i < STAGE_WORDS` of this warp's stage; one lane per
-        // slot.
-        unsafe { stage.write_unchecked(q * PACK_GROUP + i, d) };
-    });
-    sync_warp_all();
     // SAFETY (writes below): word `g` and words `groups + g · per_group + j` (`j < per_group`)
     // are below `packed_words(len, width) <= packed.len()`, each written by one lane of one
     // warp.
@@ -167,36 +159,41 @@ pub fn pack(keys: &[u32], width: u32, packed: &DisjointSlice<'_, u32>) {
     if width == 0 {
         return;
     }
-    // Word `j` of a group holds bits `32 j .. 32 j + 32`: (parts of) keys `32 j / width ..=
-    // (32 j + 31) / width`. A lane's words `j` are the same in every group: the divisions are
-    // done once.
+    // Keys `32 m .. 32 m + 32` of a group (one per lane) fill exactly its words `m · width ..
+    // (m + 1) · width`. Lane `t < width` assembles word `t` of them: bits `32 t .. 32 t + 32`,
+    // (parts of) the keys of lanes `32 t / width ..= (32 t + 31) / width`, fetched with
+    // shuffles. The lanes are the same for every `m` and group: the divisions are done once.
     let per_group = pack_group_words(width);
-    let mut keys_of = [(0u32, 0u32); KEYS_PER_LANE];
-    unroll!(KEYS_PER_LANE, |m| {
-        let bit0 = 32 * (lane + 32 * m as u32);
-        keys_of[m] = (
-            bit0 / width,
-            ((bit0 + 31) / width).min(PACK_GROUP as u32 - 1),
-        );
-    });
+    let bit0 = 32 * lane;
+    let (from, to) = (bit0 / width, ((bit0 + 31) / width).min(31));
+    // Every lane runs as many shuffles as the widest word needs (all 32 lanes take part).
+    let steps = 32u32.div_ceil(width) + 1;
     unroll!(LANE_ITEMS, |x| {
         let (q, m) = (x / KEYS_PER_LANE, x % KEYS_PER_LANE);
-        let (g, j) = (g0 + q, lane as usize + 32 * m);
-        if g < groups && j < per_group {
-            let bit0 = 32 * j as u32;
-            let mut bits = 0u64;
-            for i in keys_of[m].0..=keys_of[m].1 {
-                // SAFETY: `i < PACK_GROUP`, staged before the barrier.
-                let d = unsafe { stage.read_unchecked(q * PACK_GROUP + i as usize) } as u64;
-                // Where key `i`'s bits start relative to this word: below it for a first key
+        let g = g0 + q;
+        let at = g * PACK_GROUP + lane as usize + 32 * m;
+        let d = if at < keys.len() {
+            k[x].wrapping_sub(base[q]) & low_bits(width) as u32
+        } else {
+            0
+        };
+        let mut bits = 0u64;
+        for s in 0..steps {
+            let src = from + s;
+            let v = warp::shuffle_idx(d, src.min(31)) as u64;
+            if src <= to {
+                // Where key `src`'s bits start relative to this word: below it for a first key
                 // that straddles the previous word.
-                let at = i * width;
+                let at = src * width;
                 bits |= if at >= bit0 {
-                    d << (at - bit0)
+                    v << (at - bit0)
                 } else {
-                    d >> (bit0 - at)
+                    v >> (bit0 - at)
                 };
             }
+        }
+        if lane < width && g < groups {
+            let j = m * width as usize + lane as usize;
             unsafe { packed.write_unchecked_race(groups + g * per_group + j, bits as u32) };
         }
     });
