@@ -111,10 +111,12 @@ fn warp_groups() -> (usize, u32, SharedSlice<u32>) {
 /// every group's spread ([`pack_width`] of [`pack_spread`]'s result); distances are cut to
 /// `width` bits, so a smaller width loses data.
 ///
-/// The warp loads its groups' keys at once (coalesced); each 32 of them fill whole words,
-/// which lanes assemble from the others' distances with shuffles and write out coalesced.
-/// (ORing each distance into its words with shared atomics instead was bound by the atomics;
-/// assembling words from distances staged in shared memory, by the instructions.)
+/// The warp loads its groups' keys at once (coalesced), ORs each distance into its words in
+/// shared memory (one or two shared atomics a key, no division), and writes the words out
+/// coalesced. Positions inside the warp's groups are 32-bit (a few hundred keys), so the
+/// per-key arithmetic is one instruction an operation. (Assembling each word from distances
+/// staged in shared memory, or from the lanes' registers with shuffles, took more instructions
+/// than the atomics cost.)
 ///
 /// Panics (the launch fails) if `width > 32`, `packed` is too short or the block is not
 /// [`PACK_BLOCK`] threads.
@@ -130,71 +132,79 @@ pub fn pack(keys: &[u32], width: u32, packed: &DisjointSlice<'_, u32>) {
         packed.len() >= packed_words(keys.len(), width),
         "device::pack: the output is shorter than packed_words(len, width)"
     );
-    let (g0, lane, _) = warp_groups();
+    let (g0, lane, stage) = warp_groups();
     if g0 >= groups {
         return;
     }
+    // This warp's keys: `keys[first..first + n]`, `n <= STAGE_WORDS`; its groups: `g0 ..
+    // g0 + warp_groups`.
+    let first = g0 * PACK_GROUP;
+    let n = (keys.len() - first).min(STAGE_WORDS) as u32;
+    let warp_groups = (groups - g0).min(GROUPS_PER_WARP) as u32;
+    let mine = keys[first..first + n as usize].as_ptr();
     let mut base = [0u32; GROUPS_PER_WARP];
-    unroll!(GROUPS_PER_WARP, |q| {
-        if g0 + q < groups {
-            base[q] = keys[(g0 + q) * PACK_GROUP];
-        }
-    });
     let mut k = [0u32; LANE_ITEMS];
-    unroll!(LANE_ITEMS, |x| {
-        let at = (g0 + x / KEYS_PER_LANE) * PACK_GROUP + lane as usize + 32 * (x % KEYS_PER_LANE);
-        if at < keys.len() {
-            k[x] = keys[at];
-        }
-    });
-    // SAFETY (writes below): word `g` and words `groups + g · per_group + j` (`j < per_group`)
-    // are below `packed_words(len, width) <= packed.len()`, each written by one lane of one
-    // warp.
+    // SAFETY (all loads): every offset read is below `n`, inside `keys[first..first + n]`.
     unroll!(GROUPS_PER_WARP, |q| {
-        let g = g0 + q;
-        if lane == 0 && g < groups {
-            unsafe { packed.write_unchecked_race(g, base[q]) };
+        if (q as u32) < warp_groups {
+            base[q] = unsafe { mine.add(q * PACK_GROUP).read() };
         }
     });
-    if width == 0 {
-        return;
-    }
-    // Keys `32 m .. 32 m + 32` of a group (one per lane) fill exactly its words `m · width ..
-    // (m + 1) · width`. Lane `t < width` assembles word `t` of them: bits `32 t .. 32 t + 32`,
-    // (parts of) the keys of lanes `32 t / width ..= (32 t + 31) / width`, fetched with
-    // shuffles. The lanes are the same for every `m` and group: the divisions are done once.
-    let per_group = pack_group_words(width);
-    let bit0 = 32 * lane;
-    let (from, to) = (bit0 / width, ((bit0 + 31) / width).min(31));
-    // Every lane runs as many shuffles as the widest word needs (all 32 lanes take part).
-    let steps = 32u32.div_ceil(width) + 1;
     unroll!(LANE_ITEMS, |x| {
-        let (q, m) = (x / KEYS_PER_LANE, x % KEYS_PER_LANE);
-        let g = g0 + q;
-        let at = g * PACK_GROUP + lane as usize + 32 * m;
-        let d = if at < keys.len() {
-            k[x].wrapping_sub(base[q]) & low_bits(width) as u32
-        } else {
-            0
-        };
-        let mut bits = 0u64;
-        for s in 0..steps {
-            let src = from + s;
-            let v = warp::shuffle_idx(d, src.min(31)) as u64;
-            if src <= to {
-                // Where key `src`'s bits start relative to this word: below it for a first key
-                // that straddles the previous word.
-                let at = src * width;
-                bits |= if at >= bit0 {
-                    v << (at - bit0)
-                } else {
-                    v >> (bit0 - at)
-                };
-            }
+        let i = x as u32 / KEYS_PER_LANE as u32 * PACK_GROUP as u32
+            + lane
+            + 32 * (x % KEYS_PER_LANE) as u32;
+        if i < n {
+            k[x] = unsafe { mine.add(i as usize).read() };
         }
-        if lane < width && g < groups {
-            let j = m * width as usize + lane as usize;
-            unsafe { packed.write_unchecked_race(groups + g * per_group + j, bits as u32) };
+    });
+    unroll!(STAGE_WORDS / 32, |x| {
+        // SAFETY: slot `lane + 32 x < STAGE_WORDS` of this warp's stage; one lane per slot.
+        unsafe { stage.write_unchecked((lane + 32 * x as u32) as usize, 0) };
+    });
+    sync_warp_all();
+    if width > 0 {
+        unroll!(LANE_ITEMS, |x| {
+            let q = x / KEYS_PER_LANE;
+            let i = lane + 32 * (x % KEYS_PER_LANE) as u32;
+            if (q * PACK_GROUP) as u32 + i < n {
+                let d = k[x].wrapping_sub(base[q]) & low_bits(width) as u32;
+                let bit = i * width;
+                let (word, shift) = ((q * PACK_GROUP) as u32 + bit / 32, bit % 32);
+                stage.atomic_or(word as usize, d << shift);
+                // The bits that run into the next word.
+                if shift + width > 32 {
+                    stage.atomic_or(word as usize + 1, d >> (32 - shift));
+                }
+            }
+        });
+    }
+    sync_warp_all();
+    // SAFETY (writes below): bases `g0 .. g0 + warp_groups` and the words `groups + g0 ·
+    // per_group ..` of those groups are below `packed_words(len, width) <= packed.len()`
+    // (checked above), each written by one lane of one warp.
+    let per_group = pack_group_words(width) as u32;
+    let bases = packed.as_mut_ptr().wrapping_add(g0);
+    let words = packed
+        .as_mut_ptr()
+        .wrapping_add(groups + g0 * per_group as usize);
+    if lane < warp_groups {
+        // Lane `q` writes base `q` (the bases are in registers of every lane).
+        let mut b = base[0];
+        unroll!(GROUPS_PER_WARP, |q| {
+            if lane == q as u32 {
+                b = base[q];
+            }
+        });
+        unsafe { bases.add(lane as usize).write(b) };
+    }
+    unroll!(LANE_ITEMS, |x| {
+        let q = (x / KEYS_PER_LANE) as u32;
+        let j = lane + 32 * (x % KEYS_PER_LANE) as u32;
+        if q < warp_groups && j < per_group {
+            // SAFETY: slot `q · PACK_GROUP + j` of the stage, ORed before the barrier.
+            let word = unsafe { stage.read_unchecked((q * PACK_GROUP as u32 + j) as usize) };
+            unsafe { words.add((q * per_group + j) as usize).write(word) };
         }
     });
 }
@@ -208,7 +218,8 @@ pub const fn pack_threads(len: usize) -> usize {
 /// The body of an unpacking kernel: `out[i]` = key `i` of the run of `len` keys that
 /// [`pack`] packed at `width` bits into `packed`, one warp per `GROUPS_PER_WARP` groups
 /// (launch at least [`pack_threads`]`(len)` threads in blocks of [`PACK_BLOCK`]). The warp
-/// loads its groups' packed words at once into shared memory, then each lane extracts its keys.
+/// loads its groups' packed words at once into shared memory, then each lane extracts its keys
+/// (32-bit positions inside the warp's groups, as in [`pack`]).
 ///
 /// Panics (the launch fails) if `width > 32`, `packed` is shorter than
 /// `packed_words(len, width)`, `out` shorter than `len` or the block is not [`PACK_BLOCK`]
@@ -229,49 +240,58 @@ pub fn unpack(packed: &[u32], len: usize, width: u32, out: &DisjointSlice<'_, u3
     if g0 >= groups {
         return;
     }
-    let per_group = pack_group_words(width);
+    let first = g0 * PACK_GROUP;
+    let n = (len - first).min(STAGE_WORDS) as u32;
+    let warp_groups = (groups - g0).min(GROUPS_PER_WARP) as u32;
+    let per_group = pack_group_words(width) as u32;
+    // This warp's bases and words: inside `packed[..packed_words(len, width)]` (checked).
+    let bases = packed[g0..g0 + warp_groups as usize].as_ptr();
+    let start = groups + g0 * per_group as usize;
+    let words = packed[start..start + (warp_groups * per_group) as usize].as_ptr();
     let mut base = [0u32; GROUPS_PER_WARP];
+    // SAFETY (loads): base `q < warp_groups`, word `q · per_group + j < warp_groups ·
+    // per_group`.
     unroll!(GROUPS_PER_WARP, |q| {
-        if g0 + q < groups {
-            base[q] = packed[g0 + q];
+        if (q as u32) < warp_groups {
+            base[q] = unsafe { bases.add(q).read() };
         }
     });
     let mut w = [0u32; LANE_ITEMS];
     unroll!(LANE_ITEMS, |x| {
-        let (q, j) = (x / KEYS_PER_LANE, lane as usize + 32 * (x % KEYS_PER_LANE));
-        if g0 + q < groups && j < per_group {
-            w[x] = packed[groups + (g0 + q) * per_group + j];
+        let q = (x / KEYS_PER_LANE) as u32;
+        let j = lane + 32 * (x % KEYS_PER_LANE) as u32;
+        if q < warp_groups && j < per_group {
+            w[x] = unsafe { words.add((q * per_group + j) as usize).read() };
         }
     });
     unroll!(LANE_ITEMS, |x| {
-        let (q, j) = (x / KEYS_PER_LANE, lane as usize + 32 * (x % KEYS_PER_LANE));
+        let slot = (x / KEYS_PER_LANE * PACK_GROUP) as u32 + lane + 32 * (x % KEYS_PER_LANE) as u32;
         // SAFETY: slot `q · PACK_GROUP + j < STAGE_WORDS` of this warp's stage; one lane per
         // slot.
-        unsafe { stage.write_unchecked(q * PACK_GROUP + j, w[x]) };
+        unsafe { stage.write_unchecked(slot as usize, w[x]) };
     });
     sync_warp_all();
+    let mine = out.as_mut_ptr().wrapping_add(first);
     unroll!(LANE_ITEMS, |x| {
-        let (q, i) = (x / KEYS_PER_LANE, lane + 32 * (x % KEYS_PER_LANE) as u32);
-        let k = (g0 + q) * PACK_GROUP + i as usize;
-        if k < len {
-            let d = if width == 0 {
-                0
+        let q = x / KEYS_PER_LANE;
+        let i = lane + 32 * (x % KEYS_PER_LANE) as u32;
+        let k = (q * PACK_GROUP) as u32 + i;
+        if k < n {
+            let bit = i * width;
+            let (at, shift) = ((q * PACK_GROUP) as u32 + bit / 32, bit % 32);
+            // SAFETY: key `i`'s bits start in word `bit / 32 < per_group` of group `q`, and run
+            // into the next only while it is `< per_group`; all staged before the barrier. (At
+            // width 0 slot `at` holds a stale value, masked to nothing.)
+            let lo = unsafe { stage.read_unchecked(at as usize) } as u64;
+            let hi = if shift + width > 32 {
+                (unsafe { stage.read_unchecked(at as usize + 1) }) as u64
             } else {
-                let bit = i * width;
-                let (at, shift) = (q * PACK_GROUP + (bit / 32) as usize, bit % 32);
-                // SAFETY: key `i`'s bits start in word `bit / 32 < per_group` of group `q`, and
-                // run into the next only while it is `< per_group`; all staged before the
-                // barrier.
-                let lo = unsafe { stage.read_unchecked(at) } as u64;
-                let hi = if shift + width > 32 {
-                    (unsafe { stage.read_unchecked(at + 1) }) as u64
-                } else {
-                    0
-                };
-                (((hi << 32) | lo) >> shift) & low_bits(width)
+                0
             };
-            // SAFETY: `k < len <= out.len()`; key `k` belongs to this lane alone.
-            unsafe { out.write_unchecked_race(k, base[q].wrapping_add(d as u32)) };
+            let d = (((hi << 32) | lo) >> shift) & low_bits(width);
+            // SAFETY: `first + k < len <= out.len()` (checked above); key `first + k` belongs
+            // to this lane alone.
+            unsafe { mine.add(k as usize).write(base[q].wrapping_add(d as u32)) };
         }
     });
 }
