@@ -297,7 +297,7 @@ impl DistributedSort {
         let transfers_start = stream.record_event()?;
         let mut merges_start = None;
         let mut unpacks = Vec::with_capacity(chunks);
-        for k in 0..chunks {
+        for (k, recv_at) in recv_at.iter().enumerate() {
             let mine_j = me * chunks + k;
             // Received runs of chunk k: from every other rank, in rank order; those that come
             // packed land in `packed_recv` and are unpacked into their place.
@@ -308,7 +308,7 @@ impl DistributedSort {
                 let len = run(src, mine_j).len();
                 ranges.push((at..at + len, src));
                 if widths[src][mine_j].is_some() {
-                    packed.push((recv_at[k][src].clone(), src));
+                    packed.push((recv_at[src].clone(), src));
                 } else {
                     raw.push((at..at + len, src));
                 }
@@ -330,7 +330,7 @@ impl DistributedSort {
             let transferred = stream.record_event()?;
             for (range, src) in &ranges {
                 if let Some(w) = widths[*src][mine_j] {
-                    let from = recv_at[k][*src].start;
+                    let from = recv_at[*src].start;
                     let len = range.len();
                     algos.unpack(
                         stream,

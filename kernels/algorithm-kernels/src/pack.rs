@@ -11,12 +11,8 @@ use gpu::{DisjointSlice, kernel};
 /// [`PACK_BLOCK`](gpu::device::PACK_BLOCK).
 #[kernel]
 pub fn pack_spread_u32(keys: &[u32], begin: u64, end: u64, spread: DisjointSlice<u32>, slot: u64) {
-    assert!(
-        (slot as usize) < spread.len(),
-        "pack_spread_u32: slot past the end of spread"
-    );
     let keys = &keys[begin as usize..end as usize];
-    gpu::device::pack_spread(keys, spread.as_mut_ptr().wrapping_add(slot as usize))
+    gpu::device::pack_spread(keys, &spread, slot as usize)
 }
 
 /// `packed[packed_begin..]` receives `keys[begin..end]` packed at `width` bits a key; see

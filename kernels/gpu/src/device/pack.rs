@@ -58,14 +58,19 @@ fn low_bits(width: u32) -> u64 {
     (1u64 << width) - 1
 }
 
-/// The body of a spread kernel: `*spread = max(*spread, largest spread of a group of keys)`,
-/// one thread per group (launch at least `pack_groups(keys.len())` threads; `spread` starts at
-/// 0 for a fresh run). A warp folds its groups' spreads first, so one atomic goes out per warp.
+/// The body of a spread kernel: `spread[slot] = max(spread[slot], largest spread of a group
+/// of keys)`, one thread per group (launch at least `pack_groups(keys.len())` threads; the
+/// slot starts at 0 for a fresh run). A warp folds its groups' spreads first, so one atomic
+/// goes out per warp.
 ///
 /// The keys must be ascending; otherwise the result is meaningless (a packing at its width
-/// loses bits).
+/// loses bits). Panics (the launch fails) if `slot` is past the end of `spread`.
 #[inline(always)]
-pub fn pack_spread(keys: &[u32], spread: *mut u32) {
+pub fn pack_spread(keys: &[u32], spread: &DisjointSlice<'_, u32>, slot: usize) {
+    assert!(
+        slot < spread.len(),
+        "device::pack_spread: slot past the end of spread"
+    );
     let g = global_id_x();
     let first = g * PACK_GROUP;
     let mine = if first < keys.len() {
@@ -76,9 +81,9 @@ pub fn pack_spread(keys: &[u32], spread: *mut u32) {
     };
     let warp_max = warp::reduce(mine, Max);
     if lane_id() == 0 && warp_max > 0 {
-        // SAFETY: the caller passes the address of a `u32` in global memory, updated only
-        // atomically while the kernel runs.
-        unsafe { atomic::max(spread, warp_max) };
+        // SAFETY: `slot < spread.len()`; the slot is updated only atomically while the kernel
+        // runs.
+        unsafe { atomic::max(spread.as_mut_ptr().add(slot), warp_max) };
     }
 }
 
