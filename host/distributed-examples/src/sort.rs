@@ -19,18 +19,24 @@
 //!    rank's keys into `P·C` contiguous runs, one per (rank, chunk), so every rank knows what it
 //!    will receive and where it goes without a further collective.
 //! 4. **Exchange and merge.** Every rank sends each other rank its run (NCCL's grouped
-//!    send/recv, the all-to-all of uneven parts); its own run stays where it is. Once the runs
-//!    have arrived they are merged ([`Algorithms::merge`], a tree of two-way merges for more
-//!    than two ranks) into the output, on a second stream. The exchange can also be cut into
-//!    `C` chunks ([`DistributedSort::with_chunks`]), each chunk's runs merged while the next
-//!    is in flight; on two H200s that made the sort slower, not faster (the merges slowed the
+//!    send/recv, the all-to-all of uneven parts); its own run stays where it is. A sorted run
+//!    whose keys are dense in their range travels packed ([`Algorithms::pack`]: each group of
+//!    128 keys as its first key and the others' distances from it in as many bits as the
+//!    widest group of the run needs): every rank measures the runs it sends, one all_gather of
+//!    the widths tells both ends of each run, and a run goes packed when that takes under 3/4
+//!    of its bytes (what random keys reach: README, "Distributed programs"). The receiver
+//!    unpacks it where the run belongs. Once the runs have arrived they are merged
+//!    ([`Algorithms::merge`], a tree of two-way merges for more than two ranks) into the
+//!    output, on a second stream. The exchange can also be cut into `C` chunks
+//!    ([`DistributedSort::with_chunks`]), each chunk's runs merged while the next is in
+//!    flight; on two H200s that made the sort slower, not faster (the merges slowed the
 //!    transfers more than they hid; README, "Distributed programs"), so one chunk is the
 //!    default.
 //!
 //! Rank `r`'s output holds the keys between splitters `r·C` and `(r + 1)·C`, sorted; the outputs
 //! in rank order are the whole input, sorted. On top of a sort of `N / P` keys per GPU there is
-//! one transfer of the keys that change rank and a merge: that is what makes `P` GPUs faster
-//! than one. Balance: the parts are within 0.4% of `N / P`
+//! one transfer of the keys that change rank (packed, where they pack) and a merge: that is
+//! what makes `P` GPUs faster than one. Balance: the parts are within 0.4% of `N / P`
 //! unless many keys share one value (equal keys always go to one rank). [`DistributedSort`]
 //! keeps the device memory between sorts.
 

@@ -11,8 +11,8 @@ use gpu_host::{DeviceBuffer, Error, LaunchConfig, Result, Stream};
 use crate::Algorithms;
 use crate::merge::check_range;
 
-/// A launch of `items` threads (blocks of `PACK_BLOCK`), or an error naming `kernel` when that needs more than 2^32 - 1
-/// blocks.
+/// A launch of `items` threads (blocks of `PACK_BLOCK`), or an error naming `kernel` when
+/// that needs more than 2^32 - 1 blocks.
 fn config(kernel: &str, argument: &str, items: usize) -> Result<LaunchConfig> {
     if items.div_ceil(PACK_BLOCK as usize) > u32::MAX as usize {
         return Err(Error::Argument {

@@ -1,12 +1,13 @@
 //! `distributed-sort [--keys-log2 K] [--reps R] [--ranks P] [--chunks C] [--no-reference]
-//! [--no-packing]`: sorts 2^K
-//! pseudo-random `u32` keys spread over the ranks (see `distributed_examples::sort`), checks
-//! that the result is globally sorted and a permutation of the input, and prints the time beside
-//! one GPU sorting all the keys with the same radix sort (rank 0's device, while the others
-//! wait), and one rank's share alone; with rank 0's phases, on the host clock and on the device
-//! (the local sort, the transfers and the merges). K defaults to 26 on GPUs and 12 on simulated devices; R (best of) to 5; C (chunks of
-//! the exchange per rank, each merged while the next is in flight) to 1. `--no-packing` sends
-//! every run as it is (by default runs that pack small travel packed).
+//! [--no-packing]`: sorts 2^K pseudo-random `u32` keys spread over the ranks (see
+//! `distributed_examples::sort`), checks that the result is globally sorted and a permutation of
+//! the input, and prints the time beside one GPU sorting all the keys with the same radix sort
+//! (rank 0's device, while the others wait), and one rank's share alone; with rank 0's phases,
+//! on the host clock and on the device (the local sort, packing, the transfers, unpacking and
+//! the merges) and the bytes it sent. K defaults to 26 on GPUs and 12 on simulated devices; R
+//! (best of) to 5; C (chunks of the exchange per rank, each merged while the next is in flight)
+//! to 1. `--no-packing` sends every run as it is (by default runs that pack small travel
+//! packed).
 //!
 //! ```text
 //! cargo xtask launch -n 2 distributed-sort -- --keys-log2 30   # one process per GPU
