@@ -23,3 +23,23 @@ pub mod faults {
 gpu_host::include_kernels!("test_kernels");
 
 pub use self::test_kernels::Module as TestKernels;
+
+/// Runs `f` with the GPU (or the simulator, see [`gpu_or_skip`]) and the algorithm kernels
+/// loaded on it; prints the SKIPPED line and returns when there is neither.
+pub fn with_algorithms(test: &str, f: impl FnOnce(&gpu_host::Gpu, &gpu_algorithms::Algorithms)) {
+    let Some(gpu) = gpu_or_skip(test) else {
+        return;
+    };
+    let algos = gpu_algorithms::Algorithms::load(&gpu).expect("loading the algorithm kernels");
+    f(&gpu, &algos);
+}
+
+/// Asserts that `r` is the error for a bad `argument` (nothing launched), naming `what` was
+/// tried when it is not.
+pub fn assert_argument_error<T>(what: &str, argument: &str, r: Result<T, gpu_host::Error>) {
+    match r {
+        Err(gpu_host::Error::Argument { argument: a, .. }) if a == argument => {}
+        Err(e) => panic!("{what}: wrong error {e}"),
+        Ok(_) => panic!("{what}: accepted"),
+    }
+}

@@ -5,18 +5,10 @@
 //! a GPU.
 
 use gpu_algorithms::{Algorithms, MergeKey};
+use gpu_host::Gpu;
 use gpu_host::gpu::device::merge_tile;
-use gpu_host::{Error, Gpu};
 use gpu_test_kit::XorShift64Star;
-use gpu_tests::{gpu_or_skip, sizes_for};
-
-fn with_gpu(test: &str, f: impl FnOnce(&Gpu, &Algorithms)) {
-    let Some(gpu) = gpu_or_skip(test) else {
-        return;
-    };
-    let algos = Algorithms::load(&gpu).expect("loading the algorithm kernels");
-    f(&gpu, &algos);
-}
+use gpu_tests::{assert_argument_error, sizes_for, with_algorithms};
 
 trait Key: MergeKey + Ord + Copy + std::fmt::Debug {
     fn from_u64(v: u64) -> Self;
@@ -87,7 +79,7 @@ fn merge_and_check<K: Key>(gpu: &Gpu, algos: &Algorithms, na: usize, nb: usize, 
 
 #[test]
 fn merge_runs_of_every_length_split() {
-    with_gpu("merge_runs_of_every_length_split", |gpu, algos| {
+    with_algorithms("merge_runs_of_every_length_split", |gpu, algos| {
         let tile = merge_tile::<u32>();
         let sizes = sizes_for(
             gpu,
@@ -116,7 +108,7 @@ fn merge_runs_of_every_length_split() {
 
 #[test]
 fn merge_handles_ties_and_every_key_type() {
-    with_gpu(
+    with_algorithms(
         "merge_is_stable_and_works_for_every_key_type",
         |gpu, algos| {
             let n = sizes_for(gpu, &[50_000])[0];
@@ -131,7 +123,7 @@ fn merge_handles_ties_and_every_key_type() {
 
 #[test]
 fn lower_bound_finds_every_insertion_point() {
-    with_gpu("lower_bound_finds_every_insertion_point", |gpu, algos| {
+    with_algorithms("lower_bound_finds_every_insertion_point", |gpu, algos| {
         let mut rng = XorShift64Star::new(99);
         for &n in &sizes_for(gpu, &[0, 1, 1000, 1 << 20]) {
             let sorted: Vec<u32> = run(n, 5000, &mut rng);
@@ -159,43 +151,35 @@ fn lower_bound_finds_every_insertion_point() {
     });
 }
 
-fn assert_argument<T>(what: &str, argument: &str, r: Result<T, Error>) {
-    match r {
-        Err(Error::Argument { argument: a, .. }) if a == argument => {}
-        Err(e) => panic!("{what}: wrong error {e}"),
-        Ok(_) => panic!("{what}: accepted"),
-    }
-}
-
 #[test]
 fn merge_and_lower_bound_refuse_bad_ranges() {
-    with_gpu("merge_and_lower_bound_refuse_bad_ranges", |gpu, algos| {
+    with_algorithms("merge_and_lower_bound_refuse_bad_ranges", |gpu, algos| {
         let s = gpu.default_stream();
         let a = gpu.to_device(&[1u32, 2, 3]).unwrap();
         let b = gpu.to_device(&[1u32, 2]).unwrap();
         let mut out = gpu.alloc_zeroed::<u32>(5).unwrap();
-        assert_argument(
+        assert_argument_error(
             "a past end",
             "a",
             algos.merge(s, &a, 0..4, &b, 0..2, &mut out, 0),
         );
-        assert_argument(
+        assert_argument_error(
             "b past end",
             "b",
             algos.merge(s, &a, 0..3, &b, 1..3, &mut out, 0),
         );
-        assert_argument(
+        assert_argument_error(
             "out short",
             "out",
             algos.merge(s, &a, 0..3, &b, 0..2, &mut out, 1),
         );
         let mut pos = gpu.alloc_zeroed::<u64>(1).unwrap();
-        assert_argument(
+        assert_argument_error(
             "sorted past end",
             "sorted",
             algos.lower_bound(s, &a, 2..4, &b, &mut pos),
         );
-        assert_argument(
+        assert_argument_error(
             "out short",
             "out",
             algos.lower_bound(s, &a, 0..3, &b, &mut pos),

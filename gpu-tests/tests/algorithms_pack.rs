@@ -5,18 +5,10 @@
 //! before launch. On the simulator (small sizes) without a GPU.
 
 use gpu_algorithms::Algorithms;
+use gpu_host::Gpu;
 use gpu_host::gpu::device::{PACK_GROUP, pack_width, packed_words};
-use gpu_host::{Error, Gpu};
 use gpu_test_kit::XorShift64Star;
-use gpu_tests::{gpu_or_skip, sizes_for};
-
-fn with_gpu(test: &str, f: impl FnOnce(&Gpu, &Algorithms)) {
-    let Some(gpu) = gpu_or_skip(test) else {
-        return;
-    };
-    let algos = Algorithms::load(&gpu).expect("loading the algorithm kernels");
-    f(&gpu, &algos);
-}
+use gpu_tests::{assert_argument_error, sizes_for, with_algorithms};
 
 /// `n` ascending keys from `start`, steps below `step` (0: all equal).
 fn run(n: usize, start: u32, step: u64, rng: &mut XorShift64Star) -> Vec<u32> {
@@ -101,7 +93,7 @@ fn round_trip(gpu: &Gpu, algos: &Algorithms, keys: &[u32]) -> u32 {
 
 #[test]
 fn pack_round_trips_runs_of_every_length() {
-    with_gpu("pack_round_trips_runs_of_every_length", |gpu, algos| {
+    with_algorithms("pack_round_trips_runs_of_every_length", |gpu, algos| {
         let mut rng = XorShift64Star::new(7);
         let g = PACK_GROUP;
         for &n in &sizes_for(gpu, &[0, 1, 2, g - 1, g, g + 1, 7 * g + 33, 1 << 20]) {
@@ -115,7 +107,7 @@ fn pack_round_trips_runs_of_every_length() {
 
 #[test]
 fn pack_round_trips_every_width() {
-    with_gpu("pack_round_trips_every_width", |gpu, algos| {
+    with_algorithms("pack_round_trips_every_width", |gpu, algos| {
         let mut rng = XorShift64Star::new(11);
         let n = sizes_for(gpu, &[10_000])[0];
         // All equal: width 0, the bases alone.
@@ -141,48 +133,40 @@ fn pack_round_trips_every_width() {
     });
 }
 
-fn assert_argument<T>(what: &str, argument: &str, r: Result<T, Error>) {
-    match r {
-        Err(Error::Argument { argument: a, .. }) if a == argument => {}
-        Err(e) => panic!("{what}: wrong error {e}"),
-        Ok(_) => panic!("{what}: accepted"),
-    }
-}
-
 #[test]
 fn pack_refuses_bad_arguments() {
-    with_gpu("pack_refuses_bad_arguments", |gpu, algos| {
+    with_algorithms("pack_refuses_bad_arguments", |gpu, algos| {
         let s = gpu.default_stream();
         let keys = gpu.to_device(&(0..300u32).collect::<Vec<_>>()).unwrap();
         let mut spread = gpu.alloc_zeroed::<u32>(2).unwrap();
         let mut packed = gpu.alloc_zeroed::<u32>(packed_words(300, 8)).unwrap();
-        assert_argument(
+        assert_argument_error(
             "keys past end",
             "keys",
             algos.pack_spread(s, &keys, 0..301, &mut spread, 0),
         );
-        assert_argument(
+        assert_argument_error(
             "slot past end",
             "slot",
             algos.pack_spread(s, &keys, 0..300, &mut spread, 2),
         );
-        assert_argument(
+        assert_argument_error(
             "width 33",
             "width",
             algos.pack(s, &keys, 0..300, 33, &mut packed, 0),
         );
-        assert_argument(
+        assert_argument_error(
             "packed short",
             "packed",
             algos.pack(s, &keys, 0..300, 9, &mut packed, 0),
         );
         let mut out = gpu.alloc_zeroed::<u32>(300).unwrap();
-        assert_argument(
+        assert_argument_error(
             "packed short for unpack",
             "packed",
             algos.unpack(s, &packed, 1, 300, 8, &mut out, 0),
         );
-        assert_argument(
+        assert_argument_error(
             "out short",
             "out",
             algos.unpack(s, &packed, 0, 300, 8, &mut out, 1),
