@@ -7,7 +7,7 @@
 //   NCCL=$(python3 -c "import nvidia, glob; print(glob.glob(nvidia.__path__[0] + '/nccl')[0])")
 //   nvcc -O2 -o /tmp/p2p benches/peers/nccl_p2p_probe.cu -I$NCCL/include -L$NCCL/lib \
 //       -l:libnccl.so.2 -Xlinker -rpath=$NCCL/lib
-//   NCCL_NVLS_ENABLE=0 /tmp/p2p 0
+//   /tmp/p2p 0      # sets NCCL_NVLS_ENABLE=0 itself
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
@@ -15,6 +15,8 @@
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("cuda %s line %d\n", cudaGetErrorString(e), __LINE__); exit(1);} } while (0)
 #define NK(x) do { ncclResult_t r = (x); if (r != ncclSuccess) { printf("nccl %s line %d\n", ncclGetErrorString(r), __LINE__); exit(1);} } while (0)
 int main(int argc, char** argv) {
+  // NVLink multicast stays off on the shared machines, whatever the caller's environment.
+  setenv("NCCL_NVLS_ENABLE", "0", 1);
   size_t bytes = (size_t)1 << 30;
   int mode = argc > 1 ? atoi(argv[1]) : 0;
   int devs[2] = {0, 1};
