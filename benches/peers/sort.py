@@ -1,5 +1,6 @@
-"""Peer timings for `sort-bench`: torch.sort (CUB radix sort of pairs: keys + int64 indices)
-and cupy.sort (CUB onesweep, keys only), timed with CUDA events like the Rust side (warm-up,
+"""Peer timings for `sort-bench`: torch.sort (CUB radix sort of pairs: keys + int64 indices),
+cupy.argsort (int64 indices of the sorted keys, for the u32 -> u64 pairs row) and cupy.sort
+(CUB onesweep, keys only), timed with CUDA events like the Rust side (warm-up,
 then the best of five trials of the mean over enough repetitions to take >= 20 ms).
 Prints JSON {case: {peer: {size: microseconds}}}. Run on the GPU machine in the same call as
 the bench: `python3 benches/peers/sort.py > sort_peers.json`."""
@@ -50,6 +51,13 @@ def main():
                 return lambda: x.sort()  # no copy (re-sorts sorted data after the first call)
             return make
 
+        def cupy_argsort(dtype):
+            def make(n):
+                x = cupy.asarray(keys(n, dtype))
+                return lambda: cupy.argsort(x)  # int64 indices (CUB SortPairs of keys, iota)
+            return make
+
+        add("sort_pairs_u32_u64", "cupy.argsort", cupy_argsort(torch.int32))
         add("sort_keys_u32", "cupy.sort", cupy_sort(torch.int32))
         add("sort_keys_u32", "cupy.ndarray.sort", cupy_sort_in_place(torch.int32))
         add("sort_keys_f32", "cupy.sort", cupy_sort(torch.float32))
