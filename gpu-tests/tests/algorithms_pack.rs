@@ -4,6 +4,8 @@
 //! inside larger buffers (nothing written outside their ranges), and bad arguments refused
 //! before launch. On the simulator (small sizes) without a GPU.
 
+use std::ops::Range;
+
 use gpu_algorithms::Algorithms;
 use gpu_host::Gpu;
 use gpu_host::gpu::device::{PACK_GROUP, pack_width, packed_words};
@@ -30,6 +32,20 @@ fn spread(keys: &[u32]) -> u32 {
         .map(|g| g[g.len() - 1] - g[0])
         .max()
         .unwrap_or(0)
+}
+
+/// `all[range]`, after checking that everything around it still holds `guard` (nothing was
+/// written outside the range).
+fn guarded<'a>(all: &'a [u32], range: Range<usize>, guard: u32, what: &str) -> &'a [u32] {
+    assert!(
+        all[..range.start].iter().all(|&w| w == guard),
+        "{what}: wrote before {range:?}"
+    );
+    assert!(
+        all[range.end..].iter().all(|&w| w == guard),
+        "{what}: wrote past {range:?}"
+    );
+    &all[range]
 }
 
 /// Measures, packs and unpacks `keys` (each sitting inside a larger buffer) and checks every
@@ -62,30 +78,20 @@ fn round_trip(gpu: &Gpu, algos: &Algorithms, keys: &[u32]) -> u32 {
             pad_packed,
         )
         .unwrap();
-    let p = packed.to_vec().unwrap();
     let what = format!("{n} keys at {width} bits");
-    assert!(
-        p[..pad_packed].iter().all(|&w| w == guard),
-        "{what}: wrote before"
-    );
-    assert!(
-        p[pad_packed + words..].iter().all(|&w| w == guard),
-        "{what}: wrote past"
+    guarded(
+        &packed.to_vec().unwrap(),
+        pad_packed..pad_packed + words,
+        guard,
+        &what,
     );
     let mut out = gpu.to_device(&vec![guard; pad_out + n + 2]).unwrap();
     algos
         .unpack(s, &packed, pad_packed, n, width, &mut out, pad_out)
         .unwrap();
     let o = out.to_vec().unwrap();
-    assert!(
-        o[..pad_out].iter().all(|&w| w == guard),
-        "{what}: unpack wrote before"
-    );
-    assert!(
-        o[pad_out + n..].iter().all(|&w| w == guard),
-        "{what}: unpack wrote past"
-    );
-    for (i, (&g, &k)) in o[pad_out..pad_out + n].iter().zip(keys).enumerate() {
+    let o = guarded(&o, pad_out..pad_out + n, guard, &what);
+    for (i, (&g, &k)) in o.iter().zip(keys).enumerate() {
         assert_eq!(g, k, "{what}: key {i}");
     }
     width

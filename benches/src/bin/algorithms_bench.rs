@@ -21,7 +21,7 @@ use benches::time_us;
 use gpu_algorithms::Algorithms;
 use gpu_host::gpu::device::{pack_width, packed_words};
 use gpu_host::gpu::ops::{CompareOp, Max, Sum};
-use gpu_host::{Gpu, Result, Stream};
+use gpu_host::{DeviceBuffer, Gpu, Result, Stream};
 
 /// One timed call of an algorithm (its inputs and outputs captured).
 type Run<'a> = Box<dyn FnMut(&Stream) -> Result<()> + 'a>;
@@ -182,9 +182,7 @@ fn cases<'a>(gpu: &'a Gpu, algos: &'a Algorithms) -> Vec<Case<'a>> {
             // Counts the keys read alone (4n); the packed words written come on top.
             bytes: |n| 4.0 * n as f64,
             prepare: Box::new(move |n| {
-                let keys = gpu.to_device(&sorted_u32(n))?;
-                let width = pack_width_of(gpu, algos, &keys)?;
-                let mut packed = gpu.alloc_zeroed::<u32>(packed_words(n, width))?;
+                let (keys, width, mut packed) = packed_run(gpu, algos, n)?;
                 Ok(Box::new(move |s: &Stream| {
                     algos.pack(s, &keys, 0..keys.len(), width, &mut packed, 0)
                 }))
@@ -195,11 +193,7 @@ fn cases<'a>(gpu: &'a Gpu, algos: &'a Algorithms) -> Vec<Case<'a>> {
             // Counts the keys written alone (4n); the packed words read come on top.
             bytes: |n| 4.0 * n as f64,
             prepare: Box::new(move |n| {
-                let keys = gpu.to_device(&sorted_u32(n))?;
-                let width = pack_width_of(gpu, algos, &keys)?;
-                let mut packed = gpu.alloc_zeroed::<u32>(packed_words(n, width))?;
-                let s = gpu.default_stream();
-                algos.pack(s, &keys, 0..n, width, &mut packed, 0)?;
+                let (_, width, packed) = packed_run(gpu, algos, n)?;
                 let mut out = gpu.alloc_zeroed::<u32>(n)?;
                 Ok(Box::new(move |s: &Stream| {
                     algos.unpack(s, &packed, 0, n, width, &mut out, 0)
@@ -296,17 +290,22 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// `n` random keys over all of `u32`, sorted (a run as a radix sort leaves it).
-fn sorted_u32(n: usize) -> Vec<u32> {
+/// `n` random keys over all of `u32`, sorted (a run as a radix sort leaves it), on the device;
+/// the width they pack at (their largest group spread, measured there); and the packed run.
+fn packed_run(
+    gpu: &Gpu,
+    algos: &Algorithms,
+    n: usize,
+) -> Result<(DeviceBuffer<u32>, u32, DeviceBuffer<u32>)> {
     let mut rng = XorShift64::new(n as u64 | 1);
-    let mut v: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
-    v.sort_unstable();
-    v
-}
-
-/// The width `keys` pack at (their largest group spread, measured on the device).
-fn pack_width_of(gpu: &Gpu, algos: &Algorithms, keys: &gpu_host::DeviceBuffer<u32>) -> Result<u32> {
+    let mut sorted: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
+    sorted.sort_unstable();
+    let keys = gpu.to_device(&sorted)?;
+    let s = gpu.default_stream();
     let mut spread = gpu.alloc_zeroed::<u32>(1)?;
-    algos.pack_spread(gpu.default_stream(), keys, 0..keys.len(), &mut spread, 0)?;
-    Ok(pack_width(spread.to_vec()?[0]))
+    algos.pack_spread(s, &keys, 0..n, &mut spread, 0)?;
+    let width = pack_width(spread.to_vec()?[0]);
+    let mut packed = gpu.alloc_zeroed::<u32>(packed_words(n, width))?;
+    algos.pack(s, &keys, 0..n, width, &mut packed, 0)?;
+    Ok((keys, width, packed))
 }

@@ -11,21 +11,21 @@ use gpu_host::{DeviceBuffer, Error, LaunchConfig, Result, Stream};
 use crate::Algorithms;
 use crate::merge::check_range;
 
-/// A launch of `items` threads (blocks of `PACK_BLOCK`), or an error naming `kernel` when
-/// that needs more than 2^32 - 1 blocks.
-fn config(kernel: &str, argument: &str, items: usize) -> Result<LaunchConfig> {
-    if items.div_ceil(PACK_BLOCK as usize) > u32::MAX as usize {
-        return Err(Error::Argument {
-            kernel: kernel.to_string(),
-            argument: argument.to_string(),
-            message: format!("{items} threads need more than 2^32 - 1 blocks"),
-        });
-    }
-    Ok(LaunchConfig::for_elements(items, PACK_BLOCK))
+/// A launch of `threads` in blocks of `PACK_BLOCK` (an oversize grid is refused by the launch's
+/// own validation, naming the kernel).
+fn config(threads: usize) -> LaunchConfig {
+    LaunchConfig::for_elements(threads, PACK_BLOCK)
 }
 
-/// A width over 32 bits: an error naming `kernel`.
-fn check_width(kernel: &str, width: u32) -> Result<()> {
+/// Checks `width` and that `packed[packed_start..]` holds the `len` keys packed at it; returns
+/// their words. Errors name `kernel` and the argument.
+fn check_packed(
+    kernel: &str,
+    len: usize,
+    width: u32,
+    packed_start: usize,
+    packed_len: usize,
+) -> Result<usize> {
     if width > 32 {
         return Err(Error::Argument {
             kernel: kernel.to_string(),
@@ -33,7 +33,14 @@ fn check_width(kernel: &str, width: u32) -> Result<()> {
             message: format!("{width} bits; at most 32"),
         });
     }
-    Ok(())
+    let words = packed_words(len, width);
+    check_range(
+        kernel,
+        "packed",
+        &(packed_start..packed_start + words),
+        packed_len,
+    )?;
+    Ok(words)
 }
 
 impl Algorithms {
@@ -61,7 +68,7 @@ impl Algorithms {
         }
         self.module.pack_spread_u32(
             stream,
-            config(KERNEL, "keys", pack_groups(range.len()))?,
+            config(pack_groups(range.len())),
             keys,
             range.start as u64,
             range.end as u64,
@@ -89,20 +96,13 @@ impl Algorithms {
     ) -> Result<()> {
         const KERNEL: &str = "pack_u32";
         check_range(KERNEL, "keys", &range, keys.len())?;
-        check_width(KERNEL, width)?;
-        let words = packed_words(range.len(), width);
-        check_range(
-            KERNEL,
-            "packed",
-            &(packed_start..packed_start + words),
-            packed.len(),
-        )?;
+        let words = check_packed(KERNEL, range.len(), width, packed_start, packed.len())?;
         if words == 0 {
             return Ok(());
         }
         self.module.pack_u32(
             stream,
-            config(KERNEL, "keys", pack_threads(range.len()))?,
+            config(pack_threads(range.len())),
             keys,
             range.start as u64,
             range.end as u64,
@@ -129,21 +129,14 @@ impl Algorithms {
         out_start: usize,
     ) -> Result<()> {
         const KERNEL: &str = "unpack_u32";
-        check_width(KERNEL, width)?;
-        let words = packed_words(len, width);
-        check_range(
-            KERNEL,
-            "packed",
-            &(packed_start..packed_start + words),
-            packed.len(),
-        )?;
+        check_packed(KERNEL, len, width, packed_start, packed.len())?;
         check_range(KERNEL, "out", &(out_start..out_start + len), out.len())?;
         if len == 0 {
             return Ok(());
         }
         self.module.unpack_u32(
             stream,
-            config(KERNEL, "out", pack_threads(len))?,
+            config(pack_threads(len)),
             packed,
             packed_start as u64,
             len as u64,
