@@ -30,6 +30,35 @@ const FP_CONTRACT_FLAG: &str = "-Cllvm-args=-nvptx-fma-level=1";
 /// Environment variable that turns multiply-add fusion off (`0`) or on (`1`) for every crate.
 pub const FMA_ENV: &str = "GPU_KERNEL_FMA";
 
+/// `GPU_KERNEL_BRANCHES=llvm` keeps every crate's branches as LLVM emitted them, `ptxas`
+/// reshapes them (see [`crate::branches`]), overriding the crates' own settings.
+pub const BRANCHES_ENV: &str = "GPU_KERNEL_BRANCHES";
+
+/// Whether `krate`'s PTX has its branches reshaped for ptxas ([`crate::branches`]):
+/// `GPU_KERNEL_BRANCHES`, else `[package.metadata.gpu] branches`, else yes.
+fn reshape_branches(krate: &KernelCrate) -> Result<bool> {
+    let parse = |v: &str, what: &str| match v.trim() {
+        "ptxas" => Ok(true),
+        "llvm" => Ok(false),
+        other => Err(Error::msg(format!(
+            "{what}: expected `ptxas` (branches reshaped for ptxas, the default) or `llvm` (as \
+             LLVM emitted them), found `{other}`"
+        ))),
+    };
+    match env::var(BRANCHES_ENV) {
+        Ok(v) if !v.trim().is_empty() => parse(&v, BRANCHES_ENV),
+        _ => krate.branches.as_deref().map_or(Ok(true), |v| {
+            parse(
+                v,
+                &format!(
+                    "[package.metadata.gpu] branches in {}",
+                    krate.manifest_path.display()
+                ),
+            )
+        }),
+    }
+}
+
 /// Whether `krate`'s device build fuses multiply-adds: `GPU_KERNEL_FMA`, else
 /// `[package.metadata.gpu] fma = false` turns it off, else on.
 fn fp_contract(krate: &KernelCrate) -> Result<bool> {
@@ -144,6 +173,7 @@ impl KernelBuild {
         println!("cargo:rerun-if-env-changed={}", ptxas::PTXAS_ENV);
         println!("cargo:rerun-if-env-changed={EXTRA_RUSTFLAGS_ENV}");
         println!("cargo:rerun-if-env-changed={FMA_ENV}");
+        println!("cargo:rerun-if-env-changed={BRANCHES_ENV}");
         println!("cargo:rerun-if-env-changed={}", crate::checks::CHECKS_ENV);
         let module = self.build()?;
         for source in &module.sources {
@@ -363,8 +393,18 @@ pub fn compile_with(
 
     // The PTX file is shared by the builds of every checks mode (each has its own cargo target
     // directory): `<crate>.from` names the assembly it came from, so switching modes rewrites it.
+    // The branch shape is part of it: switching `GPU_KERNEL_BRANCHES` rewrites the PTX too.
     let from_path = dir.join(format!("{}.from", krate.crate_name));
-    let from = asm_path.display().to_string();
+    let reshape = reshape_branches(krate)?;
+    let from = format!(
+        "{} (branches: {})",
+        asm_path.display(),
+        if reshape {
+            crate::branches::REVISION
+        } else {
+            "LLVM's"
+        }
+    );
     let rebuilt = modified(&asm_path)? > modified(&ptx_path).unwrap_or(SystemTime::UNIX_EPOCH)
         || !manifest_path.is_file()
         || fs::read_to_string(&from_path).ok().as_deref() != Some(from.as_str());
@@ -374,6 +414,11 @@ pub fn compile_with(
             asm = crate::annotate::strip_debug_sections(&asm);
         }
         let (cleaned, module) = ptx::parse(&asm).map_err(|e| e.context(asm_path.display()))?;
+        let cleaned = if reshape {
+            crate::branches::reshape(&cleaned)
+        } else {
+            cleaned
+        };
         let ptx_file = format!("{}.ptx", krate.crate_name);
         let manifest = module.manifest(&krate.crate_name, &arch.to_string(), &ptx_file)?;
         let json =

@@ -27,6 +27,9 @@ pub struct KernelCrate {
     pub checks: Option<String>,
     /// `[package.metadata.gpu] fma = false`: keep every multiply and add separately rounded.
     pub fma: Option<String>,
+    /// `[package.metadata.gpu] branches = "llvm"`: keep the PTX's branches as LLVM emitted them
+    /// (see [`crate::branches`]).
+    pub branches: Option<String>,
 }
 
 impl KernelCrate {
@@ -198,6 +201,7 @@ impl Workspace {
                 .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_string))
         };
         let (required_arch, checks, fma) = (setting("arch"), setting("checks"), setting("fma"));
+        let branches = setting("branches");
         Some(KernelCrate {
             package: p.name.clone(),
             crate_name: lib.name.replace('-', "_"),
@@ -205,6 +209,7 @@ impl Workspace {
             required_arch,
             checks,
             fma,
+            branches,
         })
     }
 }
