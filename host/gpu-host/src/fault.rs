@@ -506,6 +506,7 @@ pub(crate) struct Epoch {
 }
 
 impl Epoch {
+    #[inline]
     pub(crate) fn state(&self) -> &Arc<DeviceState> {
         &self.state
     }
@@ -520,6 +521,7 @@ impl Epoch {
     }
 
     /// Whether the device was reset since this object was made (its handles are dead).
+    #[inline]
     pub(crate) fn is_stale(&self) -> bool {
         self.state.generation.load(Ordering::Acquire) != self.generation
     }

@@ -101,14 +101,17 @@ impl ArgList {
         &mut self.0
     }
 
+    #[inline]
     pub(crate) fn len(&self) -> usize {
         self.storage().params.len()
     }
 
+    #[inline]
     pub(crate) fn params(&self) -> &[Param] {
         &self.storage().params
     }
 
+    #[inline]
     pub(crate) fn info(&self) -> &[ParamInfo] {
         &self.storage().info
     }
