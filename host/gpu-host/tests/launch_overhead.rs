@@ -121,7 +121,15 @@ fn launch_checks_cost() {
         .unwrap();
     assert_eq!(out.to_vec().unwrap(), vec![4.0; n]);
 
-    let (trials, calls) = (15, 2_000_000);
+    // `LAUNCH_OVERHEAD_CALLS=trials,calls` overrides the counts (e.g. `1,100000` under
+    // valgrind, whose instruction counts are steadier than times on a shared machine).
+    let (trials, calls) = std::env::var("LAUNCH_OVERHEAD_CALLS")
+        .ok()
+        .and_then(|v| {
+            let (t, c) = v.split_once(',')?;
+            Some((t.parse().ok()?, c.parse().ok()?))
+        })
+        .unwrap_or((15, 2_000_000));
     println!("ns per call, best and median of {trials} trials of {calls} calls:");
     println!("| piece | best | median |");
     println!("| --- | --- | --- |");
