@@ -11,7 +11,7 @@ use gpu::DeviceCopy;
 use crate::buffer::{Bytes, CudaBytes, DeviceBuffer};
 use crate::device::{DeviceProperties, Gpu};
 use crate::error::{Error, Result};
-use crate::launch_args::{ArgList, MAX_PARAM_BYTES, Param, ParamInfo};
+use crate::launch_args::{ArgList, MAX_PARAM_BYTES, Param, Role};
 use crate::module::{Kernel, KernelAttributes, KernelBackend};
 use crate::stream::Stream;
 
@@ -389,9 +389,9 @@ impl fmt::Debug for KernelLaunch<'_> {
                 "params",
                 &self
                     .args
-                    .info()
+                    .entries()
                     .iter()
-                    .map(|p| (p.name, p.role, p.size))
+                    .map(|p| (p.name, p.role.as_str(), p.size))
                     .collect::<Vec<_>>(),
             )
             .field("error", &self.error)
@@ -548,12 +548,7 @@ impl<'a> KernelLaunch<'a> {
 
     #[inline]
     fn push_len(&mut self, name: &'static str, len: usize) {
-        let info = ParamInfo {
-            name,
-            role: "length",
-            size: 8,
-        };
-        self.args.push(Param::Word(len as u64), info);
+        self.args.push(Param::Word(len as u64), name, Role::Length);
     }
 
     /// Pushes a buffer the kernel reads (`&[T]` in the kernel): its device pointer, then its
@@ -604,12 +599,7 @@ impl<'a> KernelLaunch<'a> {
             Some(Bytes::Host(host)) => Param::Word(host.addr()),
             None => Param::Word(0),
         };
-        let info = ParamInfo {
-            name,
-            role: "pointer",
-            size: 8,
-        };
-        self.args.push(param, info);
+        self.args.push(param, name, Role::Pointer);
         self
     }
 
@@ -629,12 +619,7 @@ impl<'a> KernelLaunch<'a> {
             Some(Bytes::Host(host)) => Param::Word(host.addr()),
             None => Param::Word(0),
         };
-        let info = ParamInfo {
-            name,
-            role: "pointer",
-            size: 8,
-        };
-        self.args.push(param, info);
+        self.args.push(param, name, Role::Pointer);
         self
     }
 
@@ -657,12 +642,7 @@ impl<'a> KernelLaunch<'a> {
         // SAFETY: `T: DeviceCopy` is padding-free plain data, so all `size` bytes behind `v` are
         // initialized; the view borrows `v` only for the copy below.
         let bytes = unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), size) };
-        let info = ParamInfo {
-            name,
-            role: "value",
-            size,
-        };
-        self.args.push_bytes(bytes, info);
+        self.args.push_bytes(bytes, name);
         self
     }
 
@@ -682,7 +662,7 @@ impl<'a> KernelLaunch<'a> {
             return Ok(());
         };
         let kernel = || self.kernel.name().to_string();
-        let info = self.args.info();
+        let info = self.args.entries();
         if expected.len() != info.len() {
             let pushed: Vec<String> = info
                 .iter()
@@ -702,7 +682,7 @@ impl<'a> KernelLaunch<'a> {
             });
         }
         for (i, (p, &want)) in info.iter().zip(expected).enumerate() {
-            if p.size != want {
+            if p.size as usize != want {
                 return Err(Error::Argument {
                     kernel: kernel(),
                     argument: p.name.to_string(),
@@ -844,8 +824,8 @@ fn order_buffers(
     args: &ArgList,
     covered: Option<&cudarc::driver::CudaStream>,
 ) -> std::result::Result<(), cudarc::driver::DriverError> {
-    for p in args.params() {
-        let (bytes, write) = match *p {
+    for e in args.entries() {
+        let (bytes, write) = match e.param {
             Param::Read(b) => (b, false),
             Param::Write(b) => (b, true),
             Param::Word(_) | Param::Bytes { .. } => continue,
@@ -918,7 +898,7 @@ impl KernelLaunch<'_> {
         let node = crate::graph::Node {
             kernel: kernel.name().to_string(),
             module: kernel.module_name().to_string(),
-            params: args.info().iter().map(|p| p.size).collect(),
+            params: args.entries().iter().map(|p| p.size as usize).collect(),
             cfg,
         };
         match (kernel.backend(), stream.cuda_stream()) {
@@ -930,13 +910,12 @@ impl KernelLaunch<'_> {
                     });
                 };
                 let params = args
-                    .params()
+                    .entries()
                     .iter()
-                    .zip(args.info())
-                    .map(|(p, i)| match *p {
+                    .map(|e| match e.param {
                         Param::Word(w) => crate::graph::SimOp::param(&w.to_ne_bytes()),
                         Param::Bytes { at } => {
-                            crate::graph::SimOp::param(args.value_bytes(at, i.size))
+                            crate::graph::SimOp::param(args.value_bytes(at, e.size as usize))
                         }
                         Param::Read(_) | Param::Write(_) => {
                             unreachable!("simulator buffers are pushed as addresses")
@@ -1066,9 +1045,9 @@ unsafe fn sim_launch(
     };
     kernel.check(|| format!("launching kernel `{}` with {cfg}", kernel.name()))?;
     if args
-        .params()
+        .entries()
         .iter()
-        .any(|p| matches!(p, Param::Read(_) | Param::Write(_)))
+        .any(|e| matches!(e.param, Param::Read(_) | Param::Write(_)))
     {
         unreachable!("simulator buffers are pushed as addresses");
     }
