@@ -420,6 +420,7 @@ impl Kernel {
     ///
     /// Errors (nothing is launched): [`Error::LaunchConfig`] for a limit violation,
     /// [`Error::DeviceMismatch`] when `stream` belongs to another device than the kernel.
+    #[inline]
     pub fn prepare<'a>(
         &'a self,
         stream: &'a Stream,
@@ -428,29 +429,12 @@ impl Kernel {
         let what = || format!("preparing a launch of kernel `{}`", self.name());
         self.check(what)?;
         stream.check(|| format!("{} (its stream)", what()))?;
-        if !stream.epoch().surely_same_device(self.epoch())
-            && stream.device_key() != self.device_key()
-        {
-            return Err(Error::DeviceMismatch {
-                context: format!(
-                    "kernel `{}` was loaded on {}, but the launch stream belongs to {}",
-                    self.name(),
-                    self.device_key(),
-                    stream.device_key()
-                ),
-            });
+        if !stream.epoch().surely_same_device(self.epoch()) {
+            self.check_stream_device(stream)?;
         }
         validate_launch(self.name(), &cfg, self.device_arc(), self.attributes())?;
-        if cfg.cooperative && !cfg.is_empty() {
-            self.check_co_residency(&cfg)?;
-        }
-        if cfg.cluster.is_some() && self.is_simulator() {
-            return Err(Error::Unsupported {
-                what: format!(
-                    "launching kernel `{}` in thread-block clusters ({cfg})",
-                    self.name()
-                ),
-            });
+        if cfg.cooperative || cfg.cluster.is_some() {
+            self.check_launch_kind(&cfg)?;
         }
         let n = self.param_sizes().map_or(8, <[usize]>::len);
         Ok(KernelLaunch {
@@ -465,6 +449,41 @@ impl Kernel {
 }
 
 impl Kernel {
+    /// [`Kernel::prepare`]'s device check when the cheap test (one device state) cannot tell:
+    /// compares the device keys of the stream and the kernel.
+    #[cold]
+    #[inline(never)]
+    fn check_stream_device(&self, stream: &Stream) -> Result<()> {
+        if stream.device_key() == self.device_key() {
+            return Ok(());
+        }
+        Err(Error::DeviceMismatch {
+            context: format!(
+                "kernel `{}` was loaded on {}, but the launch stream belongs to {}",
+                self.name(),
+                self.device_key(),
+                stream.device_key()
+            ),
+        })
+    }
+
+    /// [`Kernel::prepare`]'s checks of a cooperative or cluster launch.
+    #[inline(never)]
+    fn check_launch_kind(&self, cfg: &LaunchConfig) -> Result<()> {
+        if cfg.cooperative && !cfg.is_empty() {
+            self.check_co_residency(cfg)?;
+        }
+        if cfg.cluster.is_some() && self.is_simulator() {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "launching kernel `{}` in thread-block clusters ({cfg})",
+                    self.name()
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// Refuses a cooperative launch whose blocks do not all fit on the device at once.
     fn check_co_residency(&self, cfg: &LaunchConfig) -> Result<()> {
         let block = u32::try_from(cfg.threads_per_block()).unwrap_or(u32::MAX);
@@ -657,10 +676,27 @@ impl<'a> KernelLaunch<'a> {
     }
 
     /// Compares the pushed parameters with the sizes the PTX entry declares.
+    #[inline]
     fn check_signature(&self) -> Result<()> {
         let Some(expected) = self.kernel.param_sizes() else {
             return Ok(());
         };
+        let pushed = self.args.entries();
+        if pushed.len() == expected.len()
+            && pushed
+                .iter()
+                .zip(expected)
+                .all(|(p, &want)| p.size as usize == want)
+        {
+            return Ok(());
+        }
+        self.signature_error(expected)
+    }
+
+    /// [`KernelLaunch::check_signature`]'s error: the count, or the first size, that differs.
+    #[cold]
+    #[inline(never)]
+    fn signature_error(&self, expected: &[usize]) -> Result<()> {
         let kernel = || self.kernel.name().to_string();
         let info = self.args.entries();
         if expected.len() != info.len() {
@@ -727,14 +763,32 @@ impl<'a> KernelLaunch<'a> {
     /// and layout), and the kernel must stay within the buffers it is given and only write the
     /// ones pushed with [`KernelLaunch::output`]. Generated launchers guarantee this for
     /// `#[kernel]` functions; hand-written argument lists are the caller's responsibility.
+    #[inline]
     pub unsafe fn launch(self) -> Result<()> {
-        if let Some(e) = self.error {
-            return Err(*e);
+        if self.error.is_some() {
+            return self.recorded_error();
         }
         self.check_signature()?;
         if self.cfg.is_empty() {
             return Ok(());
         }
+        // SAFETY: forwarded from the caller.
+        unsafe { self.submit() }
+    }
+
+    /// The argument error recorded while pushing (the launch's result).
+    #[cold]
+    #[inline(never)]
+    fn recorded_error(self) -> Result<()> {
+        self.error.map_or(Ok(()), |e| Err(*e))
+    }
+
+    /// [`KernelLaunch::launch`] once the arguments are checked and the grid is not empty:
+    /// records the launch into a capture, or submits it.
+    ///
+    /// # Safety
+    /// As for [`KernelLaunch::launch`].
+    unsafe fn submit(self) -> Result<()> {
         if crate::graph::capturing(self.stream) {
             if self.cfg.cooperative || self.cfg.cluster.is_some() {
                 return Err(Error::Capture {
