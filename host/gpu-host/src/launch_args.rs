@@ -193,22 +193,21 @@ impl ArgList {
             bytes,
             pointers,
         } = self.storage_mut();
-        bytes.resize(bytes.len() + TAIL_CHUNKS, Chunk([0; 16]));
-        pointers.clear();
+        bytes.extend_from_slice(&[Chunk([0; 16]); TAIL_CHUNKS]);
         let base: *mut Chunk = bytes.as_mut_ptr();
-        for e in entries.iter_mut() {
-            pointers.push(match &mut e.param {
-                // A buffer's device address is the `addr` field of its record.
-                Param::Read(b) | Param::Write(b) => {
-                    // SAFETY: the owner borrows the buffer for the list's lifetime (module docs);
-                    // only the field's address is taken.
-                    unsafe { (&raw const (*b.as_ptr()).addr).cast_mut().cast() }
-                }
-                Param::Word(w) => (w as *mut u64).cast(),
-                // SAFETY: `at` is the index of a chunk pushed into `bytes`.
-                Param::Bytes { at } => unsafe { base.add(*at as usize).cast() },
-            });
-        }
+        // One reservation for all (a slice's iterator knows its length), no check per pointer.
+        pointers.clear();
+        pointers.extend(entries.iter_mut().map(|e| match &mut e.param {
+            // A buffer's device address is the `addr` field of its record.
+            Param::Read(b) | Param::Write(b) => {
+                // SAFETY: the owner borrows the buffer for the list's lifetime (module docs);
+                // only the field's address is taken.
+                unsafe { (&raw const (*b.as_ptr()).addr).cast_mut().cast() }
+            }
+            Param::Word(w) => (w as *mut u64).cast(),
+            // SAFETY: `at` is the index of a chunk pushed into `bytes`.
+            Param::Bytes { at } => unsafe { base.add(*at as usize).cast() },
+        }));
         pointers
     }
 }
