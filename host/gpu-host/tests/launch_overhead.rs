@@ -1,9 +1,11 @@
-//! Host cost of one launch's checks, without a GPU: the typed launcher path that
-//! `launch-bench` times on a device (`OursChecks`: configuration validation, the argument
+//! Host cost of one launch, without a GPU. `launch_checks_cost`: the typed launcher path that
+//! `launch-bench` times on a device as `OursChecks` (configuration validation, the argument
 //! pushes and the signature check, then an empty grid returns before the backend), run on the
 //! CPU simulator, plus the pieces of it that the public API isolates.
+//! `launch_cost_around_the_driver`: the whole launch on a do-nothing `libcuda`
+//! (`stub_libcuda.c`), against cudarc's raw `cuLaunchKernel`.
 //!
-//! Ignored by default (it is a measurement, not a check); run it optimized:
+//! Ignored by default (they are measurements, not checks); run them optimized:
 //!
 //! ```text
 //! cargo test --release -p gpu-host --test launch_overhead -- --ignored --nocapture
@@ -88,6 +90,19 @@ fn time(trials: usize, n: usize, mut f: impl FnMut()) -> (f64, f64) {
     (t[0], t[trials / 2])
 }
 
+/// Trials and calls per trial: 15 of `calls`, or `LAUNCH_OVERHEAD_CALLS=trials,calls` (e.g.
+/// `1,100000` under valgrind, whose instruction counts are steadier than times on a shared
+/// machine: run two lengths and divide the difference).
+fn counts(calls: usize) -> (usize, usize) {
+    std::env::var("LAUNCH_OVERHEAD_CALLS")
+        .ok()
+        .and_then(|v| {
+            let (t, c) = v.split_once(',')?;
+            Some((t.parse().ok()?, c.parse().ok()?))
+        })
+        .unwrap_or((15, calls))
+}
+
 /// Times `f` and prints a row, unless `LAUNCH_OVERHEAD_PIECE` is set and not part of `label`
 /// (to profile one piece alone, e.g. under `perf stat`).
 fn report(label: &str, trials: usize, n: usize, f: impl FnMut()) {
@@ -121,15 +136,7 @@ fn launch_checks_cost() {
         .unwrap();
     assert_eq!(out.to_vec().unwrap(), vec![4.0; n]);
 
-    // `LAUNCH_OVERHEAD_CALLS=trials,calls` overrides the counts (e.g. `1,100000` under
-    // valgrind, whose instruction counts are steadier than times on a shared machine).
-    let (trials, calls) = std::env::var("LAUNCH_OVERHEAD_CALLS")
-        .ok()
-        .and_then(|v| {
-            let (t, c) = v.split_once(',')?;
-            Some((t.parse().ok()?, c.parse().ok()?))
-        })
-        .unwrap_or((15, 2_000_000));
+    let (trials, calls) = counts(2_000_000);
     println!("ns per call, best and median of {trials} trials of {calls} calls:");
     println!("| piece | best | median |");
     println!("| --- | --- | --- |");
@@ -185,4 +192,107 @@ fn launch_checks_cost() {
         // grid is empty.
         unsafe { l.launch() }.unwrap();
     });
+}
+
+/// The whole launch around the driver call, on a do-nothing driver (`stub_libcuda.c` next to
+/// this file, built and put on `LD_LIBRARY_PATH` as its header says: every call succeeds,
+/// kernels never run): our typed launcher (a one-block grid on a created stream, the buffers
+/// uploaded on the default stream) against cudarc's raw `cuLaunchKernel` with the same
+/// arguments, as `launch-bench` times them, and the raw call after binding the context as our
+/// launcher does. The differences are our host cost alone, with no driver time around it.
+/// Skipped without the stub; on a GPU, `launch-bench` is the measurement (launches there queue
+/// up behind running kernels).
+#[test]
+#[ignore = "a measurement; run with --release -- --ignored --nocapture, on stub_libcuda.c"]
+fn launch_cost_around_the_driver() {
+    let gpu = match Gpu::first() {
+        Ok(g) if g.properties().name.starts_with("stub libcuda") => g,
+        Ok(g) => {
+            println!(
+                "SKIPPED: {} is not the stub driver (launch-bench measures GPUs)",
+                g.properties().name
+            );
+            return;
+        }
+        Err(e) => {
+            println!("SKIPPED: {e}");
+            return;
+        }
+    };
+    let module = Generated {
+        inner: gpu.load_module("m", PTX, &["saxpy"], &[]).unwrap(),
+    };
+    let n = 256;
+    let x = gpu.to_device(&vec![1.0f32; n]).unwrap();
+    let y = gpu.to_device(&vec![2.0f32; n]).unwrap();
+    let mut out = gpu.alloc_zeroed::<f32>(n).unwrap();
+    let stream = gpu.new_stream().unwrap();
+    let cfg = LaunchConfig::new(1, 256);
+    let func = module
+        .inner
+        .kernel_at(0)
+        .unwrap()
+        .cuda_function()
+        .unwrap()
+        .cu_function();
+    let cuda_stream = stream.cuda_stream().unwrap();
+    let (cu_stream, ctx) = (cuda_stream.cu_stream(), cuda_stream.context().clone());
+    let (mut alpha, mut n64) = (2.0f32, n as u64);
+    let (mut px, mut py, mut po) = (x.device_ptr(), y.device_ptr(), out.device_ptr());
+    let mut params: [*mut std::ffi::c_void; 7] = [
+        (&raw mut alpha).cast(),
+        (&raw mut px).cast(),
+        (&raw mut n64).cast(),
+        (&raw mut py).cast(),
+        (&raw mut n64).cast(),
+        (&raw mut po).cast(),
+        (&raw mut n64).cast(),
+    ];
+    let (trials, calls) = counts(1_000_000);
+    println!(
+        "ns per launch on {}, best and median of {trials} trials of {calls}:",
+        gpu.properties().name
+    );
+    println!("| case | best | median |");
+    println!("| --- | --- | --- |");
+    report("our typed launcher, created stream", trials, calls, || {
+        module
+            .saxpy(&stream, black_box(cfg), 2.0, &x, &y, &mut out)
+            .unwrap();
+    });
+    report("raw cuLaunchKernel", trials, calls, || {
+        // SAFETY: saxpy's parameters in its order, the buffers alive; one block.
+        unsafe {
+            gpu_host::cudarc::driver::result::launch_kernel(
+                func,
+                (1, 1, 1),
+                (256, 1, 1),
+                0,
+                cu_stream,
+                &mut params,
+            )
+        }
+        .unwrap();
+    });
+    report(
+        "raw cuLaunchKernel after bind_to_thread",
+        trials,
+        calls,
+        || {
+            ctx.bind_to_thread().unwrap();
+            // SAFETY: as above.
+            unsafe {
+                gpu_host::cudarc::driver::result::launch_kernel(
+                    func,
+                    (1, 1, 1),
+                    (256, 1, 1),
+                    0,
+                    cu_stream,
+                    &mut params,
+                )
+            }
+            .unwrap();
+        },
+    );
+    stream.synchronize().unwrap();
 }
