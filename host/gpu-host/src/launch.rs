@@ -810,8 +810,13 @@ impl<'a> KernelLaunch<'a> {
             stream,
             cfg,
             mut args,
+            error,
             ..
         } = self;
+        // `launch` returned a recorded error already; testing here spares an out-of-line drop.
+        if let Some(e) = error {
+            return Err(*e);
+        }
         let (func, cuda_stream) = match (kernel.backend(), stream.cuda_stream()) {
             (KernelBackend::Cuda { func, .. }, Some(cuda_stream)) => (&**func, cuda_stream),
             (KernelBackend::Sim { entry }, None) => {
