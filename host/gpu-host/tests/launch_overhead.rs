@@ -260,6 +260,17 @@ fn launch_cost_around_the_driver() {
             .saxpy(&stream, black_box(cfg), 2.0, &x, &y, &mut out)
             .unwrap();
     });
+    let empty = LaunchConfig::new(0, 256);
+    report(
+        "  of which checks and pushes (empty grid: OursChecks)",
+        trials,
+        calls,
+        || {
+            module
+                .saxpy(&stream, black_box(empty), 2.0, &x, &y, &mut out)
+                .unwrap();
+        },
+    );
     report("raw cuLaunchKernel", trials, calls, || {
         // SAFETY: saxpy's parameters in its order, the buffers alive; one block.
         unsafe {
