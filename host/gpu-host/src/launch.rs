@@ -875,8 +875,9 @@ impl<'a> KernelLaunch<'a> {
 }
 
 /// Orders the launch about to be queued on `stream` after the conflicting earlier uses of its
-/// buffers on other streams (see `buffer_uses`): one atomic load per buffer while every use
-/// is on one stream. `covered`: a stream whose queued work `stream` already waits for (no
+/// buffers on other streams (see `buffer_uses`): one or two atomic loads per buffer while
+/// every use is on one stream (or, for a read, on streams that waited for the last write
+/// already). `covered`: a stream whose queued work `stream` already waits for (no
 /// event is recorded there; see `capture`).
 fn order_buffers(
     stream: &std::sync::Arc<cudarc::driver::CudaStream>,
