@@ -462,6 +462,7 @@ impl Gpu {
 
 impl<T: DeviceCopy> DeviceBuffer<T> {
     /// Number of elements.
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
@@ -478,6 +479,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
     /// The stream this buffer was allocated on. Copies through the buffer's own methods run on
     /// it, and the memory is freed in order on it when the buffer is dropped.
+    #[inline]
     pub fn stream(&self) -> &Stream {
         &self.stream
     }
@@ -781,6 +783,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
     /// Whether [`crate::Gpu::recover`] reset the device since this buffer was made: its memory
     /// is gone, and every use returns [`Error::Stale`].
+    #[inline]
     pub fn is_stale(&self) -> bool {
         self.stream.epoch().is_stale()
     }
@@ -790,10 +793,12 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         self.borrowed
     }
 
+    #[inline]
     pub(crate) fn bytes(&self) -> Option<&Bytes> {
         self.bytes.as_ref()
     }
 
+    #[inline]
     pub(crate) fn bytes_mut(&mut self) -> Option<&mut Bytes> {
         self.bytes.as_mut()
     }

@@ -16,7 +16,10 @@
 //! moment, which includes every use of the buffer queued there (a superset is safe). Writes
 //! need `&mut DeviceBuffer`, so no read is being queued while a write is ordered; reads only
 //! add streams to the state, so a read that took the fast path on its own stream while another
-//! thread added a second reader stays recorded. The state holds the streams (`Arc`), so a
+//! thread added a second reader stays recorded. A read also takes the fast path on a stream
+//! named by the `reader` hint, which is set under the lock once that stream is among the
+//! readers of the current write and cleared (under the lock, with the readers) by the next
+//! write: the lock would find nothing to do for it. The state holds the streams (`Arc`), so a
 //! stream handle it names is never destroyed and reused while the buffer lives.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,7 +27,9 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaStream, DriverError, sys};
 
-/// [`BufferUses::sole`]'s value when more than one stream has queued uses.
+/// [`BufferUses::sole`]'s value when more than one stream has queued uses, and
+/// [`BufferUses::reader`]'s when no stream is known to have waited for the last write. No
+/// stream has this handle (the legacy default stream's is 0).
 const SEVERAL: usize = usize::MAX;
 
 /// The streams with queued work that uses one buffer (see the module docs).
@@ -32,6 +37,11 @@ pub(crate) struct BufferUses {
     /// The one stream every queued use is on (its handle), or [`SEVERAL`]: the fast path, one
     /// atomic load per buffer per launch.
     sole: AtomicUsize,
+    /// A stream among [`Uses::readers`] (its handle), or [`SEVERAL`]: a further read on it
+    /// needs nothing either (it waited for the last write already), which is the fast path of
+    /// a buffer written on one stream and read on another, e.g. uploaded on the default
+    /// stream and read by kernels on a created one.
+    reader: AtomicUsize,
     state: Mutex<Uses>,
 }
 
@@ -57,6 +67,7 @@ impl BufferUses {
     pub(crate) fn new(stream: &Arc<CudaStream>) -> BufferUses {
         BufferUses {
             sole: AtomicUsize::new(id(stream)),
+            reader: AtomicUsize::new(SEVERAL),
             state: Mutex::new(Uses {
                 writer: stream.clone(),
                 readers: Vec::new(),
@@ -71,13 +82,22 @@ impl BufferUses {
     }
 
     /// Orders a read of the buffer about to be queued on `stream` after the earlier writes.
+    #[inline]
     pub(crate) fn before_read(&self, stream: &Arc<CudaStream>) -> Result<(), DriverError> {
+        let me = id(stream);
+        if self.sole.load(Ordering::Acquire) == me || self.reader.load(Ordering::Acquire) == me {
+            return Ok(());
+        }
         self.order(stream, false, None)
     }
 
     /// Orders a write of the buffer about to be queued on `stream` after the earlier reads and
     /// writes. The caller holds the buffer exclusively (`&mut`).
+    #[inline]
     pub(crate) fn before_write(&self, stream: &Arc<CudaStream>) -> Result<(), DriverError> {
+        if self.sole.load(Ordering::Acquire) == id(stream) {
+            return Ok(());
+        }
         self.order(stream, true, None)
     }
 
@@ -93,6 +113,9 @@ impl BufferUses {
         self.order(stream, write, Some(id(covered)))
     }
 
+    /// The ordering itself, under the lock; the callers' fast paths return before it when
+    /// `stream` needs nothing (every use on it, or for a read, a reader since the last write).
+    #[inline(never)]
     fn order(
         &self,
         stream: &Arc<CudaStream>,
@@ -116,8 +139,12 @@ impl BufferUses {
             }
             uses.readers.clear();
             uses.writer = stream.clone();
-        } else if !synced {
-            uses.readers.push(stream.clone());
+            self.reader.store(SEVERAL, Ordering::Release);
+        } else {
+            if !synced {
+                uses.readers.push(stream.clone());
+            }
+            self.reader.store(me, Ordering::Release);
         }
         self.sole.store(uses.sole(), Ordering::Release);
         Ok(())

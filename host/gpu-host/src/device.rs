@@ -61,6 +61,7 @@ pub struct DeviceProperties {
 impl DeviceProperties {
     /// The shared memory (static + dynamic) one block can use at most on this device, after
     /// opting in where the device supports it.
+    #[inline]
     pub fn shared_memory_limit_per_block(&self) -> u32 {
         self.max_shared_memory_per_block_optin
             .max(self.max_shared_memory_per_block)

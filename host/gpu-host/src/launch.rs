@@ -11,7 +11,7 @@ use gpu::DeviceCopy;
 use crate::buffer::{Bytes, CudaBytes, DeviceBuffer};
 use crate::device::{DeviceProperties, Gpu};
 use crate::error::{Error, Result};
-use crate::launch_args::{ArgList, MAX_PARAM_BYTES, Param, ParamInfo};
+use crate::launch_args::{ArgList, MAX_PARAM_BYTES, Param, Role};
 use crate::module::{Kernel, KernelAttributes, KernelBackend};
 use crate::stream::Stream;
 
@@ -389,9 +389,9 @@ impl fmt::Debug for KernelLaunch<'_> {
                 "params",
                 &self
                     .args
-                    .info()
+                    .entries()
                     .iter()
-                    .map(|p| (p.name, p.role, p.size))
+                    .map(|p| (p.name, p.role.as_str(), p.size))
                     .collect::<Vec<_>>(),
             )
             .field("error", &self.error)
@@ -420,6 +420,7 @@ impl Kernel {
     ///
     /// Errors (nothing is launched): [`Error::LaunchConfig`] for a limit violation,
     /// [`Error::DeviceMismatch`] when `stream` belongs to another device than the kernel.
+    #[inline]
     pub fn prepare<'a>(
         &'a self,
         stream: &'a Stream,
@@ -428,29 +429,12 @@ impl Kernel {
         let what = || format!("preparing a launch of kernel `{}`", self.name());
         self.check(what)?;
         stream.check(|| format!("{} (its stream)", what()))?;
-        if !stream.epoch().surely_same_device(self.epoch())
-            && stream.device_key() != self.device_key()
-        {
-            return Err(Error::DeviceMismatch {
-                context: format!(
-                    "kernel `{}` was loaded on {}, but the launch stream belongs to {}",
-                    self.name(),
-                    self.device_key(),
-                    stream.device_key()
-                ),
-            });
+        if !stream.epoch().surely_same_device(self.epoch()) {
+            self.check_stream_device(stream)?;
         }
         validate_launch(self.name(), &cfg, self.device_arc(), self.attributes())?;
-        if cfg.cooperative && !cfg.is_empty() {
-            self.check_co_residency(&cfg)?;
-        }
-        if cfg.cluster.is_some() && self.is_simulator() {
-            return Err(Error::Unsupported {
-                what: format!(
-                    "launching kernel `{}` in thread-block clusters ({cfg})",
-                    self.name()
-                ),
-            });
+        if cfg.cooperative || cfg.cluster.is_some() {
+            self.check_launch_kind(&cfg)?;
         }
         let n = self.param_sizes().map_or(8, <[usize]>::len);
         Ok(KernelLaunch {
@@ -465,6 +449,41 @@ impl Kernel {
 }
 
 impl Kernel {
+    /// [`Kernel::prepare`]'s device check when the cheap test (one device state) cannot tell:
+    /// compares the device keys of the stream and the kernel.
+    #[cold]
+    #[inline(never)]
+    fn check_stream_device(&self, stream: &Stream) -> Result<()> {
+        if stream.device_key() == self.device_key() {
+            return Ok(());
+        }
+        Err(Error::DeviceMismatch {
+            context: format!(
+                "kernel `{}` was loaded on {}, but the launch stream belongs to {}",
+                self.name(),
+                self.device_key(),
+                stream.device_key()
+            ),
+        })
+    }
+
+    /// [`Kernel::prepare`]'s checks of a cooperative or cluster launch.
+    #[inline(never)]
+    fn check_launch_kind(&self, cfg: &LaunchConfig) -> Result<()> {
+        if cfg.cooperative && !cfg.is_empty() {
+            self.check_co_residency(cfg)?;
+        }
+        if cfg.cluster.is_some() && self.is_simulator() {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "launching kernel `{}` in thread-block clusters ({cfg})",
+                    self.name()
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// Refuses a cooperative launch whose blocks do not all fit on the device at once.
     fn check_co_residency(&self, cfg: &LaunchConfig) -> Result<()> {
         let block = u32::try_from(cfg.threads_per_block()).unwrap_or(u32::MAX);
@@ -548,12 +567,7 @@ impl<'a> KernelLaunch<'a> {
 
     #[inline]
     fn push_len(&mut self, name: &'static str, len: usize) {
-        let info = ParamInfo {
-            name,
-            role: "length",
-            size: 8,
-        };
-        self.args.push(Param::Word(len as u64), info);
+        self.args.push(Param::Word(len as u64), name, Role::Length);
     }
 
     /// Pushes a buffer the kernel reads (`&[T]` in the kernel): its device pointer, then its
@@ -604,12 +618,7 @@ impl<'a> KernelLaunch<'a> {
             Some(Bytes::Host(host)) => Param::Word(host.addr()),
             None => Param::Word(0),
         };
-        let info = ParamInfo {
-            name,
-            role: "pointer",
-            size: 8,
-        };
-        self.args.push(param, info);
+        self.args.push(param, name, Role::Pointer);
         self
     }
 
@@ -629,12 +638,7 @@ impl<'a> KernelLaunch<'a> {
             Some(Bytes::Host(host)) => Param::Word(host.addr()),
             None => Param::Word(0),
         };
-        let info = ParamInfo {
-            name,
-            role: "pointer",
-            size: 8,
-        };
-        self.args.push(param, info);
+        self.args.push(param, name, Role::Pointer);
         self
     }
 
@@ -657,12 +661,7 @@ impl<'a> KernelLaunch<'a> {
         // SAFETY: `T: DeviceCopy` is padding-free plain data, so all `size` bytes behind `v` are
         // initialized; the view borrows `v` only for the copy below.
         let bytes = unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), size) };
-        let info = ParamInfo {
-            name,
-            role: "value",
-            size,
-        };
-        self.args.push_bytes(bytes, info);
+        self.args.push_bytes(bytes, name);
         self
     }
 
@@ -677,12 +676,29 @@ impl<'a> KernelLaunch<'a> {
     }
 
     /// Compares the pushed parameters with the sizes the PTX entry declares.
+    #[inline]
     fn check_signature(&self) -> Result<()> {
         let Some(expected) = self.kernel.param_sizes() else {
             return Ok(());
         };
+        let pushed = self.args.entries();
+        if pushed.len() == expected.len()
+            && pushed
+                .iter()
+                .zip(expected)
+                .all(|(p, &want)| p.size as usize == want)
+        {
+            return Ok(());
+        }
+        self.signature_error(expected)
+    }
+
+    /// [`KernelLaunch::check_signature`]'s error: the count, or the first size, that differs.
+    #[cold]
+    #[inline(never)]
+    fn signature_error(&self, expected: &[usize]) -> Result<()> {
         let kernel = || self.kernel.name().to_string();
-        let info = self.args.info();
+        let info = self.args.entries();
         if expected.len() != info.len() {
             let pushed: Vec<String> = info
                 .iter()
@@ -702,7 +718,7 @@ impl<'a> KernelLaunch<'a> {
             });
         }
         for (i, (p, &want)) in info.iter().zip(expected).enumerate() {
-            if p.size != want {
+            if p.size as usize != want {
                 return Err(Error::Argument {
                     kernel: kernel(),
                     argument: p.name.to_string(),
@@ -747,14 +763,32 @@ impl<'a> KernelLaunch<'a> {
     /// and layout), and the kernel must stay within the buffers it is given and only write the
     /// ones pushed with [`KernelLaunch::output`]. Generated launchers guarantee this for
     /// `#[kernel]` functions; hand-written argument lists are the caller's responsibility.
+    #[inline]
     pub unsafe fn launch(self) -> Result<()> {
-        if let Some(e) = self.error {
-            return Err(*e);
+        if self.error.is_some() {
+            return self.recorded_error();
         }
         self.check_signature()?;
         if self.cfg.is_empty() {
             return Ok(());
         }
+        // SAFETY: forwarded from the caller.
+        unsafe { self.submit() }
+    }
+
+    /// The argument error recorded while pushing (the launch's result).
+    #[cold]
+    #[inline(never)]
+    fn recorded_error(self) -> Result<()> {
+        self.error.map_or(Ok(()), |e| Err(*e))
+    }
+
+    /// [`KernelLaunch::launch`] once the arguments are checked and the grid is not empty:
+    /// records the launch into a capture, or submits it.
+    ///
+    /// # Safety
+    /// As for [`KernelLaunch::launch`].
+    unsafe fn submit(self) -> Result<()> {
         if crate::graph::capturing(self.stream) {
             if self.cfg.cooperative || self.cfg.cluster.is_some() {
                 return Err(Error::Capture {
@@ -776,8 +810,13 @@ impl<'a> KernelLaunch<'a> {
             stream,
             cfg,
             mut args,
+            error,
             ..
         } = self;
+        // `launch` returned a recorded error already; testing here spares an out-of-line drop.
+        if let Some(e) = error {
+            return Err(*e);
+        }
         let (func, cuda_stream) = match (kernel.backend(), stream.cuda_stream()) {
             (KernelBackend::Cuda { func, .. }, Some(cuda_stream)) => (&**func, cuda_stream),
             (KernelBackend::Sim { entry }, None) => {
@@ -836,16 +875,17 @@ impl<'a> KernelLaunch<'a> {
 }
 
 /// Orders the launch about to be queued on `stream` after the conflicting earlier uses of its
-/// buffers on other streams (see `buffer_uses`): one atomic load per buffer while every use
-/// is on one stream. `covered`: a stream whose queued work `stream` already waits for (no
+/// buffers on other streams (see `buffer_uses`): one or two atomic loads per buffer while
+/// every use is on one stream (or, for a read, on streams that waited for the last write
+/// already). `covered`: a stream whose queued work `stream` already waits for (no
 /// event is recorded there; see `capture`).
 fn order_buffers(
     stream: &std::sync::Arc<cudarc::driver::CudaStream>,
     args: &ArgList,
     covered: Option<&cudarc::driver::CudaStream>,
 ) -> std::result::Result<(), cudarc::driver::DriverError> {
-    for p in args.params() {
-        let (bytes, write) = match *p {
+    for e in args.entries() {
+        let (bytes, write) = match e.param {
             Param::Read(b) => (b, false),
             Param::Write(b) => (b, true),
             Param::Word(_) | Param::Bytes { .. } => continue,
@@ -918,7 +958,7 @@ impl KernelLaunch<'_> {
         let node = crate::graph::Node {
             kernel: kernel.name().to_string(),
             module: kernel.module_name().to_string(),
-            params: args.info().iter().map(|p| p.size).collect(),
+            params: args.entries().iter().map(|p| p.size as usize).collect(),
             cfg,
         };
         match (kernel.backend(), stream.cuda_stream()) {
@@ -930,13 +970,12 @@ impl KernelLaunch<'_> {
                     });
                 };
                 let params = args
-                    .params()
+                    .entries()
                     .iter()
-                    .zip(args.info())
-                    .map(|(p, i)| match *p {
+                    .map(|e| match e.param {
                         Param::Word(w) => crate::graph::SimOp::param(&w.to_ne_bytes()),
                         Param::Bytes { at } => {
-                            crate::graph::SimOp::param(args.value_bytes(at, i.size))
+                            crate::graph::SimOp::param(args.value_bytes(at, e.size as usize))
                         }
                         Param::Read(_) | Param::Write(_) => {
                             unreachable!("simulator buffers are pushed as addresses")
@@ -1066,9 +1105,9 @@ unsafe fn sim_launch(
     };
     kernel.check(|| format!("launching kernel `{}` with {cfg}", kernel.name()))?;
     if args
-        .params()
+        .entries()
         .iter()
-        .any(|p| matches!(p, Param::Read(_) | Param::Write(_)))
+        .any(|e| matches!(e.param, Param::Read(_) | Param::Write(_)))
     {
         unreachable!("simulator buffers are pushed as addresses");
     }

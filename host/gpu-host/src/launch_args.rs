@@ -51,19 +51,49 @@ pub(crate) enum Param {
     Bytes { at: u32 },
 }
 
-/// Which argument a parameter came from, and its size, for error messages and the signature
-/// check.
+/// What a parameter is to its argument (for error messages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// A buffer's device pointer.
+    Pointer,
+    /// A buffer's length in elements.
+    Length,
+    /// A by-value argument.
+    Value,
+}
+
+impl Role {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Role::Pointer => "pointer",
+            Role::Length => "length",
+            Role::Value => "value",
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One pushed parameter, with the argument it came from and its size (for error messages and
+/// the signature check). One vector of these, rather than one per field, so a push checks one
+/// capacity.
 #[derive(Clone, Copy)]
-pub(crate) struct ParamInfo {
+pub(crate) struct Entry {
+    pub(crate) param: Param,
+    /// The argument's name.
     pub(crate) name: &'static str,
-    pub(crate) role: &'static str,
-    pub(crate) size: usize,
+    /// Size in bytes (at most [`MAX_PARAM_BYTES`]).
+    pub(crate) size: u32,
+    pub(crate) role: Role,
 }
 
 #[derive(Default)]
 struct Storage {
-    params: Vec<Param>,
-    info: Vec<ParamInfo>,
+    entries: Vec<Entry>,
     bytes: Vec<Chunk>,
     pointers: Vec<*mut c_void>,
 }
@@ -86,8 +116,7 @@ impl ArgList {
             .ok()
             .flatten()
             .unwrap_or_default();
-        s.params.reserve(n);
-        s.info.reserve(n);
+        s.entries.reserve(n);
         ArgList(ManuallyDrop::new(s))
     }
 
@@ -101,38 +130,45 @@ impl ArgList {
         &mut self.0
     }
 
-    pub(crate) fn len(&self) -> usize {
-        self.storage().params.len()
-    }
-
-    pub(crate) fn params(&self) -> &[Param] {
-        &self.storage().params
-    }
-
-    pub(crate) fn info(&self) -> &[ParamInfo] {
-        &self.storage().info
-    }
-
-    /// Appends a parameter that is a buffer's device pointer or a word.
     #[inline]
-    pub(crate) fn push(&mut self, p: Param, info: ParamInfo) {
-        let s = self.storage_mut();
-        s.params.push(p);
-        s.info.push(info);
+    pub(crate) fn len(&self) -> usize {
+        self.storage().entries.len()
+    }
+
+    /// The pushed parameters, in order.
+    #[inline]
+    pub(crate) fn entries(&self) -> &[Entry] {
+        &self.storage().entries
+    }
+
+    /// Appends a parameter that is a buffer's device pointer or a word (8 bytes).
+    #[inline]
+    pub(crate) fn push(&mut self, param: Param, name: &'static str, role: Role) {
+        self.storage_mut().entries.push(Entry {
+            param,
+            name,
+            size: 8,
+            role,
+        });
     }
 
     /// Appends a by-value parameter: copies `bytes` (at most [`MAX_PARAM_BYTES`], which the
     /// caller checked) into the list's storage.
     #[inline]
-    pub(crate) fn push_bytes(&mut self, bytes: &[u8], info: ParamInfo) {
-        let store = &mut self.storage_mut().bytes;
-        let at = store.len();
+    pub(crate) fn push_bytes(&mut self, bytes: &[u8], name: &'static str) {
+        let s = self.storage_mut();
+        let at = s.bytes.len();
         let chunks = bytes.len().div_ceil(16).max(1);
-        store.resize(at + chunks, Chunk([0; 16]));
-        for (chunk, src) in store[at..].iter_mut().zip(bytes.chunks(16)) {
+        s.bytes.resize(at + chunks, Chunk([0; 16]));
+        for (chunk, src) in s.bytes[at..].iter_mut().zip(bytes.chunks(16)) {
             chunk.0[..src.len()].copy_from_slice(src);
         }
-        self.push(Param::Bytes { at: at as u32 }, info);
+        s.entries.push(Entry {
+            param: Param::Bytes { at: at as u32 },
+            name,
+            size: bytes.len() as u32,
+            role: Role::Value,
+        });
     }
 
     /// The first `len` bytes of the by-value parameter stored at chunk `at`.
@@ -153,27 +189,25 @@ impl ArgList {
     /// driver only reads through them.
     pub(crate) fn pointers(&mut self) -> &mut [*mut c_void] {
         let Storage {
-            params,
+            entries,
             bytes,
             pointers,
-            ..
         } = self.storage_mut();
-        bytes.resize(bytes.len() + TAIL_CHUNKS, Chunk([0; 16]));
-        pointers.clear();
+        bytes.extend_from_slice(&[Chunk([0; 16]); TAIL_CHUNKS]);
         let base: *mut Chunk = bytes.as_mut_ptr();
-        for p in params.iter_mut() {
-            pointers.push(match p {
-                // A buffer's device address is the `addr` field of its record.
-                Param::Read(b) | Param::Write(b) => {
-                    // SAFETY: the owner borrows the buffer for the list's lifetime (module docs);
-                    // only the field's address is taken.
-                    unsafe { (&raw const (*b.as_ptr()).addr).cast_mut().cast() }
-                }
-                Param::Word(w) => (w as *mut u64).cast(),
-                // SAFETY: `at` is the index of a chunk pushed into `bytes`.
-                Param::Bytes { at } => unsafe { base.add(*at as usize).cast() },
-            });
-        }
+        // One reservation for all (a slice's iterator knows its length), no check per pointer.
+        pointers.clear();
+        pointers.extend(entries.iter_mut().map(|e| match &mut e.param {
+            // A buffer's device address is the `addr` field of its record.
+            Param::Read(b) | Param::Write(b) => {
+                // SAFETY: the owner borrows the buffer for the list's lifetime (module docs);
+                // only the field's address is taken.
+                unsafe { (&raw const (*b.as_ptr()).addr).cast_mut().cast() }
+            }
+            Param::Word(w) => (w as *mut u64).cast(),
+            // SAFETY: `at` is the index of a chunk pushed into `bytes`.
+            Param::Bytes { at } => unsafe { base.add(*at as usize).cast() },
+        }));
         pointers
     }
 }
@@ -185,8 +219,7 @@ impl Drop for ArgList {
         if s.bytes.capacity() * 16 > RECYCLE_BYTES {
             return;
         }
-        s.params.clear();
-        s.info.clear();
+        s.entries.clear();
         s.bytes.clear();
         s.pointers.clear();
         // During the thread's teardown the spare may be gone; the storage is then just freed.

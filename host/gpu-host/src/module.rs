@@ -109,20 +109,24 @@ impl Drop for Kernel {
 }
 
 impl Kernel {
+    #[inline]
     pub(crate) fn epoch(&self) -> &Epoch {
         &self.epoch
     }
 
     /// `Ok` when the kernel may be launched: loaded since the last recovery, device healthy.
+    #[inline]
     pub(crate) fn check(&self, what: impl FnOnce() -> String) -> Result<()> {
         self.epoch.check(what)
     }
 
     /// The kernel's entry-point name.
+    #[inline]
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    #[inline]
     pub(crate) fn log_id(&self) -> u32 {
         self.log_id
     }
@@ -139,17 +143,20 @@ impl Kernel {
     }
 
     /// The driver's figures for this kernel (registers, shared and local memory, limits).
+    #[inline]
     pub fn attributes(&self) -> &KernelAttributes {
         &self.attributes
     }
 
     /// Sizes in bytes of the kernel's parameters as declared in the PTX, when they could be read.
     /// Launches check the pushed arguments against them.
+    #[inline]
     pub fn param_sizes(&self) -> Option<&[usize]> {
         self.param_sizes.as_deref()
     }
 
     /// The properties of the device the kernel was loaded on.
+    #[inline]
     pub fn device(&self) -> &DeviceProperties {
         &self.device
     }
@@ -164,18 +171,22 @@ impl Kernel {
     }
 
     /// Whether the kernel was loaded on the CPU simulator.
+    #[inline]
     pub fn is_simulator(&self) -> bool {
         matches!(self.backend, KernelBackend::Sim { .. })
     }
 
+    #[inline]
     pub(crate) fn backend(&self) -> &KernelBackend {
         &self.backend
     }
 
+    #[inline]
     pub(crate) fn device_key(&self) -> DeviceKey {
         self.device_key
     }
 
+    #[inline]
     pub(crate) fn device_arc(&self) -> &Arc<DeviceProperties> {
         &self.device
     }
@@ -323,7 +334,22 @@ impl Module {
     /// first use. No name is compared: after the first use this is two array reads, which is
     /// what a launch pays (generated launchers know each kernel's position at build time).
     /// [`Error::KernelNotFound`] when `index` is past the module's kernels.
+    #[inline]
     pub fn kernel_at(&self, index: usize) -> Result<&Kernel> {
+        // Parts hold their kernels in the order they were listed (see `IndexEntry`).
+        if let Some(entry) = self.index.get(index)
+            && let Some(loaded) = self.parts[entry.part].loaded.get()
+            && let Some(kernel) = loaded.kernels.get(entry.slot)
+        {
+            return Ok(kernel);
+        }
+        self.kernel_at_slow(index)
+    }
+
+    /// [`Module::kernel_at`] when the kernel's part is not loaded yet, or `index` is wrong.
+    #[cold]
+    #[inline(never)]
+    fn kernel_at_slow(&self, index: usize) -> Result<&Kernel> {
         let Some(entry) = self.index.get(index) else {
             return Err(Error::KernelNotFound {
                 module: self.name.clone(),
@@ -332,7 +358,6 @@ impl Module {
             });
         };
         let loaded = self.part(entry.part)?;
-        // Parts hold their kernels in the order they were listed (see `IndexEntry`).
         loaded
             .kernels
             .get(entry.slot)

@@ -93,11 +93,13 @@ impl Stream {
         }
     }
 
+    #[inline]
     pub(crate) fn epoch(&self) -> &Epoch {
         &self.epoch
     }
 
     /// `Ok` when the stream may be used: made since the last recovery, device not poisoned.
+    #[inline]
     pub(crate) fn check(&self, what: impl FnOnce() -> String) -> Result<()> {
         self.epoch.check(what)
     }
@@ -125,6 +127,7 @@ impl Stream {
 
     /// A number identifying this stream among the live streams of the process (e.g. to key a
     /// per-stream cache): the CUDA stream handle, or the simulator stream's address.
+    #[inline]
     pub fn id(&self) -> usize {
         match &*self.inner {
             StreamInner::Cuda(s) => s.cu_stream() as usize,
@@ -213,6 +216,7 @@ impl Stream {
 
     /// The underlying cudarc stream, for anything this crate does not wrap; `None` on the
     /// simulator.
+    #[inline]
     pub fn cuda_stream(&self) -> Option<&Arc<CudaStream>> {
         match &*self.inner {
             StreamInner::Cuda(s) => Some(s),

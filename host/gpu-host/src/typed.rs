@@ -69,6 +69,7 @@ pub trait HostParam {
 
 impl<T: DeviceCopy> HostParam for Slice<T> {
     type Arg<'a> = &'a DeviceBuffer<T>;
+    #[inline]
     fn push<'a>(launch: &mut KernelLaunch<'a>, name: &'static str, arg: Self::Arg<'a>) {
         launch.input(name, arg);
     }
@@ -76,6 +77,7 @@ impl<T: DeviceCopy> HostParam for Slice<T> {
 
 impl<T: DeviceCopy> HostParam for Output<T> {
     type Arg<'a> = &'a mut DeviceBuffer<T>;
+    #[inline]
     fn push<'a>(launch: &mut KernelLaunch<'a>, name: &'static str, arg: Self::Arg<'a>) {
         launch.output(name, arg);
     }
@@ -83,6 +85,7 @@ impl<T: DeviceCopy> HostParam for Output<T> {
 
 impl<T: DeviceCopy> HostParam for Value<T> {
     type Arg<'a> = T;
+    #[inline]
     fn push<'a>(launch: &mut KernelLaunch<'a>, name: &'static str, arg: Self::Arg<'a>) {
         launch.value(name, &arg);
     }
@@ -103,6 +106,7 @@ macro_rules! host_params {
         impl<$($p: HostParam),*> HostParams for ($($p,)*) {
             type Args<'a> = ($($p::Arg<'a>,)*) where Self: 'a;
             #[allow(unused_variables)]
+            #[inline]
             fn push_all<'a>(
                 launch: &mut KernelLaunch<'a>,
                 names: &[&'static str],
