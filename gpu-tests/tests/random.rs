@@ -174,6 +174,25 @@ fn fills_equal_the_host_computation_bit_for_bit() {
         let want = reference(start, n, |w| normal_pair_f64(w, mean, sd).map(f64::to_bits));
         bits_equal(&format!("normal f64 n={n}"), &got, &want);
     }
+    // A fill whose block count carries into the high word part-way (the 32-bit fills' loop
+    // runs in two passes, one per high word).
+    let start = Philox {
+        offset: (7 << 32) | 0xffff_f000,
+        ..start
+    };
+    let n = 65_537;
+    let got = fill_uniform::<u32>(&gpu, &algos, &mut { start }, n);
+    bits_equal("u32 across the carry", &got, &reference(start, n, |w| w));
+    let got: Vec<u32> = fill_normal(&gpu, &algos, &mut { start }, 0.0f32, 1.0, n)
+        .iter()
+        .map(|x: &f32| x.to_bits())
+        .collect();
+    let want = reference(start, n, |w| {
+        let [a, b] = normal_pair_f32(w[0], w[1], 0.0, 1.0);
+        let [c, d] = normal_pair_f32(w[2], w[3], 0.0, 1.0);
+        [a, b, c, d].map(f32::to_bits)
+    });
+    bits_equal("normal f32 across the carry", &got, &want);
 }
 
 /// Mean, variance, and standardized third and fourth moments.

@@ -82,8 +82,8 @@ map_kernels! {
 /// `map_kernels!` with the registers limited so that `$blocks` blocks fit on an SM
 /// (`launch_bounds(256, $blocks)`), for the long f64 functions: `math_sin_f64`/`math_cos_f64`
 /// take 47-48 registers for five blocks (50 otherwise: four blocks, fewer loads in flight to
-/// hide the memory's latency); `math_erf_f64` 70 for three (103 and 776 SASS instructions
-/// unlimited, 600 here; at 64 registers, four blocks, ptxas spills).
+/// hide the memory's latency); `math_erf_f64` 74 for three (510 SASS instructions; at 64
+/// registers, four blocks, ptxas spills 8 bytes).
 macro_rules! bounded_map_kernels {
     ($($name:ident($t:ty, $blocks:tt) => $f:path;)*) => { $(
         /// `out[i] = f(x[i])`.

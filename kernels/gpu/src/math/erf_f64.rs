@@ -1,4 +1,5 @@
-//! `erf_f64` and `erfc_f64`. erf: an odd polynomial below |x| = 1, 1 − e^(ln erfc |x|) beyond. erfc:
+//! `erf_f64` and `erfc_f64`. erf: 1 − e^(−h) with h = −ln erfc |x| one polynomial (CUDA's
+//! scheme) over the whole range, no selection between formulas. erfc:
 //! the f32 [`erfc`](super::erfc)'s structure (CUDA's), erfc(a) = e^(−a²)·p(t)/(1 + 2a) for
 //! a ≥ 0.47 with t = (a − 4)/(a + 4), one minimax polynomial over the rest of the half line, so
 //! small results keep their relative accuracy down to the subnormal range; below, 1 − erf.
@@ -6,13 +7,13 @@
 #![allow(clippy::excessive_precision)]
 
 use super::bank::const_bank;
-use super::exp_log_f64::{EXP, LN2_HI, LN2_LO, MAGIC};
-use super::{exp_f64, fma_f64 as fma, mul64, pow2i64};
+use super::exp_log_f64::{LN2_HI, MAGIC};
+use super::{exp_f64, fma_f64 as fma, fms_f64 as fms, fnma_f64 as fnma, mul64};
 
 const LOG2E: f64 = core::f64::consts::LOG2_E;
 
 const_bank! {
-/// erf(x)/x − 1 as a polynomial in x², on |x| ≤ 1 (absolute error 2^-57).
+/// erf(x)/x − 1 as a polynomial in x², on |x| ≤ 1 (absolute error 2^-57): `erfc_f64` below 0.47.
 ERF = "__gpu_math_erf_f64", [
     -7.801_178_483_565_149e-10,
     1.372_296_910_121_093e-8,
@@ -29,29 +30,35 @@ ERF = "__gpu_math_erf_f64", [
 ];
 }
 const_bank! {
-/// ln erfc(t) as a polynomial in t − 1, on 1 ≤ t ≤ 6: near-minimax for the error it makes in
-/// erf = 1 − e^p, erfc(t)·|p − ln erfc(t)| ≤ 2^-56.9 (degree 17; Lawson's iteration on 102 Chebyshev nodes in
-/// 200-bit arithmetic, each coefficient rounded to f64 lowest degree first and the rest
-/// refitted: `fit_erf_tail.py`).
-ERFTAIL = "__gpu_math_erf_tail_f64", [
-    f64::from_bits(0xbd95c00d63b32bb5), // -4.945423894886081e-12
-    f64::from_bits(0x3de0a5059daadde7), // 1.2110552737181985e-10
-    f64::from_bits(0xbe16f74dfdb349a0), // -1.336799107868957e-09
-    f64::from_bits(0x3e4284c5417bc272), // 8.62341135952726e-09
-    f64::from_bits(0xbe6225ae6ce55700), // -3.380178058519187e-08
-    f64::from_bits(0x3e6fc039b7516ceb), // 5.9140623877914434e-08
-    f64::from_bits(0x3e8b303b5dcc6dfb), // 2.0256940915721751e-07
-    f64::from_bits(0xbec1db4abdbc82d8), // -2.1286736976575435e-06
-    f64::from_bits(0x3ee446660aa72ac5), // 9.66787077496168e-06
-    f64::from_bits(0xbefc846d185fa9ae), // -2.719620672301533e-05
-    f64::from_bits(0x3efb9270d0e05ac2), // 2.62947406142976e-05
-    f64::from_bits(0x3f2f1b0a399880ec), // 0.00023731708351793586
-    f64::from_bits(0xbf6033f5ba66ccd2), // -0.001977901399379791
-    f64::from_bits(0x3f848c9d392a36fe), // 0.010033825213465072
-    f64::from_bits(0xbfa5477f09a42285), // -0.04156109802903977
-    f64::from_bits(0xbfeafabc11a2a706), // -0.843107256359162
-    f64::from_bits(0xc0051c9b0006c22a), // -2.638967514234783
-    f64::from_bits(0xbffd97fbf27aa2a1), // -1.8496055099332482
+/// p(a) with −ln erfc(a) = a + a·p(a), on 0 ≤ a ≤ 5.87: near-minimax for the relative error it
+/// makes in erf = 1 − e^(−a − a·p), a·erfc(a)/erf(a)·|p − p*| ≤ 2^-55.3 (degree 23; Lawson's
+/// iteration on 120 Chebyshev nodes in 160-bit arithmetic, each coefficient rounded to f64
+/// lowest degree first and the rest refitted: `fit_erf.py 23`).
+ERFH = "__gpu_math_erf_h_f64", [
+    f64::from_bits(0xbcf038015f0f91dd), // -3.60129058237911e-15
+    f64::from_bits(0x3d46c8a975e9659d), // 1.6188888994461307e-13
+    f64::from_bits(0xbd8daa669648f3d3), // -3.372591419766497e-12
+    f64::from_bits(0x3dc7b4e6cb617e16), // 4.3122139038908265e-11
+    f64::from_bits(0xbdf9e7f4c9324816), // -3.7698306385968963e-10
+    f64::from_bits(0x3e2453b256780b15), // 2.3663672581783417e-09
+    f64::from_bits(0xbe47326b1eee66fe), // -1.0801920217497458e-08
+    f64::from_bits(0x3e62a037f4bbbb1e), // 3.469335626930236e-08
+    f64::from_bits(0xbe71bb864841788b), // -6.605877628368297e-08
+    f64::from_bits(0xbe477a0f99ff3d08), // -1.0932237170997034e-08
+    f64::from_bits(0x3ea318fbae72b174), // 5.691525445570637e-07
+    f64::from_bits(0xbec111fb4275e1b6), // -2.0349312028178824e-06
+    f64::from_bits(0x3eca4216b6cfad83), // 3.1302164900014967e-06
+    f64::from_bits(0x3eca9c80e37ac919), // 3.172319136123967e-06
+    f64::from_bits(0xbeff03b221d99c40), // -2.9577671844551812e-05
+    f64::from_bits(0x3f10e3437a92f199), // 6.442164762438528e-05
+    f64::from_bits(0x3efb298b9e22110f), // 2.5903975150246924e-05
+    f64::from_bits(0xbf4356635eeb8e76), // -0.0005901322564025441
+    f64::from_bits(0x3f5bca6912afdb0b), // 0.0016962076285815277
+    f64::from_bits(0xbf2b6b6a0df59bb8), // -0.00020919484721135056
+    f64::from_bits(0xbf939668590be16a), // -0.01912844699379105
+    f64::from_bits(0x3fba4f4e2a1aa6e0), // 0.10277260330135674
+    f64::from_bits(0x3fe45f306dc9c8cf), // 0.6366197723675898
+    f64::from_bits(0x3fc06eba8214db68), // 0.12837916709551256
 ];
 }
 const_bank! {
@@ -85,23 +92,20 @@ ERFC = "__gpu_math_erfc_f64", [
 }
 
 const_bank! {
-/// `exp_normal_f64`'s polynomial (`exp_log_f64::EXP`), for [`exp_erfc`].
-EXPPOLY = "__gpu_math_erf_exp_f64", [
-    EXP[0], EXP[1], EXP[2], EXP[3], EXP[4], EXP[5], EXP[6], EXP[7], EXP[8], EXP[9], EXP[10],
+/// (e^t − 1 − t)/t² on |t| ≤ ln 2 / 2: near-minimax for the relative error of e^t − 1 =
+/// t + t²·q(t), 2^-55.5 (degree 9, `fit_erf.py --exp 9`).
+ERFEXP = "__gpu_math_erf_exp_f64", [
+    f64::from_bits(0x3e5ae902983986e9), // 2.5062072873933406e-08
+    f64::from_bits(0x3e928a27a4df2c7c), // 2.76262572704209e-07
+    f64::from_bits(0x3ec71de70ffdec70), // 2.755738137181318e-06
+    f64::from_bits(0x3efa019a6b5f10c1), // 2.4801504615160718e-05
+    f64::from_bits(0x3f2a01a017f5c893), // 0.00019841269748216826
+    f64::from_bits(0x3f56c16c17f28c6f), // 0.001388888893224995
+    f64::from_bits(0x3f81111111117167), // 0.008333333333376115
+    f64::from_bits(0x3fa555555555211f), // 0.04166666666657392
+    f64::from_bits(0x3fc5555555555541), // 0.1666666666666661
+    f64::from_bits(0x3fe0000000000005), // 0.5000000000000006
 ];
-}
-
-/// e^x for x in [-700, -1]: `exp_normal_f64` (the same value) with its polynomial's
-/// coefficients read from the constant bank (one load each instead of two moves).
-#[inline(always)]
-fn exp_erfc(x: f64) -> f64 {
-    let k = fma(x, LOG2E, MAGIC);
-    let j = k - MAGIC;
-    let ji = (k.to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64) as i32;
-    let t = fma(j, -LN2_HI, x);
-    let t = fma(j, -LN2_LO, t);
-    let p = 1.0 + fma(mul64(t, t), EXPPOLY::horner(t), t);
-    mul64(p, pow2i64(ji))
 }
 
 /// erfc(a) for a ≥ 0.47 (or NaN).
@@ -125,23 +129,34 @@ fn erf_small(x: f64) -> f64 {
     fma(ERF::horner(mul64(x, x)), x, x)
 }
 
-/// erf(x) for f64: max error 2 ulp (CUDA's `erf`: 2 ulp); ±1 for |x| ≥ 6, ±0 kept, NaN for
-/// NaN. Beyond |x| = 1, as CUDA's: 1 − e^g with g = ln erfc(|x|) one polynomial (no
-/// division; erf needs erfc only to an absolute 2^-55 there, not `erfc_f64`'s relative
-/// accuracy down to the subnormal range).
-///
-/// Both formulas are computed and one selected, without a branch: a thread's elements then
-/// share one basic block, where each coefficient's constant-bank load serves all of them.
+/// erf(x) for f64: max error 2 ulp (CUDA's `erf`: 2 ulp); ±1 for |x| ≥ 5.87, ±0 kept, NaN for
+/// NaN. As CUDA's: erf(a) = 1 − e^(−h) for a = |x|, with h = −ln erfc(a) = a + a·p(a) one
+/// polynomial on [0, 5.87] (beyond, erfc(a) < 2^-54 and erf rounds to 1), carried as h + h_lo;
+/// e^(−h) = 2^j·(1 + m) with m = e^t − 1 for the reduced t, and erf = (1 − 2^j) − 2^j·m, which
+/// for j = 0 (a below ~0.3) is −m, accurate relative to erf's own size down to the
+/// subnormals. One path for every argument: no division, no branch, no selection between
+/// formulas (a thread's elements share each coefficient's constant-bank load).
 #[inline(always)]
 pub fn erf_f64(x: f64) -> f64 {
     let a = x.abs();
-    let small = erf_small(x);
-    // From a = 6 on erfc(a) < 2^-54: 1 − erfc rounds to 1 (a NaN passes the clamp). t − 1 is
-    // exact (t in [1, 6]); ln erfc(t) is in [-38.4, -1.84], so erfc(t) is normal.
-    let t = if a > 6.0 { 6.0 } else { a };
-    let t = if t < 1.0 { 1.0 } else { t };
-    let large = (1.0 - exp_erfc(ERFTAIL::horner(t - 1.0))).copysign(x);
-    if a < 1.0 { small } else { large }
+    let p = ERFH::horner(a);
+    // h = a + a·p rounded, and h_lo = (a + a·p) − h: a − h is exact while h ≤ 2a (a up to
+    // ~1.3), and beyond, its rounding is scaled by erfc(a) < 0.07 in the result.
+    let h = fma(p, a, a);
+    let h_lo = fma(p, a, a - h);
+    // e^(−h − h_lo): j = round(−h/ln 2) (≥ −55), t = −h − j·ln 2 in [−ln 2/2, ln 2/2], one
+    // rounding (ln 2's own rounding, |j|·2^-55.3, is scaled by 2^j in the result).
+    let k = fma(h, -LOG2E, MAGIC);
+    let j = k - MAGIC;
+    let t = fms(j, -LN2_HI, h);
+    // m = e^(t − h_lo) − 1 to first order in h_lo (|h_lo| ≤ 2^-47).
+    let m = t + fms(mul64(t, ERFEXP::horner(t)), t, h_lo);
+    // 2^j from k's low word (j), exact; 1 − 2^j is exact for j ≥ −53 (and rounds to 1 below,
+    // where the result does).
+    let s = f64::from_bits(((k.to_bits() as u32 as i32 + 1023) as u64) << 52);
+    let r = fnma(m, s, 1.0 - s);
+    let r = if a >= 5.87 { 1.0 } else { r };
+    r.copysign(x)
 }
 
 /// erfc(x) = 1 − erf(x) for f64: max error 5 ulp (CUDA's `erfc`: 5 ulp), subnormal results

@@ -173,6 +173,33 @@ pub fn fma_f64(a: f64, b: f64, c: f64) -> f64 {
     }, sim: { crate::sim::math::fma_f64(a, b, c) })
 }
 
+/// `a·b − c` for `f64` with one rounding: [`fma_f64`] with the negation inside the asm block
+/// (as [`fms`]), where ptxas folds it into the DFMA.
+#[inline(always)]
+pub(crate) fn fms_f64(a: f64, b: f64, c: f64) -> f64 {
+    device!("math::fma_f64", {
+        let r: f64;
+        // SAFETY: arithmetic instructions on registers.
+        unsafe {
+            core::arch::asm!("{{ .reg .f64 t; neg.f64 t, {c}; fma.rn.f64 {r}, {a}, {b}, t; }}", r = out(reg64) r, a = in(reg64) a, b = in(reg64) b, c = in(reg64) c, options(pure, nomem, nostack))
+        };
+        r
+    }, sim: { crate::sim::math::fma_f64(a, b, -c) })
+}
+
+/// `c − a·b` for `f64` with one rounding (as [`fnma`]).
+#[inline(always)]
+pub(crate) fn fnma_f64(a: f64, b: f64, c: f64) -> f64 {
+    device!("math::fma_f64", {
+        let r: f64;
+        // SAFETY: arithmetic instructions on registers.
+        unsafe {
+            core::arch::asm!("{{ .reg .f64 t; neg.f64 t, {a}; fma.rn.f64 {r}, t, {b}, {c}; }}", r = out(reg64) r, a = in(reg64) a, b = in(reg64) b, c = in(reg64) c, options(pure, nomem, nostack))
+        };
+        r
+    }, sim: { crate::sim::math::fma_f64(-a, b, c) })
+}
+
 /// Minimum (`min.f32`); if one operand is NaN, returns the other.
 #[inline(always)]
 pub fn fmin(a: f32, b: f32) -> f32 {

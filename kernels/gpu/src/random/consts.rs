@@ -51,10 +51,14 @@ table! {
     C1 = 0x3fa555555555554c;
     /// 2π rounded.
     TAU = 0x401921fb54442d18;
+    /// -2 times fdlibm's `ln2_hi` (ln 2's upper 32 bits; `float::LN2_HI`).
+    NEG2_LN2_HI = 0xbff62e42fee00000;
     /// -2 times fdlibm's `ln2_lo` (the part of ln 2 below its upper 32 bits).
     NEG2_LN2_LO = 0xbdfa39ef35793c76;
     /// 1 - 2^-53: `uniform_f64`'s shift from `[1, 2)` to the cell midpoints in `(0, 1)`.
     UNIFORM_SHIFT = 0x3fefffffffffffff;
+    /// 2^52 + 1023: `neg2_ln_f64`'s exponent from the bits `2^52 + (e + 1023)`.
+    EXP_BIAS = 0x43300000000003ff;
 }
 
 /// Constant `I` of the table (one of the names above).

@@ -55,7 +55,9 @@ pub fn neg2_ln_f64(x: f64) -> f64 {
     let ix = x.to_bits().wrapping_add(0x3ff0_0000_0000_0000 - SQRT_HALF);
     let m = f64::from_bits((ix & 0x000f_ffff_ffff_ffff) + SQRT_HALF);
     // e + 1023 in the low bits of 2^52: `e` exactly, without an integer-to-float conversion.
-    let e = f64::from_bits((ix >> 52) | 0x4330_0000_0000_0000) - (4_503_599_627_370_496.0 + 1023.0);
+    // (2^52 + 1023 from the constant bank: as an immediate its two words took two uniform
+    // moves in every iteration of the fill loop.)
+    let e = f64::from_bits((ix >> 52) | 0x4330_0000_0000_0000) - k::<EXP_BIAS>();
     let f = m - 1.0;
     let s = f / (2.0 + f);
     let z = mul64(s, s);
@@ -65,7 +67,7 @@ pub fn neg2_ln_f64(x: f64) -> f64 {
     }
     let l = fma_f64(mul64(s, z), p, mul64(s, -4.0));
     // e·(-2·LN2_HI) is exact; one rounding for the rest.
-    fma_f64(e, -2.0 * LN2_HI, fma_f64(e, k::<NEG2_LN2_LO>(), l))
+    fma_f64(e, k::<NEG2_LN2_HI>(), fma_f64(e, k::<NEG2_LN2_LO>(), l))
 }
 
 /// `exp(x)` for `x <= 0` (0 below -708): `x = k·ln 2 + r`, `|r| <= ln 2 / 2`, Taylor to `r^13`.
@@ -135,17 +137,63 @@ pub fn sqrt_in_range_f32(x: f32) -> f32 {
     }
 }
 
+/// `√x`, correctly rounded, for `x` in `[2^-960, 2^1000]` (Box–Muller's `f64` `-2·ln u` is in
+/// `[2^-52, 73.4]`). On the GPU: the fast path of ptxas's own `sqrt.rn.f64` (the special
+/// function unit's approximate reciprocal square root, one cubic refinement of it, then the
+/// exact correction step that rounds correctly), without its range test and branch to the
+/// slow path, which this range never takes; so the bits are those of `sqrt.rn.f64`, and of
+/// the host's `sqrt`. (ptxas's seed has the approximation's high word and, as its low word,
+/// the range test's scratch value; this one a zero low word, the approximation as
+/// `rsqrt.approx.f64` returns it.)
+#[inline(always)]
+pub fn sqrt_in_range_f64(x: f64) -> f64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: f64;
+        // SAFETY: arithmetic on registers only.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .f64 y, t, e, h, s, d, hy; .reg .b32 lo, hi;",
+                "rsqrt.approx.ftz.f64 y, {x};",
+                "mul.rn.f64 t, y, y;",
+                "neg.f64 t, t;",
+                "fma.rn.f64 e, {x}, t, 0d3FF0000000000000;",
+                "fma.rn.f64 h, e, 0d3FD8000000000000, 0d3FE0000000000000;",
+                "mul.rn.f64 t, y, e;",
+                "fma.rn.f64 y, h, t, y;",
+                "mul.rn.f64 s, {x}, y;",
+                "neg.f64 t, s;",
+                "fma.rn.f64 d, s, t, {x};",
+                "mov.b64 {{lo, hi}}, y;",
+                "add.s32 hi, hi, -1048576;",
+                "mov.b64 hy, {{lo, hi}};",
+                "fma.rn.f64 {r}, d, hy, s; }}",
+                x = in(reg64) x, r = out(reg64) r,
+                options(pure, nomem, nostack),
+            )
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        crate::math::sqrt_f64(x)
+    }
+}
+
 /// `(sin 2πt, cos 2πt)` for `t` in `[0, 1]`: `4t` rounded to the integer `q` by adding
-/// 1.5·2^52 (its low bits are `q`, no float-to-int conversion), `r = t - q/4` in `[-1/8, 1/8]`
+/// 1.5·2^50 to t (the sum's low bits are `q`, no float-to-int conversion), `r = t - q/4` in `[-1/8, 1/8]`
 /// exactly, then fdlibm's minimax kernels on `x = 2πr` in `[-π/4, π/4]` (`k_sin.c`, `k_cos.c`: degree 13
 /// and 14, errors below 2^-58 and 2^-58.3), with the quadrant's sign flips made on the sign
 /// bits (one logic operation each) rather than by negating doubles.
 #[inline(always)]
 pub fn sincos_turns_f64(t: f64) -> (f64, f64) {
-    const MAGIC: f64 = 6_755_399_441_055_744.0;
-    let n = fma_f64(t, 4.0, MAGIC);
+    // t + 1.5·2^50 rounds t to a multiple of 1/4, q/4, with q in the sum's low bits (the same
+    // rounding as 4t + 1.5·2^52; one constant, where fma(t, 4, 1.5·2^52) needed 4 in a
+    // register).
+    const MAGIC: f64 = 1_688_849_860_263_936.0;
+    let n = t + MAGIC;
     let q = n.to_bits() as u32;
-    let x = mul64(fma_f64(n - MAGIC, -0.25, t), k::<TAU>());
+    let x = mul64(t - (n - MAGIC), k::<TAU>());
     let y = mul64(x, x);
     let mut ps = fma_f64(y, k::<S6>(), k::<S5>());
     for c in [k::<S4>(), k::<S3>(), k::<S2>(), k::<S1>()] {

@@ -70,9 +70,12 @@ pub fn uniform_f32(x: u32) -> f32 {
 /// computed as [`uniform_f32`] (a 64-bit integer-to-float conversion is a slow instruction).
 #[inline(always)]
 pub fn uniform_f64(hi: u32, lo: u32) -> f64 {
-    let k = ((hi as u64) << 20) | (lo as u64 >> 12);
+    // k = (hi:lo) >> 12 built word by word: the low word is one funnel shift, the high word a
+    // shift and an or (as a 64-bit shift of the words, it was four integer instructions).
+    let k_lo = (lo >> 12) | (hi << 20);
+    let k_hi = (hi >> 12) | 0x3ff0_0000;
     // 1 - 2^-53, from the constant bank on the GPU (see `consts`).
-    f64::from_bits(0x3ff0_0000_0000_0000 | k) - consts::k::<{ consts::UNIFORM_SHIFT }>()
+    f64::from_bits(((k_hi as u64) << 32) | k_lo as u64) - consts::k::<{ consts::UNIFORM_SHIFT }>()
 }
 
 /// Two standard normals from two words (Box–Muller): the radius `√(-2 ln u)` from the 23
@@ -118,7 +121,7 @@ fn signed_radii(r: f32, y: u32) -> (f32, f32) {
 /// Two standard normals from four words (Box–Muller on two 52-bit uniforms).
 #[inline(always)]
 pub fn box_muller_f64(w: [u32; 4]) -> [f64; 2] {
-    let r = sqrt_f64(float::neg2_ln_f64(uniform_f64(w[0], w[1])));
+    let r = float::sqrt_in_range_f64(float::neg2_ln_f64(uniform_f64(w[0], w[1])));
     let (s, c) = float::sincos_turns_f64(uniform_f64(w[2], w[3]));
     [mul64(r, c), mul64(r, s)]
 }
@@ -127,7 +130,10 @@ pub fn box_muller_f64(w: [u32; 4]) -> [f64; 2] {
 /// with the scale applied to the radius (as [`normal_pair_f32`]; what `fill_normal` computes).
 #[inline(always)]
 pub fn normal_pair_f64(w: [u32; 4], mean: f64, sd: f64) -> [f64; 2] {
-    let r = mul64(sqrt_f64(float::neg2_ln_f64(uniform_f64(w[0], w[1]))), sd);
+    let r = mul64(
+        float::sqrt_in_range_f64(float::neg2_ln_f64(uniform_f64(w[0], w[1]))),
+        sd,
+    );
     let (s, c) = float::sincos_turns_f64(uniform_f64(w[2], w[3]));
     [fma_f64(r, c, mean), fma_f64(r, s, mean)]
 }
@@ -262,5 +268,6 @@ impl Philox4x32 {
 pub mod __float {
     pub use super::float::{
         exp_f64, neg2_ln_f32, neg2_ln_f64, sincos_quarter_f32, sincos_turns_f64, sqrt_in_range_f32,
+        sqrt_in_range_f64,
     };
 }
