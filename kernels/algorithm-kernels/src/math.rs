@@ -41,8 +41,6 @@ map_kernels! {
     math_atan_f32(f32) => gpu::math::atan;
     math_sinh_f32(f32) => gpu::math::sinh;
     math_cosh_f32(f32) => gpu::math::cosh;
-    math_asinh_f32(f32) => gpu::math::asinh;
-    math_acosh_f32(f32) => gpu::math::acosh;
     math_atanh_f32(f32) => gpu::math::atanh;
     math_exp2_f32(f32) => gpu::math::exp2;
     math_exp10_f32(f32) => gpu::math::exp10;
@@ -61,8 +59,6 @@ map_kernels! {
     math_atan_f64(f64) => gpu::math::atan_f64;
     math_sinh_f64(f64) => gpu::math::sinh_f64;
     math_cosh_f64(f64) => gpu::math::cosh_f64;
-    math_asinh_f64(f64) => gpu::math::asinh_f64;
-    math_acosh_f64(f64) => gpu::math::acosh_f64;
     math_atanh_f64(f64) => gpu::math::atanh_f64;
     math_exp2_f64(f64) => gpu::math::exp2_f64;
     math_exp10_f64(f64) => gpu::math::exp10_f64;
@@ -80,10 +76,10 @@ map_kernels! {
 }
 
 /// `map_kernels!` with the registers limited so that `$blocks` blocks fit on an SM
-/// (`launch_bounds(256, $blocks)`), for the long f64 functions: `math_sin_f64`/`math_cos_f64`
-/// take 47-48 registers for five blocks (50 otherwise: four blocks, fewer loads in flight to
-/// hide the memory's latency); `math_erf_f64` 74 for three (510 SASS instructions; at 64
-/// registers, four blocks, ptxas spills 8 bytes).
+/// (`launch_bounds(256, $blocks)`): more warps hide more of the memory's latency, which these
+/// long functions need more than registers, even at the cost of a few spilled bytes. Each count
+/// is the fastest of 3, 4, 5, 6 and 8 blocks measured on an H100, with bit-identical outputs
+/// (README, "Math functions", has the figures and the kernels swept).
 macro_rules! bounded_map_kernels {
     ($($name:ident($t:ty, $blocks:tt) => $f:path;)*) => { $(
         /// `out[i] = f(x[i])`.
@@ -97,7 +93,11 @@ macro_rules! bounded_map_kernels {
 bounded_map_kernels! {
     math_sin_f64(f64, 5) => gpu::math::sin_f64;
     math_cos_f64(f64, 5) => gpu::math::cos_f64;
-    math_erf_f64(f64, 3) => gpu::math::erf_f64;
+    math_erf_f64(f64, 4) => gpu::math::erf_f64;
+    math_asinh_f64(f64, 5) => gpu::math::asinh_f64;
+    math_acosh_f64(f64, 5) => gpu::math::acosh_f64;
+    math_asinh_f32(f32, 8) => gpu::math::asinh;
+    math_acosh_f32(f32, 8) => gpu::math::acosh;
 }
 
 /// `out[i] = x[i]^y[i]` ([`gpu::math::pow`]).
