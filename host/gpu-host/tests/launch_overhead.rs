@@ -271,7 +271,7 @@ fn launch_cost_around_the_driver() {
                 .unwrap();
         },
     );
-    report("raw cuLaunchKernel", trials, calls, || {
+    let mut raw_launch = || {
         // SAFETY: saxpy's parameters in its order, the buffers alive; one block.
         unsafe {
             gpu_host::cudarc::driver::result::launch_kernel(
@@ -284,25 +284,15 @@ fn launch_cost_around_the_driver() {
             )
         }
         .unwrap();
-    });
+    };
+    report("raw cuLaunchKernel", trials, calls, &mut raw_launch);
     report(
         "raw cuLaunchKernel after bind_to_thread",
         trials,
         calls,
         || {
             ctx.bind_to_thread().unwrap();
-            // SAFETY: as above.
-            unsafe {
-                gpu_host::cudarc::driver::result::launch_kernel(
-                    func,
-                    (1, 1, 1),
-                    (256, 1, 1),
-                    0,
-                    cu_stream,
-                    &mut params,
-                )
-            }
-            .unwrap();
+            raw_launch();
         },
     );
     stream.synchronize().unwrap();
