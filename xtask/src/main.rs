@@ -82,6 +82,15 @@ commands:
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
+    // `cargo xtask <command> --help`: that command's part of the help (only right after the
+    // command, so a program's own `--help` after `launch`/`profile` PROGRAM reaches it).
+    if let [command, flag, ..] = &args[..]
+        && (flag == "--help" || flag == "-h")
+        && let Some(help) = command_help(command)
+    {
+        print!("usage: cargo xtask {help}");
+        return ExitCode::SUCCESS;
+    }
     let result = match args.first().map(String::as_str) {
         Some("build-kernels") => build_kernels(&args[1..]),
         Some("check-ptx") => check_ptx(&args[1..]),
@@ -106,6 +115,31 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The lines of [`HELP`] that describe `command` (its usage lines and their explanation), or
+/// `None` for a command [`HELP`] does not list.
+fn command_help(command: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut inside = false;
+    for line in HELP.lines() {
+        let is_usage = line.starts_with("  ") && !line.starts_with("   ");
+        if is_usage {
+            let name = line.split_whitespace().next().unwrap_or("");
+            inside = name == command;
+        } else if !line.starts_with("   ") {
+            inside = false;
+        }
+        if inside {
+            out.push_str(if out.is_empty() {
+                line.trim_start()
+            } else {
+                line
+            });
+            out.push('\n');
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// `--arch` values (repeatable) and the remaining crate names.
@@ -244,4 +278,22 @@ fn relative(path: &Path, root: &Path) -> PathBuf {
     path.strip_prefix(root)
         .map(Path::to_path_buf)
         .unwrap_or_else(|_| path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::command_help;
+
+    #[test]
+    fn each_command_has_its_own_help() {
+        let sass = command_help("sass").unwrap();
+        assert!(sass.starts_with("sass CRATE[::KERNEL]"));
+        assert!(sass.contains("nvdisasm") && !sass.contains("ptx-diff"));
+        let diff = command_help("ptx-diff").unwrap();
+        assert!(diff.contains("--save-baseline") && diff.contains("--compare"));
+        let launch = command_help("launch").unwrap();
+        assert!(launch.contains("PROGRAM [--] [ARGS...]") && launch.contains("--node-rank"));
+        assert!(command_help("gpu-bundle").unwrap().contains("--archive"));
+        assert_eq!(command_help("no-such-command"), None);
+    }
 }
