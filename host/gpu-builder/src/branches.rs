@@ -13,16 +13,16 @@
 //!
 //! One branch does the same: `@!%p3 bra $L__BB0_6;`. That is how nvcc's PTX looks, and ptxas
 //! treats the two differently: behind the pair it neither if-converts the short blocks nor
-//! hoists their loads, so a guarded load waits for the branch. The 1-D heat-equation twin (three
-//! guarded halo loads) went from 0.89x to 0.94x of its nvcc twin with this rewrite alone
-//! (README, "Writing fast kernels"). The rewrite is exact: `@%p bra NEXT; bra.uni ELSE; NEXT:`
-//! becomes `@!%p bra ELSE; NEXT:` (and `@!%p` becomes `@%p`), nothing else changes.
+//! hoists their loads, so a guarded load waits for the branch (the heat-equation twin's halo
+//! loads; README, "Writing fast kernels", has the figures). The rewrite is exact:
+//! `@%p bra NEXT; bra.uni ELSE; NEXT:` becomes `@!%p bra ELSE; NEXT:` (and `@!%p` becomes
+//! `@%p`), nothing else changes.
 //!
 //! Forward jumps only. A loop's back edge keeps LLVM's shape (`@%p bra $exit; bra.uni $head`):
-//! in nvcc's shape (`@%p bra $head`) ptxas unrolls the loop itself, as it does nvcc's, and that
-//! measured worse on our code: on LLVM's 64-bit loop counters the N-body twin fell from 0.75x
-//! to 0.65x, and in the tuned attention kernels the extra unrolling spilled (backward d64,
-//! 917 → 1480 µs), whose loops are unrolled in the source where that pays.
+//! in nvcc's shape (`@%p bra $head`) ptxas unrolls the loop itself, as it does nvcc's, and on
+//! LLVM's 64-bit loop counters that measured slower. Crates tuned to LLVM's shape can keep it
+//! with `[package.metadata.gpu] branches = "llvm"` (dense-kernels and hopper-kernels do: ptxas
+//! allocates their large kernels differently after the rewrite, with more spills).
 //!
 //! Comments, blank lines and `.loc` directives between the instructions of a pattern are kept.
 //! Anything the rewrite does not recognize is left as LLVM wrote it.
