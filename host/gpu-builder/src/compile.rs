@@ -37,45 +37,66 @@ pub const BRANCHES_ENV: &str = "GPU_KERNEL_BRANCHES";
 /// Whether `krate`'s PTX has its branches reshaped for ptxas ([`crate::branches`]):
 /// `GPU_KERNEL_BRANCHES`, else `[package.metadata.gpu] branches`, else yes.
 fn reshape_branches(krate: &KernelCrate) -> Result<bool> {
-    let parse = |v: &str, what: &str| match v.trim() {
-        "ptxas" => Ok(true),
-        "llvm" => Ok(false),
-        other => Err(Error::msg(format!(
-            "{what}: expected `ptxas` (branches reshaped for ptxas, the default) or `llvm` (as \
-             LLVM emitted them), found `{other}`"
-        ))),
+    let parse = |v: &str| match v {
+        "ptxas" => Some(true),
+        "llvm" => Some(false),
+        _ => None,
     };
-    match env::var(BRANCHES_ENV) {
-        Ok(v) if !v.trim().is_empty() => parse(&v, BRANCHES_ENV),
-        _ => krate.branches.as_deref().map_or(Ok(true), |v| {
-            parse(
-                v,
-                &format!(
-                    "[package.metadata.gpu] branches in {}",
-                    krate.manifest_path.display()
-                ),
-            )
-        }),
-    }
+    let expected = "`ptxas` (branches reshaped for ptxas, the default) or `llvm` (as LLVM emitted \
+                    them)";
+    crate_switch(
+        krate,
+        BRANCHES_ENV,
+        "branches",
+        krate.branches.as_deref(),
+        parse,
+        expected,
+    )
+    .map(|v| v.unwrap_or(true))
 }
 
 /// Whether `krate`'s device build fuses multiply-adds: `GPU_KERNEL_FMA`, else
 /// `[package.metadata.gpu] fma = false` turns it off, else on.
 fn fp_contract(krate: &KernelCrate) -> Result<bool> {
-    let parse = |v: &str, what: &str| match v.trim() {
-        "1" | "true" => Ok(true),
-        "0" | "false" => Ok(false),
-        other => Err(Error::msg(format!(
-            "{what}: expected true/false (1/0), found `{other}`"
-        ))),
+    let parse = |v: &str| match v {
+        "1" | "true" => Some(true),
+        "0" | "false" => Some(false),
+        _ => None,
     };
-    match env::var(FMA_ENV) {
-        Ok(v) if !v.trim().is_empty() => parse(&v, FMA_ENV),
-        _ => krate.fma.as_deref().map_or(Ok(true), |v| {
-            parse(
+    crate_switch(
+        krate,
+        FMA_ENV,
+        "fma",
+        krate.fma.as_deref(),
+        parse,
+        "true/false (1/0)",
+    )
+    .map(|v| v.unwrap_or(true))
+}
+
+/// A per-crate build switch: the environment variable `env_var` when set, else the crate's
+/// `[package.metadata.gpu] key` (`value`), else `None`. An unknown value is an error naming
+/// where it came from and what `expected` values are.
+fn crate_switch(
+    krate: &KernelCrate,
+    env_var: &str,
+    key: &str,
+    value: Option<&str>,
+    parse: impl Fn(&str) -> Option<bool>,
+    expected: &str,
+) -> Result<Option<bool>> {
+    let check = |v: &str, what: &str| {
+        parse(v.trim())
+            .map(Some)
+            .ok_or_else(|| Error::msg(format!("{what}: expected {expected}, found `{}`", v.trim())))
+    };
+    match env::var(env_var) {
+        Ok(v) if !v.trim().is_empty() => check(&v, env_var),
+        _ => value.map_or(Ok(None), |v| {
+            check(
                 v,
                 &format!(
-                    "[package.metadata.gpu] fma in {}",
+                    "[package.metadata.gpu] {key} in {}",
                     krate.manifest_path.display()
                 ),
             )
