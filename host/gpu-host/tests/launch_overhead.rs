@@ -19,7 +19,9 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use gpu_host::{DeviceBuffer, Gpu, Holds, LaunchConfig, Module, SimEntry, Stream, validate_launch};
+use gpu_host::{
+    DeviceBuffer, Gpu, Holds, KernelLaunch, LaunchConfig, Module, SimEntry, Stream, validate_launch,
+};
 
 mod kernels {
     use gpu::prelude::*;
@@ -105,6 +107,19 @@ fn counts(calls: usize) -> (usize, usize) {
 
 /// Times `f` and prints a row, unless `LAUNCH_OVERHEAD_PIECE` is set and not part of `label`
 /// (to profile one piece alone, e.g. under `perf stat`).
+/// saxpy's arguments, pushed by hand as its generated launcher pushes them.
+fn push_saxpy<'a>(
+    l: &mut KernelLaunch<'a>,
+    x: &'a DeviceBuffer<f32>,
+    y: &'a DeviceBuffer<f32>,
+    out: &'a mut DeviceBuffer<f32>,
+) {
+    l.value("alpha", &2.0f32)
+        .input("x", black_box(x))
+        .input("y", black_box(y))
+        .output("out", black_box(out));
+}
+
 fn report(label: &str, trials: usize, n: usize, f: impl FnMut()) {
     if let Ok(only) = std::env::var("LAUNCH_OVERHEAD_PIECE")
         && !label.contains(&only)
@@ -176,18 +191,12 @@ fn launch_checks_cost() {
     });
     report("  prepare + 4 pushes + drop", trials, calls, || {
         let mut l = kernel.prepare(black_box(stream), black_box(empty)).unwrap();
-        l.value("alpha", &2.0f32)
-            .input("x", black_box(&x))
-            .input("y", black_box(&y))
-            .output("out", black_box(&mut out));
+        push_saxpy(&mut l, &x, &y, &mut out);
         drop(black_box(l));
     });
     report("  prepare + 4 pushes + launch", trials, calls, || {
         let mut l = kernel.prepare(black_box(stream), black_box(empty)).unwrap();
-        l.value("alpha", &2.0f32)
-            .input("x", black_box(&x))
-            .input("y", black_box(&y))
-            .output("out", black_box(&mut out));
+        push_saxpy(&mut l, &x, &y, &mut out);
         // SAFETY: saxpy(alpha: f32, x: &[f32], y: &[f32], out: DisjointSlice<f32>); the
         // grid is empty.
         unsafe { l.launch() }.unwrap();
