@@ -35,6 +35,12 @@ pub const REVISION: &str = "forward jumps v1";
 
 /// The module with the rewrite applied to every function body.
 pub fn reshape(ptx: &str) -> String {
+    map_bodies(ptx, reshape_body)
+}
+
+/// The module with `rewrite` applied to the lines of every function body (between its braces);
+/// text outside the bodies is unchanged. Shared with [`crate::peephole`].
+pub(crate) fn map_bodies(ptx: &str, rewrite: impl Fn(Vec<String>) -> Vec<String>) -> String {
     let lines: Vec<String> = ptx.lines().map(str::to_string).collect();
     let mut out: Vec<String> = Vec::with_capacity(lines.len());
     let mut i = 0;
@@ -42,7 +48,7 @@ pub fn reshape(ptx: &str) -> String {
         if code(&lines[i]) == "{" {
             let close = body_end(&lines, i);
             out.push(lines[i].clone());
-            out.extend(reshape_body(lines[i + 1..close].to_vec()));
+            out.extend(rewrite(lines[i + 1..close].to_vec()));
             i = close;
         }
         if i < lines.len() {

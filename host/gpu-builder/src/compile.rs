@@ -55,6 +55,29 @@ fn reshape_branches(krate: &KernelCrate) -> Result<bool> {
     .map(|v| v.unwrap_or(true))
 }
 
+/// `GPU_KERNEL_PEEPHOLE=0` keeps every crate's float-to-integer clamps as LLVM emitted them,
+/// `1` removes the redundant ones (see [`crate::peephole`]), overriding the crates' own settings.
+pub const PEEPHOLE_ENV: &str = "GPU_KERNEL_PEEPHOLE";
+
+/// Whether `krate`'s PTX goes through [`crate::peephole`]: `GPU_KERNEL_PEEPHOLE`, else
+/// `[package.metadata.gpu] peephole`, else yes.
+fn peephole(krate: &KernelCrate) -> Result<bool> {
+    let parse = |v: &str| match v {
+        "1" | "true" => Some(true),
+        "0" | "false" => Some(false),
+        _ => None,
+    };
+    crate_switch(
+        krate,
+        PEEPHOLE_ENV,
+        "peephole",
+        krate.peephole.as_deref(),
+        parse,
+        "true/false (1/0)",
+    )
+    .map(|v| v.unwrap_or(true))
+}
+
 /// Whether `krate`'s device build fuses multiply-adds: `GPU_KERNEL_FMA`, else
 /// `[package.metadata.gpu] fma = false` turns it off, else on.
 fn fp_contract(krate: &KernelCrate) -> Result<bool> {
@@ -414,14 +437,21 @@ pub fn compile_with(
 
     // The PTX file is shared by the builds of every checks mode (each has its own cargo target
     // directory): `<crate>.from` names the assembly it came from, so switching modes rewrites it.
-    // The branch shape is part of it: switching `GPU_KERNEL_BRANCHES` rewrites the PTX too.
+    // The branch shape and the peephole rewrite are part of it: switching `GPU_KERNEL_BRANCHES`
+    // or `GPU_KERNEL_PEEPHOLE` rewrites the PTX too.
     let from_path = dir.join(format!("{}.from", krate.crate_name));
     let reshape = reshape_branches(krate)?;
+    let simplify = peephole(krate)?;
     let from = format!(
-        "{} (branches: {})",
+        "{} (branches: {}; conversions: {})",
         asm_path.display(),
         if reshape {
             crate::branches::REVISION
+        } else {
+            "LLVM's"
+        },
+        if simplify {
+            crate::peephole::REVISION
         } else {
             "LLVM's"
         }
@@ -437,6 +467,11 @@ pub fn compile_with(
         let (cleaned, module) = ptx::parse(&asm).map_err(|e| e.context(asm_path.display()))?;
         let cleaned = if reshape {
             crate::branches::reshape(&cleaned)
+        } else {
+            cleaned
+        };
+        let cleaned = if simplify {
+            crate::peephole::simplify(&cleaned)
         } else {
             cleaned
         };

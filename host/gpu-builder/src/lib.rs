@@ -19,6 +19,7 @@ pub mod launchers;
 pub mod manifest;
 pub mod nvcc;
 pub mod parallel;
+pub mod peephole;
 pub mod ptx;
 pub mod ptxas;
 pub mod sass;

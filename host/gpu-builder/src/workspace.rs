@@ -30,6 +30,9 @@ pub struct KernelCrate {
     /// `[package.metadata.gpu] branches = "llvm"`: keep the PTX's branches as LLVM emitted them
     /// (see [`crate::branches`]).
     pub branches: Option<String>,
+    /// `[package.metadata.gpu] peephole = false`: keep the clamps LLVM writes around
+    /// float-to-integer conversions (see [`crate::peephole`]).
+    pub peephole: Option<String>,
 }
 
 impl KernelCrate {
@@ -201,7 +204,7 @@ impl Workspace {
                 .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_string))
         };
         let (required_arch, checks, fma) = (setting("arch"), setting("checks"), setting("fma"));
-        let branches = setting("branches");
+        let (branches, peephole) = (setting("branches"), setting("peephole"));
         Some(KernelCrate {
             package: p.name.clone(),
             crate_name: lib.name.replace('-', "_"),
@@ -210,6 +213,7 @@ impl Workspace {
             checks,
             fma,
             branches,
+            peephole,
         })
     }
 }
