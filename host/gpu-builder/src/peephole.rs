@@ -307,12 +307,12 @@ fn simplify_body(body: Vec<String>) -> Vec<String> {
         return body;
     }
     let mut edits = Edits::default();
-    for i in 0..body.len() {
-        if let Some(inst) = instruction(&body[i]) {
-            if conversion(inst.opcode).is_some() {
-                ctx.clamp_form(i, &inst, &mut edits);
-                ctx.compare_form(i, &inst, &mut edits);
-            }
+    for (i, line) in body.iter().enumerate() {
+        if let Some(inst) = instruction(line)
+            && conversion(inst.opcode).is_some()
+        {
+            ctx.clamp_form(i, &inst, &mut edits);
+            ctx.compare_form(i, &inst, &mut edits);
         }
     }
     let temps = edits.temps.get();
