@@ -218,6 +218,7 @@ impl KernelBuild {
         println!("cargo:rerun-if-env-changed={EXTRA_RUSTFLAGS_ENV}");
         println!("cargo:rerun-if-env-changed={FMA_ENV}");
         println!("cargo:rerun-if-env-changed={BRANCHES_ENV}");
+        println!("cargo:rerun-if-env-changed={PEEPHOLE_ENV}");
         println!("cargo:rerun-if-env-changed={}", crate::checks::CHECKS_ENV);
         let module = self.build()?;
         for source in &module.sources {
