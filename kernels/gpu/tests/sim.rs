@@ -239,6 +239,40 @@ fn warp_collectives_with_full_and_partial_masks() {
     }
 }
 
+/// Lane `l`'s label: a few distinct low bytes repeated across the warp, under high bits that
+/// differ in every lane (which `match_any_bits::<8>` must ignore).
+fn label(lane: u32) -> u32 {
+    (lane.wrapping_mul(0x9E37_79B9) & 0xffff_ff00) | [3, 200, 3, 77, 200, 0][lane as usize % 6]
+}
+
+#[kernel]
+pub fn match_low_bits(mut out: DisjointSlice<u32>) {
+    let v = label(thread::lane_id());
+    out.set(thread::global_index(), warp::match_any_bits::<8>(v));
+}
+
+#[test]
+fn match_any_bits_groups_lanes_by_their_low_bits() {
+    let mut out = vec![0u32; 32];
+    let p = Params::default().out(&mut out);
+    launch(
+        "match_low_bits",
+        __gpu_sim_entry_match_low_bits,
+        (1, 1, 1),
+        (32, 1, 1),
+        0,
+        p,
+        None,
+    )
+    .unwrap();
+    for lane in 0..32u32 {
+        let peers = (0..32u32)
+            .filter(|&l| label(l) & 0xff == label(lane) & 0xff)
+            .fold(0, |m, l| m | 1 << l);
+        assert_eq!(out[lane as usize], peers, "lane {lane}");
+    }
+}
+
 #[kernel]
 pub fn warp_scan(x: &[u32], mut out: DisjointSlice<u32>) {
     let i = thread::global_index();
