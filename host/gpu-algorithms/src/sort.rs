@@ -228,7 +228,8 @@ impl<K: DeviceCopy, V: DeviceCopy> SortTemp<K, V> {
         if self.counts.is_none() {
             self.counts = Some(stream.alloc_zeroed(SORT_COUNTS_LEN)?);
         }
-        let words = n.div_ceil(sort_tile::<K>()) * 256;
+        let value_bytes = if pairs { size_of::<V>() } else { 0 };
+        let words = n.div_ceil(sort_tile::<K>(value_bytes)) * 256;
         let small = self.status.as_ref().is_none_or(|s| s.len() < words);
         if small || self.epoch + passes > MAX_EPOCH {
             self.status = None; // free before allocating the larger one
@@ -418,8 +419,8 @@ impl Algorithms {
                 bits.end,
             )?;
 
-            let tiles = n.div_ceil(sort_tile::<K>()) as u32;
             let value_bytes = if values.is_some() { size_of::<V>() } else { 0 };
+            let tiles = n.div_ceil(sort_tile::<K>(value_bytes)) as u32;
             let cfg = LaunchConfig::new(tiles, SORT_BLOCK)
                 .with_shared_mem(sort_shared_bytes::<K>(value_bytes) as u32);
             let len = n as u32;

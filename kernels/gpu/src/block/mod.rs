@@ -40,7 +40,7 @@ pub use load::{
     store_blocked, store_blocked_partial, store_striped, store_striped_partial,
 };
 pub use radix::{
-    RADIX_BITS, RADIX_DIGITS, RadixBits, RadixKey, RadixRank, WarpRanks, radix_digit, radix_rank,
+    RADIX_BITS, RADIX_DIGITS, RadixBits, RadixKey, RadixRank, radix_digit, radix_rank,
     radix_rank_scratch_len, radix_rank_zeroed, radix_sort, radix_sort_pairs,
     radix_sort_scratch_len, warp_striped_index,
 };

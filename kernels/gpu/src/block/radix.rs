@@ -25,10 +25,11 @@ use core::mem::size_of;
 
 use super::warp_layout;
 use crate::DeviceCopy;
-use crate::math::popc;
+use crate::atomic::{self, Scope};
+use crate::math::{clz, popc};
 use crate::ops::Sum;
 use crate::shared::SharedSlice;
-use crate::sync::{sync_threads, sync_warp_all};
+use crate::sync::sync_threads;
 use crate::thread::{WARP_SIZE, local_index};
 use crate::warp;
 
@@ -153,86 +154,59 @@ fn rank_scratch_too_small() -> ! {
 pub fn radix_rank<const N: usize>(digits: [u32; N], counters: SharedSlice<u32>) -> RadixRank<N> {
     counters.block_fill(0);
     sync_threads();
-    let warp_ranks = radix_rank_zeroed(digits, counters, |_| {});
-    let mut ranks = [0u32; N];
-    unroll!(N, |i| {
-        ranks[i] = warp_ranks.rank(i, digits[i], counters);
-    });
+    let ranks = radix_rank_zeroed(digits, counters, |_| {});
     sync_threads();
-    RadixRank {
-        ranks,
-        digit_count: warp_ranks.digit_count,
-        digit_start: warp_ranks.digit_start,
-    }
+    ranks
 }
 
-/// What [`radix_rank_zeroed`] leaves: each item's rank among its warp's items of the same
-/// digit, and the per-digit totals; the tile ranks come from [`WarpRanks::rank`].
-#[derive(Clone, Copy)]
-pub struct WarpRanks<const N: usize> {
-    /// Item `i`'s position among this warp's items with the same digit.
-    pub within: [u32; N],
-    /// In thread `t < 256`: how many items of the tile have digit `t`.
-    pub digit_count: u32,
-    /// In thread `t < 256`: how many items of the tile have a digit below `t`.
-    pub digit_start: u32,
-}
-
-impl<const N: usize> WarpRanks<N> {
-    /// The tile rank of this thread's item `i`, whose digit is `digit`: where this warp's items
-    /// of `digit` start in the sorted tile (left in `counters` by [`radix_rank_zeroed`]) plus
-    /// its rank among them. Valid until `counters` is next written.
-    #[inline(always)]
-    pub fn rank(&self, i: usize, digit: u32, counters: SharedSlice<u32>) -> u32 {
-        let slot = (local_index() / WARP_SIZE) as usize * RADIX_DIGITS
-            + (digit as usize & (RADIX_DIGITS - 1));
-        // SAFETY: radix_rank_zeroed checked counters.len() ≥ warps · 256 > slot.
-        self.within[i] + unsafe { counters.read_unchecked(slot) }
-    }
-}
-
-/// The ranking of [`radix_rank`] in steps, for callers that want to keep fewer values live or
-/// to act on the digit counts early: `counters` must be **zero** (and a barrier passed since it
-/// was zeroed). Every thread calls `on_counts(count)` as soon as the tile's digit counts are
-/// known (before the digit scan; `count` is digit `t`'s count in thread `t < 256`, 0 above), so
-/// a device-wide sort can publish them while the block is still ranking. Ends with a barrier;
-/// `counters` then holds each (warp, digit)'s start in the sorted tile, which
-/// [`WarpRanks::rank`] adds.
+/// The ranking of [`radix_rank`] for callers that want to act on the digit counts early (a
+/// device-wide sort publishes them while the block is still ranking): `counters` must be
+/// **zero**, and a barrier passed since it was zeroed. Every thread calls `on_counts(count)` as
+/// soon as the tile's digit counts are known (`count` is digit `t`'s count in thread `t < 256`,
+/// 0 above). Does not end with a barrier: `counters` is still in use until every thread has
+/// returned (a barrier before reusing it).
+///
+/// CUB's "early counts" ranking (`BlockRadixRankMatchEarlyCounts`), in three steps:
+/// 1. each warp counts its digits into its own 256 counters with shared-memory atomics whose
+///    results nobody waits for, so the items do not wait on each other;
+/// 2. thread `t` totals digit `t` over the warps, the block scans the totals, and each warp's
+///    counter for digit `t` becomes where that warp's items of digit `t` start in the tile;
+/// 3. for each item, the lanes holding the same digit find each other (eight ballots:
+///    [`warp::match_any_bits`]; `match.any` was the pass's bottleneck); the highest
+///    of them takes the group's places from the warp's counter with one atomic add and passes the
+///    old value to the group by a shuffle. An item's atomic is issued only after the previous
+///    item's result came back through the shuffle, so the warp's items take their places in
+///    order: the ranking is stable.
+///
+/// Only the digits stay live across the block-wide scan, and no item waits for a store of the
+/// previous one (an earlier version read and wrote the counters with a warp barrier between
+/// every two items).
 #[inline(always)]
 #[track_caller]
 pub fn radix_rank_zeroed<const N: usize>(
     digits: [u32; N],
     counters: SharedSlice<u32>,
     on_counts: impl FnOnce(u32),
-) -> WarpRanks<N> {
-    let (warp_id, _, warps) = warp_layout();
+) -> RadixRank<N> {
+    let (warp_id, lane, warps) = warp_layout();
     let threads = warps as usize * WARP_SIZE as usize;
     if threads < RADIX_DIGITS || counters.len() < radix_rank_scratch_len(threads) {
         rank_scratch_too_small();
     }
+    let digit_mask = RADIX_DIGITS as u32 - 1;
+    let own = counters.addr() + 4 * warp_id * RADIX_DIGITS as u32;
+    let counter = |digit: u32| own + 4 * (digit & digit_mask);
 
-    // Per item: the lanes with the same digit; the lowest of them bumps the warp's counter.
-    let own = warp_id as usize * RADIX_DIGITS;
-    let below_mask = warp::lane_mask_lt();
-    let mut within = [0u32; N];
+    // 1. This warp's histogram.
     unroll!(N, |i| {
-        let slot = own + (digits[i] as usize & (RADIX_DIGITS - 1));
-        let peers = warp::match_any(digits[i] & (RADIX_DIGITS as u32 - 1));
-        // SAFETY: slot < warps · 256 ≤ counters.len() (checked above).
-        let before = unsafe { counters.read_unchecked(slot) };
-        sync_warp_all();
-        let below = popc(peers & below_mask);
-        if below == 0 {
-            // SAFETY: as above; one lane per digit writes, after all lanes have read.
-            unsafe { counters.write_unchecked(slot, before + popc(peers)) };
-        }
-        sync_warp_all();
-        within[i] = before + below;
+        // SAFETY: the counter is inside `counters` (length checked above), which threads touch
+        // only atomically until the barrier.
+        unsafe { atomic::shared::add(counter(digits[i]), 1u32, Scope::Block) };
     });
     sync_threads();
 
-    // Thread t owns digit t: total over warps, block scan over digits, then each warp's
-    // counter becomes where that warp's items of digit t start in the tile.
+    // 2. Thread t owns digit t: its total over warps, the block scan over digits, then each
+    // warp's counter becomes where that warp's items of digit t start in the tile.
     let t = local_index() as usize;
     let mut count = 0;
     if t < RADIX_DIGITS {
@@ -256,8 +230,24 @@ pub fn radix_rank_zeroed<const N: usize>(
         }
     }
     sync_threads();
-    WarpRanks {
-        within,
+
+    // 3. The ranks.
+    let up_to_me_mask = warp::lane_mask_le();
+    let mut ranks = [0u32; N];
+    unroll!(N, |i| {
+        let digit = digits[i] & digit_mask;
+        let peers = warp::match_any_bits::<{ RADIX_BITS as usize }>(digit);
+        let leader = WARP_SIZE - 1 - clz(peers);
+        let up_to_me = popc(peers & up_to_me_mask);
+        let mut taken = 0;
+        if lane == leader {
+            // SAFETY: as in step 1; `up_to_me` is the group's size in its highest lane.
+            taken = unsafe { atomic::shared::add(counter(digit), up_to_me, Scope::Block) };
+        }
+        ranks[i] = warp::shfl_idx(taken, leader) + up_to_me - 1;
+    });
+    RadixRank {
+        ranks,
         digit_count: count,
         digit_start: start,
     }

@@ -31,7 +31,7 @@ use crate::ops::Sum;
 use crate::shared;
 use crate::slice::DisjointSlice;
 use crate::sync::sync_threads;
-use crate::thread::{block_idx_x, block_size, grid_dim_x, local_index};
+use crate::thread::{WARP_SIZE, block_idx_x, block_size, grid_dim_x, local_index};
 use crate::unroll;
 use crate::{DeviceCopy, atomic};
 
@@ -44,14 +44,18 @@ pub const SORT_MAX_PASSES: usize = 8;
 /// Length of the `counts` state: 256 histogram counters per pass, then one tile ticket per pass.
 pub const SORT_COUNTS_LEN: usize = SORT_MAX_PASSES * RADIX_DIGITS + SORT_MAX_PASSES;
 
-/// Keys per thread of a pass tile: 16 (a 4096-key tile).
-pub const fn sort_items<K>() -> usize {
-    16
+/// Keys per thread of a pass tile for keys `K` with values of `value_bytes` (0 for keys only):
+/// the tuning policy. Larger tiles spread each tile's fixed work (clearing the counters, the
+/// digit scan, the look-back) over more keys, until the registers run out: keys alone take 20
+/// (a 5120-key tile) without spilling at four blocks an SM, pairs 16 (values stay in registers
+/// during the look-back). Measured on an H100 (README, "Parallel algorithms").
+pub const fn sort_items<K>(value_bytes: usize) -> usize {
+    if value_bytes == 0 { 20 } else { 16 }
 }
 
-/// Keys per tile of a pass kernel for key type `K`.
-pub const fn sort_tile<K>() -> usize {
-    SORT_BLOCK as usize * sort_items::<K>()
+/// Keys per tile of a pass kernel for keys `K` with values of `value_bytes` (0 for keys only).
+pub const fn sort_tile<K>(value_bytes: usize) -> usize {
+    SORT_BLOCK as usize * sort_items::<K>(value_bytes)
 }
 
 /// Keys per thread per tile of the histogram kernel: 64 bytes (four 16-byte loads).
@@ -60,20 +64,11 @@ pub const fn histogram_items<K>() -> usize {
 }
 
 /// Dynamic shared memory of a pass kernel for keys `K` (bytes): rank counters, digit offsets,
-/// the tile ticket, then for pairs a *stage* (the tile's keys in input order, later its values
-/// in sorted order: as wide as the wider of the two), and a tile of keys in sorted order.
-/// `value_bytes` is 0 for keys only.
+/// the tile ticket, then for pairs a *stage* (the tile's values in sorted order), and a tile of
+/// keys in sorted order. `value_bytes` is 0 for keys only.
 pub const fn sort_shared_bytes<K>(value_bytes: usize) -> usize {
-    let key_bytes = size_of::<K>();
-    let stage = if value_bytes == 0 {
-        0
-    } else if value_bytes > key_bytes {
-        value_bytes
-    } else {
-        key_bytes
-    };
     4 * (block::radix_rank_scratch_len(SORT_BLOCK as usize) + RADIX_DIGITS + 4)
-        + sort_tile::<K>() * (stage + key_bytes)
+        + sort_tile::<K>(value_bytes) * (value_bytes + size_of::<K>())
 }
 
 /// Most threads per block of the single-block sort ([`radix_sort_single`]).
@@ -302,12 +297,11 @@ pub fn radix_sort_histogram<K: RadixKey, const N: usize>(
 /// or inputs are shorter than `len`, `len` is 0, or the state is too short.
 ///
 /// Few values stay live across the long waits, so the kernel needs few registers and several
-/// blocks share an SM (launch bounds cap the registers): digits are recomputed from the keys
-/// where needed rather than kept, the digit counts are published as soon as they are known
-/// (inside the ranking), and the keys are moved into sorted order in shared memory *before*
-/// the look-back, so only the look-back's own state waits on other blocks. Shared-memory
-/// operations bound the pass (ncu on an H100: MIO short-scoreboard stalls are half of all), so
-/// each key makes only the trips it must: ranking, the exchange, the write-out.
+/// blocks share an SM (launch bounds cap the registers; a spill goes to L1 and L2 on every
+/// tile): only the digits are held through the ranking (the keys are read again after it), the
+/// digit counts are published as soon as they are known (inside the ranking), and the keys are
+/// moved into sorted order in shared memory *before* the look-back, so only the look-back's own
+/// state waits on other blocks.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
@@ -345,16 +339,9 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
     let (offsets, rest) = rest.split_at(RADIX_DIGITS);
     let (ticket_slot, rest) = rest.split_at(4);
     let value_bytes = if values.is_some() { size_of::<V>() } else { 0 };
-    // Pairs stage their keys in shared memory during the ranking (fewer registers: the values
-    // need some); keys alone stay in registers (fewer shared-memory operations).
-    let stage_keys = values.is_some();
-    let stage_bytes = if stage_keys {
-        size_of::<K>().max(value_bytes)
-    } else {
-        0
-    };
-    let (stage, key_region) = rest.split_at(tile_len * stage_bytes / 4);
-    let (key_stage, key_tile) = (stage.cast::<K>(), key_region.cast::<K>());
+    // Pairs: the values move to sorted order through a stage of their own.
+    let (stage, key_region) = rest.split_at(tile_len * value_bytes / 4);
+    let key_tile = key_region.cast::<K>();
 
     let ticket_counter = SORT_MAX_PASSES * RADIX_DIGITS + pass as usize;
     if t == 0 {
@@ -420,75 +407,31 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
             }
         }
     };
-    let mut tile_rank = [0u32; N];
-    let ranks = if stage_keys {
-        // Pairs: the keys wait in the stage (each thread's own slots) while the digits are
-        // ranked, then move to sorted order in the exchange.
-        let mut digits = [max_digit; N];
-        {
-            let mut keys: [K; N] = [keys_in[start]; N];
-            unroll!(N, |i| {
-                let j = warp_striped_index::<N>(i);
-                if j < valid {
-                    // SAFETY: start + j < start + valid ≤ n ≤ keys_in.len() (checked above).
-                    keys[i] = unsafe { *keys_in.get_unchecked(start + j) };
-                }
-            });
-            unroll!(N, |i| {
-                let j = warp_striped_index::<N>(i);
-                if j < valid {
-                    digits[i] = radix_digit(keys[i], shift, bits);
-                }
-                // SAFETY: j < tile_len ≤ key_stage.len() (the stage holds a tile of keys).
-                unsafe { key_stage.write_unchecked(j, keys[i]) };
-            });
+    // The keys are read for their digits, dropped during the ranking and read again afterwards
+    // (from L1: this block read them just before), so that only the digits stay live across
+    // the block-wide digit scan, and no shared-memory trips are spent on keeping them.
+    let digits: [u32; N] = core::array::from_fn(|i| {
+        let j = warp_striped_index::<N>(i);
+        if j < valid {
+            // SAFETY: start + j < start + valid ≤ n ≤ keys_in.len() (checked above).
+            radix_digit(unsafe { *keys_in.get_unchecked(start + j) }, shift, bits)
+        } else {
+            max_digit
         }
-        let ranks = block::radix_rank_zeroed(digits, counters, publish_counts);
-        unroll!(N, |i| {
-            let j = warp_striped_index::<N>(i);
-            // SAFETY: j < tile_len, written by this thread above.
-            let key = unsafe { key_stage.read_unchecked(j) };
-            // The digit again from the key: cheaper than keeping N digits live.
-            let digit = if j < valid {
-                radix_digit(key, shift, bits)
-            } else {
-                max_digit
-            };
-            tile_rank[i] = ranks.rank(i, digit, counters);
+    });
+    let ranks = block::radix_rank_zeroed(digits, counters, publish_counts);
+    // Where this thread's first key is, hidden from LLVM so that it reads the keys again
+    // instead of keeping the first reads live.
+    let first = opaque(start + warp_striped_index::<N>(0));
+    unroll!(N, |i| {
+        let j = warp_striped_index::<N>(i);
+        if j < valid {
+            // SAFETY: first + 32·i = start + j < n ≤ keys_in.len() (as above).
+            let key = unsafe { *keys_in.get_unchecked(first + i * WARP_SIZE as usize) };
             // SAFETY: ranks are a permutation of 0..tile_len.
-            unsafe { key_tile.write_unchecked(tile_rank[i] as usize, key) };
-        });
-        ranks
-    } else {
-        // Keys only: the keys stay in registers (fewer shared-memory operations, which bound
-        // the pass); their digits are recomputed where needed rather than kept.
-        let mut keys: [K; N] = [keys_in[start]; N];
-        unroll!(N, |i| {
-            let j = warp_striped_index::<N>(i);
-            if j < valid {
-                // SAFETY: start + j < start + valid ≤ n ≤ keys_in.len() (checked above).
-                keys[i] = unsafe { *keys_in.get_unchecked(start + j) };
-            }
-        });
-        let digit_of = |i: usize| {
-            if warp_striped_index::<N>(i) < valid {
-                radix_digit(keys[i], shift, bits)
-            } else {
-                max_digit
-            }
-        };
-        let mut digits = [0u32; N];
-        unroll!(N, |i| {
-            digits[i] = digit_of(i);
-        });
-        let ranks = block::radix_rank_zeroed(digits, counters, publish_counts);
-        unroll!(N, |i| {
-            tile_rank[i] = ranks.rank(i, digit_of(i), counters);
-            // SAFETY: ranks are a permutation of 0..tile_len.
-            unsafe { key_tile.write_unchecked(tile_rank[i] as usize, keys[i]) };
-        });
-        ranks
-    };
+            unsafe { key_tile.write_unchecked(ranks.ranks[i] as usize, key) };
+        }
+    });
     // Pairs: the values are loaded now, so their latency overlaps the look-back.
     // SAFETY: `V: DeviceCopy` is plain data, valid for any bit pattern (all zeros included).
     let mut vals: [V; N] = [unsafe { core::mem::zeroed() }; N];
@@ -543,7 +486,7 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
     if values.is_some() {
         unroll!(N, |i| {
             // SAFETY: as for the keys; the stage holds a tile of V.
-            unsafe { value_tile.write_unchecked(tile_rank[i] as usize, vals[i]) };
+            unsafe { value_tile.write_unchecked(ranks.ranks[i] as usize, vals[i]) };
         });
     }
 
@@ -575,6 +518,25 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
                 write_out(values_out, dest, value);
             }
         });
+    }
+}
+
+/// `x`, unknown to LLVM: an empty move in inline PTX (ptxas sees through it).
+#[inline(always)]
+fn opaque(x: usize) -> usize {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let y: usize;
+        // SAFETY: a register move; no memory is touched.
+        unsafe {
+            core::arch::asm!("mov.b64 {y}, {x};", y = out(reg64) y, x = in(reg64) x,
+                options(pure, nomem, nostack))
+        };
+        y
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        x
     }
 }
 
@@ -636,7 +598,7 @@ macro_rules! radix_sort_keys_kernel {
             pass: u32,
             epoch: u32,
         ) {
-            $crate::device::radix_sort_pass::<$k, u32, { $crate::device::sort_items::<$k>() }>(
+            $crate::device::radix_sort_pass::<$k, u32, { $crate::device::sort_items::<$k>(0) }>(
                 keys_in, &keys_out, None, &counts, &status, len, shift, bits, pass, epoch,
             )
         }
@@ -664,7 +626,11 @@ macro_rules! radix_sort_pairs_kernel {
             pass: u32,
             epoch: u32,
         ) {
-            $crate::device::radix_sort_pass::<$k, $v, { $crate::device::sort_items::<$k>() }>(
+            $crate::device::radix_sort_pass::<
+                $k,
+                $v,
+                { $crate::device::sort_items::<$k>(::core::mem::size_of::<$v>()) },
+            >(
                 keys_in,
                 &keys_out,
                 Some((values_in, &values_out)),
