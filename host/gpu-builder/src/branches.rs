@@ -27,6 +27,7 @@
 //! Comments, blank lines and `.loc` directives between the instructions of a pattern are kept.
 //! Anything the rewrite does not recognize is left as LLVM wrote it.
 
+use crate::ptx::code;
 use std::collections::HashMap;
 
 /// Names this rewrite in the record of what a module's PTX was made from, so that PTX reshaped
@@ -75,11 +76,6 @@ fn body_end(lines: &[String], open: usize) -> usize {
         }
     }
     lines.len() - 1
-}
-
-/// A line without its comment, trimmed.
-fn code(line: &str) -> &str {
-    crate::ptx::strip_comment(line).trim()
 }
 
 /// Whether the line holds no instruction or label (blank, comment, `.loc`).
@@ -153,24 +149,7 @@ fn reshape_body(mut body: Vec<String>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn body(lines: &[&str]) -> String {
-        let mut s = String::from(".visible .entry k()\n{\n");
-        for l in lines {
-            s.push_str(l);
-            s.push('\n');
-        }
-        s.push_str("}\n");
-        s
-    }
-
-    fn instructions(ptx: &str) -> Vec<String> {
-        ptx.lines()
-            .map(code)
-            .filter(|c| !c.is_empty())
-            .map(|c| c.split_whitespace().collect::<Vec<_>>().join(" "))
-            .collect()
-    }
+    use crate::ptx::test_support::{body, instructions};
 
     #[test]
     fn a_guard_branch_and_a_forward_jump_become_one_negated_branch() {

@@ -62,39 +62,28 @@ pub const PEEPHOLE_ENV: &str = "GPU_KERNEL_PEEPHOLE";
 /// Whether `krate`'s PTX goes through [`crate::peephole`]: `GPU_KERNEL_PEEPHOLE`, else
 /// `[package.metadata.gpu] peephole`, else yes.
 fn peephole(krate: &KernelCrate) -> Result<bool> {
-    let parse = |v: &str| match v {
-        "1" | "true" => Some(true),
-        "0" | "false" => Some(false),
-        _ => None,
-    };
-    crate_switch(
-        krate,
-        PEEPHOLE_ENV,
-        "peephole",
-        krate.peephole.as_deref(),
-        parse,
-        "true/false (1/0)",
-    )
-    .map(|v| v.unwrap_or(true))
+    on_off_switch(krate, PEEPHOLE_ENV, "peephole", krate.peephole.as_deref())
 }
 
 /// Whether `krate`'s device build fuses multiply-adds: `GPU_KERNEL_FMA`, else
 /// `[package.metadata.gpu] fma = false` turns it off, else on.
 fn fp_contract(krate: &KernelCrate) -> Result<bool> {
+    on_off_switch(krate, FMA_ENV, "fma", krate.fma.as_deref())
+}
+
+/// A [`crate_switch`] that is on or off (`true`/`false`, `1`/`0`), on unless set.
+fn on_off_switch(
+    krate: &KernelCrate,
+    env_var: &str,
+    key: &str,
+    value: Option<&str>,
+) -> Result<bool> {
     let parse = |v: &str| match v {
         "1" | "true" => Some(true),
         "0" | "false" => Some(false),
         _ => None,
     };
-    crate_switch(
-        krate,
-        FMA_ENV,
-        "fma",
-        krate.fma.as_deref(),
-        parse,
-        "true/false (1/0)",
-    )
-    .map(|v| v.unwrap_or(true))
+    crate_switch(krate, env_var, key, value, parse, "true/false (1/0)").map(|v| v.unwrap_or(true))
 }
 
 /// A per-crate build switch: the environment variable `env_var` when set, else the crate's

@@ -60,6 +60,7 @@
 //! the source not written by any other instruction in between. Anything else, including a
 //! clamp to other constants, is left as LLVM wrote it.
 
+use crate::ptx::code;
 use std::collections::{HashMap, HashSet};
 
 /// Names this rewrite in the record of what a module's PTX was made from, so that PTX rewritten
@@ -69,11 +70,6 @@ pub const REVISION: &str = "float-to-int clamps v1";
 /// The module with the rewrite applied to every function body.
 pub fn simplify(ptx: &str) -> String {
     crate::branches::map_bodies(ptx, simplify_body)
-}
-
-/// A line without its comment, trimmed.
-fn code(line: &str) -> &str {
-    crate::ptx::strip_comment(line).trim()
 }
 
 /// One simple, unpredicated instruction: `opcode a, b, ...;`.
@@ -571,21 +567,13 @@ fn is_selp(opcode: &str, n: u32) -> bool {
 mod tests {
     use super::*;
 
-    fn body(lines: &[&str]) -> String {
-        let mut s = String::from(".visible .entry k()\n{\n");
-        for l in lines {
-            s.push_str(l);
-            s.push('\n');
-        }
-        s.push_str("}\n");
-        s
-    }
+    use crate::ptx::test_support::body;
 
+    /// The instructions of the kernel's body (no header, no braces).
     fn instructions(ptx: &str) -> Vec<String> {
-        ptx.lines()
-            .map(code)
-            .filter(|c| !c.is_empty() && *c != "{" && *c != "}" && !c.starts_with(".visible"))
-            .map(|c| c.split_whitespace().collect::<Vec<_>>().join(" "))
+        crate::ptx::test_support::instructions(ptx)
+            .into_iter()
+            .filter(|c| c != "{" && c != "}" && !c.starts_with(".visible"))
             .collect()
     }
 

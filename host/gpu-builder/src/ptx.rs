@@ -553,3 +553,32 @@ mod tests {
         );
     }
 }
+
+/// A line without its comment, trimmed.
+pub(crate) fn code(line: &str) -> &str {
+    strip_comment(line).trim()
+}
+
+/// What the PTX rewrites' unit tests share: a kernel around some lines, and its code lines.
+#[cfg(test)]
+pub(crate) mod test_support {
+    /// A kernel `k` whose body is `lines`.
+    pub fn body(lines: &[&str]) -> String {
+        let mut s = String::from(".visible .entry k()\n{\n");
+        for l in lines {
+            s.push_str(l);
+            s.push('\n');
+        }
+        s.push_str("}\n");
+        s
+    }
+
+    /// The code of every line that has some, with runs of white space made one space.
+    pub fn instructions(ptx: &str) -> Vec<String> {
+        ptx.lines()
+            .map(super::code)
+            .filter(|c| !c.is_empty())
+            .map(|c| c.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect()
+    }
+}
