@@ -35,8 +35,10 @@ use crate::thread::{WARP_SIZE, block_idx_x, block_size, grid_dim_x, local_index}
 use crate::unroll;
 use crate::{DeviceCopy, atomic};
 
-/// Threads per block of the sort kernels: one per digit.
-pub const SORT_BLOCK: u32 = 256;
+/// Threads per block of the sort kernels: at least one per digit (the first 256 threads each own
+/// a digit in the scans and the look-back); CUB's H100 block size, which measured faster than
+/// 256 (README, "Parallel algorithms").
+pub const SORT_BLOCK: u32 = 384;
 
 /// Most passes of one sort: 64-bit keys, 8 bits per pass.
 pub const SORT_MAX_PASSES: usize = 8;
@@ -46,11 +48,12 @@ pub const SORT_COUNTS_LEN: usize = SORT_MAX_PASSES * RADIX_DIGITS + SORT_MAX_PAS
 
 /// Keys per thread of a pass tile for keys `K` with values of `value_bytes` (0 for keys only):
 /// the tuning policy. Larger tiles spread each tile's fixed work (clearing the counters, the
-/// digit scan, the look-back) over more keys, until the registers run out: keys alone take 20
-/// (a 5120-key tile) without spilling at four blocks an SM, pairs 16 (values stay in registers
-/// during the look-back). Measured on an H100 (README, "Parallel algorithms").
+/// digit scan, the look-back) over more keys, until the registers run out: keys alone take 18
+/// (a 6912-key tile) without spilling at three blocks an SM (56 registers), pairs 16 at two
+/// (values stay in registers during the look-back). Measured on an H100 (README, "Parallel
+/// algorithms").
 pub const fn sort_items<K>(value_bytes: usize) -> usize {
-    if value_bytes == 0 { 20 } else { 16 }
+    if value_bytes == 0 { 18 } else { 16 }
 }
 
 /// Keys per tile of a pass kernel for keys `K` with values of `value_bytes` (0 for keys only).
@@ -585,7 +588,7 @@ macro_rules! radix_sort_histogram_kernel {
 #[macro_export]
 macro_rules! radix_sort_keys_kernel {
     ($name:ident, $k:ident) => {
-        #[$crate::kernel(launch_bounds(256, 4))]
+        #[$crate::kernel(launch_bounds(384, 3))]
         #[allow(clippy::too_many_arguments)]
         pub fn $name(
             keys_in: &[$k],
@@ -611,7 +614,7 @@ macro_rules! radix_sort_keys_kernel {
 #[macro_export]
 macro_rules! radix_sort_pairs_kernel {
     ($name:ident, $k:ident, $v:ident) => {
-        #[$crate::kernel(launch_bounds(256, 3))]
+        #[$crate::kernel(launch_bounds(384, 2))]
         #[allow(clippy::too_many_arguments)]
         pub fn $name(
             keys_in: &[$k],
