@@ -15,6 +15,17 @@ fn wrong_launch_arguments_fail_to_compile() {
         );
         return;
     }
+    // trybuild passes when the pattern matches nothing (it did, silently, after a rename), so
+    // count the cases first. Paths are relative to this crate's directory.
+    let ui = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ui");
+    let count = std::fs::read_dir(&ui)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", ui.display()))
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "rs"))
+        })
+        .count();
+    assert!(count > 0, "no compile-fail cases in {}", ui.display());
     let cases = trybuild::TestCases::new();
-    cases.compile_fail("gpu-tests/ui/*.rs");
+    cases.compile_fail("tests/ui/*.rs");
 }
