@@ -71,3 +71,31 @@ fn occupancy_and_attributes_are_reported() {
     );
     println!("matmul_tiled: {:?}, {occupancy:?}", tiled.attributes());
 }
+
+#[test]
+fn a_grid_with_more_dimensions_than_the_kernel_declares_is_refused() {
+    let Some(gpu) = gpu_or_skip("a_grid_with_more_dimensions_than_the_kernel_declares_is_refused")
+    else {
+        return;
+    };
+    // The twin `vector_add` is `#[kernel(block(256), grid_dims(1))]`.
+    let kernels = gpu_twins::TwinKernels::load(&gpu).unwrap();
+    let stream = gpu.default_stream();
+    let a = gpu.to_device(&[1.0f32; 512]).unwrap();
+    let b = gpu.to_device(&[2.0f32; 512]).unwrap();
+    let mut out = gpu.to_device(&[-1.0f32; 512]).unwrap();
+    let err = kernels
+        .vector_add(stream, LaunchConfig::new((1, 2), 256), &a, &b, &mut out)
+        .unwrap_err();
+    assert!(matches!(err, Error::LaunchConfig { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.contains("vector_add") && text.contains("grid_dims(1)") && text.contains("(1, 2, 1)"),
+        "{text}"
+    );
+    assert_eq!(out.to_vec().unwrap(), vec![-1.0f32; 512], "nothing ran");
+    kernels
+        .vector_add(stream, LaunchConfig::new(2, 256), &a, &b, &mut out)
+        .unwrap();
+    assert_eq!(out.to_vec().unwrap(), vec![3.0f32; 512]);
+}

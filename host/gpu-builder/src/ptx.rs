@@ -41,6 +41,9 @@ struct Signature {
     /// `#[kernel(block(x, y, z))]`: the one block shape (PTX `.reqntid`).
     #[serde(default)]
     block: Option<[u32; 3]>,
+    /// `#[kernel(grid_dims(n))]`: at most `n` grid dimensions (a comment the host reads).
+    #[serde(default)]
+    grid_dims: Option<u32>,
     /// The kernel is an `unsafe fn`.
     #[serde(default, rename = "unsafe")]
     is_unsafe: bool,
@@ -147,21 +150,31 @@ pub fn parse(ptx: &str) -> Result<(String, PtxModule)> {
 /// Writes `.maxntid T, 1, 1` and `.minnctapersm B` after the parameter list of each entry whose
 /// `#[kernel]` record has launch bounds (ptxas then limits registers so that `B` blocks of `T`
 /// threads fit on an SM, and the driver refuses larger blocks).
+/// How the line that records `#[kernel(grid_dims(N))]` in an entry's header starts (the host's
+/// `gpu_host::ptx::GRID_DIMS_MARKER`; PTX has no directive for a grid shape).
+pub(crate) const GRID_DIMS_MARKER: &str = "// #[kernel(grid_dims(";
+
 /// Adds each `#[kernel]`'s launch-shape directives after its entry's parameter list:
-/// `.maxntid`/`.minnctapersm` for `launch_bounds`, `.reqntid` for `block`.
+/// `.maxntid`/`.minnctapersm` for `launch_bounds`, `.reqntid` for `block`, and for `grid_dims`
+/// a comment the host reads (PTX has no grid-shape directive).
 fn add_launch_bounds(ptx: &str, module: &PtxModule) -> Result<String> {
     let bounded: BTreeMap<&str, String> = module
         .signatures
         .values()
         .filter_map(|s| {
-            let directives = match (s.launch_bounds, s.block) {
+            let mut directives = match (s.launch_bounds, s.block) {
                 (Some((threads, blocks)), _) => {
                     format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n")
                 }
                 (None, Some([x, y, z])) => format!(".reqntid {x}, {y}, {z}\n"),
-                (None, None) => return None,
+                (None, None) => String::new(),
             };
-            Some((s.name.as_str(), directives))
+            if let Some(dims) = s.grid_dims {
+                directives.push_str(&format!(
+                    "{GRID_DIMS_MARKER}{dims}))]: a launch with more grid dimensions traps\n"
+                ));
+            }
+            (!directives.is_empty()).then_some((s.name.as_str(), directives))
         })
         .collect();
     if bounded.is_empty() {
@@ -521,6 +534,26 @@ mod tests {
             "{cleaned}"
         );
         assert!(!cleaned.contains(".maxntid"));
+    }
+
+    #[test]
+    fn a_grid_dimension_count_becomes_a_comment_the_host_reads() {
+        let json = r#"{"name":"k","module":"demo","params":[{"name":"x","kind":"slice","ty":"f32"},{"name":"p","kind":"value","ty":"Params"}],"block":[256,1,1],"grid_dims":1}"#;
+        let (cleaned, _) = parse(&sample_with_record(json)).unwrap();
+        assert!(
+            cleaned.contains(
+                "k_param_2[12]\n)\n.reqntid 256, 1, 1\n// #[kernel(grid_dims(1))]: a launch with \
+                 more grid dimensions traps\n{"
+            ),
+            "{cleaned}"
+        );
+        // Alone, without a block shape.
+        let json = r#"{"name":"k","module":"demo","params":[{"name":"x","kind":"slice","ty":"f32"},{"name":"p","kind":"value","ty":"Params"}],"grid_dims":2}"#;
+        let (cleaned, _) = parse(&sample_with_record(json)).unwrap();
+        assert!(
+            cleaned.contains("k_param_2[12]\n)\n// #[kernel(grid_dims(2))]"),
+            "{cleaned}"
+        );
     }
 
     #[test]

@@ -231,8 +231,9 @@ fn items(ptx: &str) -> Result<Vec<Item>> {
             continue;
         }
         // Comments are dropped: LLVM's (`// callseq 1368`) count across the module, and would
-        // make a unit's text change when other kernels do.
-        let kept = if line.contains('"') {
+        // make a unit's text change when other kernels do. The builder's grid-shape comment is
+        // kept: the host reads it.
+        let kept = if line.contains('"') || line.starts_with(crate::ptx::GRID_DIMS_MARKER) {
             line
         } else {
             strip_comment(line).trim_end()
@@ -452,6 +453,24 @@ $L__BB7_2:
         let fourth = &units[2].ptx;
         assert!(fourth.contains("dynamic_smem[]") && fourth.contains("__gpu_panic_record[8]"));
         assert!(!fourth.contains("PANIC_CLAIM") && !fourth.contains("tile"));
+    }
+
+    #[test]
+    fn the_grid_shape_comment_stays_other_comments_go() {
+        let ptx = ".version 7.0\n.target sm_80\n.address_size 64\n\
+                   .visible .entry k()\n.reqntid 256, 1, 1\n\
+                   // #[kernel(grid_dims(1))]: a launch with more grid dimensions traps\n\
+                   {\n\t// callseq 12\n\tret;\n}\n";
+        let units = split(ptx).unwrap();
+        assert_eq!(units.len(), 1);
+        assert!(
+            units[0]
+                .ptx
+                .contains(".reqntid 256, 1, 1\n// #[kernel(grid_dims(1))]"),
+            "{}",
+            units[0].ptx
+        );
+        assert!(!units[0].ptx.contains("callseq"), "{}", units[0].ptx);
     }
 
     #[test]

@@ -47,6 +47,9 @@ pub struct KernelAttributes {
     /// The only block shape the kernel may be launched with (`.reqntid` in its PTX, from
     /// `#[kernel(block(x, y, z))]`); `None` when any shape within the limits is allowed.
     pub required_block: Option<[u32; 3]>,
+    /// The most grid dimensions the kernel may be launched with, 1 or 2 (from
+    /// `#[kernel(grid_dims(N))]`); `None` when any grid within the limits is allowed.
+    pub required_grid_dims: Option<u32>,
 }
 
 /// A kernel's entry point on the CPU simulator: the `__gpu_sim_entry_<kernel>` function that
@@ -561,6 +564,7 @@ fn function_attributes(func: &CudaFunction, kernel: &str) -> Result<KernelAttrib
             "MAX_DYNAMIC_SHARED_SIZE_BYTES",
         )?,
         required_block: None,
+        required_grid_dims: None,
     })
 }
 
@@ -765,6 +769,7 @@ impl Gpu {
         let mut kernels = Vec::with_capacity(kernel_names.len());
         let mut param_sizes = ptx::all_entry_param_sizes(text);
         let required_blocks = ptx::required_block_shapes(text);
+        let grid_dims = ptx::required_grid_dims(text);
         for &name in kernel_names {
             let not_found = || Error::KernelNotFound {
                 module: module_name.to_string(),
@@ -785,6 +790,7 @@ impl Gpu {
             };
             let mut attributes = function_attributes(&func, name)?;
             attributes.required_block = required_blocks.get(name).copied();
+            attributes.required_grid_dims = grid_dims.get(name).copied();
             kernels.push(Kernel {
                 name: name.to_string(),
                 log_id: self.epoch().state().log.intern(name),
@@ -823,6 +829,7 @@ impl Gpu {
         let entry_names = ptx::entry_names(text);
         let mut param_sizes = ptx::all_entry_param_sizes(text);
         let required_blocks = ptx::required_block_shapes(text);
+        let grid_dims = ptx::required_grid_dims(text);
         let ptx_version = ptx_header(text)
             .0
             .and_then(|v| {
@@ -854,6 +861,7 @@ impl Gpu {
                 binary_version: 0,
                 max_dynamic_shared_bytes: device.shared_memory_limit_per_block(),
                 required_block: required_blocks.get(name).copied(),
+                required_grid_dims: grid_dims.get(name).copied(),
             };
             kernels.push(Kernel {
                 name: name.to_string(),

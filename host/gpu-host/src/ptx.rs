@@ -191,6 +191,28 @@ pub fn required_block_shapes(ptx: &str) -> std::collections::HashMap<String, [u3
         .collect()
 }
 
+/// The comment `gpu_builder` writes after the launch directives of a `#[kernel(grid_dims(N))]`
+/// entry (PTX has no directive for a grid shape; the kernel checks it at entry).
+pub const GRID_DIMS_MARKER: &str = "// #[kernel(grid_dims(";
+
+/// The most grid dimensions each kernel of `ptx` allows (1 or 2), by name, for the kernels that
+/// declare it (`#[kernel(grid_dims(N))]`, found by [`GRID_DIMS_MARKER`] in the entry's header).
+pub fn required_grid_dims(ptx: &str) -> std::collections::HashMap<String, u32> {
+    if !ptx.contains(GRID_DIMS_MARKER) {
+        return Default::default();
+    }
+    // Comments kept: the marker is one. LLVM writes none inside an entry's header otherwise.
+    entry_headers(ptx)
+        .into_iter()
+        .filter_map(|h| {
+            let at = h.directives.find(GRID_DIMS_MARKER)?;
+            let rest = &h.directives[at + GRID_DIMS_MARKER.len()..];
+            let dims: u32 = rest[..rest.find(')')?].trim().parse().ok()?;
+            (1..=2).contains(&dims).then(|| (h.name.to_string(), dims))
+        })
+        .collect()
+}
+
 /// The parameter sizes of every kernel in `ptx`, by name, reading the text once (for loading a
 /// module with many kernels).
 pub fn all_entry_param_sizes(ptx: &str) -> std::collections::HashMap<String, Option<Vec<usize>>> {
@@ -269,6 +291,21 @@ mod tests {
         assert_eq!(shapes.get("a"), Some(&[32, 8, 1]));
         assert_eq!(shapes.get("b"), None);
         assert_eq!(shapes.get("c"), Some(&[128, 1, 1]));
+    }
+
+    #[test]
+    fn reads_required_grid_dims() {
+        let ptx = ".visible .entry a(\n.param .u64 a_param_0\n)\n.reqntid 256, 1, 1\n\
+                   // #[kernel(grid_dims(1))]: launches with gridDim.y or gridDim.z above 1 trap\n\
+                   {\nret;\n}\n\
+                   .visible .entry b()\n.reqntid 16, 16, 1\n{\n// #[kernel(grid_dims(1))]\nret;\n}\n\
+                   .visible .entry c()\n// #[kernel(grid_dims(2))]\n{\nret;\n}\n";
+        let dims = required_grid_dims(ptx);
+        assert_eq!(dims.get("a"), Some(&1));
+        // Only the header counts, not a comment in the body.
+        assert_eq!(dims.get("b"), None);
+        assert_eq!(dims.get("c"), Some(&2));
+        assert!(required_grid_dims(SEED).is_empty());
     }
 
     #[test]

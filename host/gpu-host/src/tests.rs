@@ -40,6 +40,7 @@ fn kernel_attrs() -> KernelAttributes {
         binary_version: 90,
         max_dynamic_shared_bytes: 48 * 1024,
         required_block: None,
+        required_grid_dims: None,
     }
 }
 
@@ -147,6 +148,27 @@ fn threads_per_block_over_device_limit() {
         msg.contains("device's limit of 1024 threads per block"),
         "{msg}"
     );
+}
+
+#[test]
+fn a_declared_grid_dimension_count_is_enforced() {
+    let flat = KernelAttributes {
+        required_grid_dims: Some(1),
+        ..kernel_attrs()
+    };
+    validate_launch("saxpy", &LaunchConfig::new(4096, 256), &h100(), &flat).unwrap();
+    let msg = config_error(LaunchConfig::new((64, 2), 256), &flat);
+    assert!(
+        msg.contains("`saxpy`") && msg.contains("grid_dims(1)") && msg.contains("gridDim.y"),
+        "{msg}"
+    );
+    let planar = KernelAttributes {
+        required_grid_dims: Some(2),
+        ..kernel_attrs()
+    };
+    validate_launch("saxpy", &LaunchConfig::new((64, 2), 256), &h100(), &planar).unwrap();
+    let msg = config_error(LaunchConfig::new((64, 2, 2), 256), &planar);
+    assert!(msg.contains("grid_dims(2)"), "{msg}");
 }
 
 #[test]

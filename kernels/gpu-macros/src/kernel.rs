@@ -58,6 +58,7 @@ pub fn expand_one(
     let KernelAttr {
         launch_bounds,
         block,
+        grid_dims,
         ..
     } = *attr;
     let sig = &func.sig;
@@ -185,6 +186,15 @@ pub fn expand_one(
         }
         None => quote!(),
     };
+    // A declared grid shape is checked at entry (the driver knows nothing of it), after which
+    // the optimizer may drop the unused block coordinates.
+    let require_grid = match grid_dims {
+        Some(dims) => {
+            bounds.push_str(&format!(",\"grid_dims\":{dims}"));
+            quote!(::gpu::__private::require_grid_dims(#dims);)
+        }
+        None => quote!(),
+    };
     // An `unsafe fn` kernel has a safety contract the launch must uphold: its launcher is
     // `unsafe` too.
     if sig.unsafety.is_some() {
@@ -274,6 +284,7 @@ pub fn expand_one(
             #unsafety fn #inner(#inputs) #body
             const _: () = { #(#value_checks)* };
             #assume_block
+            #require_grid
             #(#rebuild)*
             #[allow(unused_unsafe)]
             unsafe { #inner(#(#call_args),*) }
@@ -353,6 +364,10 @@ pub struct KernelAttr {
     /// it: `thread_idx_x() < X`, `block_dim_x() == X`, ... are known to the optimizer, which
     /// drops index checks they imply and folds the index arithmetic.
     pub block: Option<[u32; 3]>,
+    /// `grid_dims(N)` (1 or 2): the grid has at most `N` dimensions (`gridDim.y == gridDim.z ==
+    /// 1`, or `gridDim.z == 1`). The host refuses other launches and the entry traps on them;
+    /// the kernel's code may rely on the unused block coordinates being 0.
+    pub grid_dims: Option<u32>,
     /// `instances(A, B, ...)`: the types a generic kernel is compiled for, one PTX entry each
     /// (`(A, B)` tuples for several type parameters).
     pub instances: Option<TokenStream>,
@@ -366,8 +381,8 @@ fn parse_attr(attr: TokenStream) -> syn::Result<KernelAttr> {
         return Ok(out);
     }
     let usage = "expected #[kernel], #[kernel(launch_bounds(THREADS, MIN_BLOCKS))] or \
-                 #[kernel(block(X, Y, Z))] with integer literals, and/or \
-                 #[kernel(instances(TYPE, ...))] for a generic kernel";
+                 #[kernel(block(X, Y, Z))] with integer literals, and/or grid_dims(1 or 2), \
+                 and/or #[kernel(instances(TYPE, ...))] for a generic kernel";
     let items = syn::punctuated::Punctuated::<syn::ExprCall, syn::Token![,]>::parse_terminated
         .parse2(attr.clone())
         .map_err(|_| Error::new_spanned(&attr, usage))?;
@@ -422,6 +437,16 @@ fn parse_attr(attr: TokenStream) -> syn::Result<KernelAttr> {
                     ));
                 }
                 out.block = Some(b);
+            }
+            (Some("grid_dims"), &[dims]) => {
+                if dims > 2 {
+                    return Err(Error::new_spanned(
+                        call,
+                        "grid_dims(1) or grid_dims(2): a grid has 3 dimensions at most, and 3 \
+                         is what a kernel without grid_dims allows",
+                    ));
+                }
+                out.grid_dims = Some(dims);
             }
             _ => return Err(Error::new_spanned(call, usage)),
         }

@@ -18,6 +18,12 @@ mod shared;
 /// struct, in the type namespace) names the kernel for `module.launch::<name>(...)` (see
 /// `gpu::kernel_type`).
 ///
+/// Launch shapes the kernel's code may rely on: `launch_bounds(THREADS, MIN_BLOCKS)` (CUDA's
+/// `__launch_bounds__`), or `block(X, Y, Z)`, the one block shape (PTX `.reqntid`); and
+/// `grid_dims(1)` or `grid_dims(2)`, at most that many grid dimensions (the host refuses other
+/// grids, the entry traps on them), so `thread::global_index()` is `blockIdx.x * blockDim.x +
+/// threadIdx.x` as in CUDA C++, without the y and z terms of a 3-D grid.
+///
 /// `#[kernel(instances(f32, f64))]` on a generic function makes one PTX entry per listed type,
 /// `<name>_<type>`, each the function with its type parameters replaced by the type (so the body
 /// may use them where generic Rust cannot, e.g. in a const generic argument); the host gets a

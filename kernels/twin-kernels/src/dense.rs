@@ -17,7 +17,7 @@ pub struct Dims {
 
 /// Each `TILE × TILE` block stages a tile of A and of B in shared memory per step along k; each
 /// thread computes one element of C.
-#[kernel(block(16, 16))]
+#[kernel(block(16, 16), grid_dims(2))]
 pub fn sgemm_tiled(a: &[f32], b: &[f32], dims: Dims, mut c: DisjointSlice<f32>) {
     let tile_a = shared_array!(f32, T * T);
     let tile_b = shared_array!(f32, T * T);

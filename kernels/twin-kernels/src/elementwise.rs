@@ -6,7 +6,7 @@ use gpu::prelude::*;
 pub const BLOCK: u32 = 256;
 
 /// `out[i] = a[i] + b[i]`.
-#[kernel(block(256))]
+#[kernel(block(256), grid_dims(1))]
 pub fn vector_add(a: &[f32], b: &[f32], mut out: DisjointSlice<f32>) {
     let i = thread::global_index();
     if let Some(o) = out.get_mut(i) {
@@ -15,7 +15,7 @@ pub fn vector_add(a: &[f32], b: &[f32], mut out: DisjointSlice<f32>) {
 }
 
 /// `out[i] = alpha * x[i] + y[i]` with a grid-stride loop (a fixed grid covers any length).
-#[kernel(block(256))]
+#[kernel(block(256), grid_dims(1))]
 pub fn saxpy(alpha: f32, x: &[f32], y: &[f32], mut out: DisjointSlice<f32>) {
     for i in thread::grid_stride(out.len()) {
         out.set(i, alpha * x[i.get()] + y[i.get()]);
@@ -50,7 +50,7 @@ pub fn cnd(d: f32) -> f32 {
 
 /// European call and put prices for each (price, strike, years) option, grid-stride. Fast
 /// hardware `exp`/`log` on both sides (the C++ twin uses `__expf`/`__logf`).
-#[kernel(block(256))]
+#[kernel(block(256), grid_dims(1))]
 pub fn black_scholes(
     price: &[f32],
     strike: &[f32],

@@ -8,7 +8,7 @@ pub const BLOCK_2D: (u32, u32) = (16, 16);
 pub const FILTER: usize = 5;
 
 /// Planar RGB (three f32 planes) to luminance, one thread per pixel.
-#[kernel(block(256))]
+#[kernel(block(256), grid_dims(1))]
 pub fn rgb_to_gray_planar(r: &[f32], g: &[f32], b: &[f32], mut gray: DisjointSlice<f32>) {
     let i = thread::global_index();
     if let Some(out) = gray.get_mut(i) {
@@ -19,7 +19,7 @@ pub fn rgb_to_gray_planar(r: &[f32], g: &[f32], b: &[f32], mut gray: DisjointSli
 
 /// Interleaved 8-bit RGB to 8-bit gray, one thread per pixel of a `width × height` image
 /// (the PMPP textbook's colour-to-grayscale kernel).
-#[kernel(block(16, 16))]
+#[kernel(block(16, 16), grid_dims(2))]
 pub fn rgb_to_gray_interleaved(rgb: &[u8], width: u32, height: u32, mut gray: DisjointSlice<u8>) {
     let idx = thread::global_index_2d();
     let (col, row) = (idx.x(), idx.y());
@@ -36,7 +36,7 @@ pub fn rgb_to_gray_interleaved(rgb: &[u8], width: u32, height: u32, mut gray: Di
 
 /// `out = image ⊛ filter` with a `FILTER × FILTER` filter, zero outside the image; one thread
 /// per output pixel, everything read from global memory.
-#[kernel(block(16, 16))]
+#[kernel(block(16, 16), grid_dims(2))]
 pub fn convolution_2d(
     image: &[f32],
     filter: &[f32],

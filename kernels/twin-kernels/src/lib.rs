@@ -10,7 +10,10 @@
 //! Launch shapes are constants here and in the C++ file (`BLOCK`, `TILE`, ...); the host
 //! harness reads them from this crate. Each kernel also declares its block shape with
 //! `#[kernel(block(...))]` (the README's advice for fast kernels): the launch is refused with
-//! any other shape, and the optimizer knows the thread indices' bounds.
+//! any other shape, and the optimizer knows the thread indices' bounds. Those indexed through
+//! `thread::global_index()`/`global_index_2d()` or a grid-stride loop also declare the grid's
+//! dimensions they use (`grid_dims(1)`/`grid_dims(2)`), as CUDA C++ assumes them, except N-body
+//! (see its doc).
 #![no_std]
 
 pub mod dense;

@@ -19,6 +19,10 @@ pub struct Body {
 }
 
 /// The acceleration of body `i` caused by every body; `accel[i].mass` is unused (0).
+///
+/// No `grid_dims(1)`, unlike the other 1-D twins: with it the inner loop's PTX is the same, but
+/// ptxas scheduled the two unrolled bodies one after the other instead of interleaved, and with
+/// one block per SM (32768 bodies) nothing hides that (README, "Writing fast kernels").
 #[kernel(block(256))]
 pub fn nbody_accel(bodies: &[Body], mut accel: DisjointSlice<Body>) {
     let tile = shared_array!(Body, B);

@@ -11,7 +11,7 @@ pub const BINS: usize = 256;
 /// One partial sum per block with a shared-memory tree (Harris's "reduction #4": each thread
 /// adds two elements while loading, then sequential addressing). The block sums `2 * BLOCK`
 /// elements; a second pass (or the CPU) adds the partial sums.
-#[kernel(block(256))]
+#[kernel(block(256), grid_dims(1))]
 pub fn reduce_shared_tree(input: &[f32], mut block_sums: DisjointSlice<f32>) {
     let partial = shared_array!(f32, B);
     let tid = thread::thread_idx_x() as usize;
@@ -40,7 +40,7 @@ pub fn reduce_shared_tree(input: &[f32], mut block_sums: DisjointSlice<f32>) {
 
 /// One partial sum per block of a grid-stride sum: each thread adds its strided elements, warps
 /// reduce with shuffles, the first warp adds the warps' sums.
-#[kernel(block(256))]
+#[kernel(block(256), grid_dims(1))]
 pub fn block_sum_grid_stride(input: &[f32], mut block_sums: DisjointSlice<f32>) {
     let warp_sums = shared_array!(f32, B / 32);
     let mut sum = 0.0f32;
@@ -75,7 +75,7 @@ pub fn block_sum_grid_stride(input: &[f32], mut block_sums: DisjointSlice<f32>) 
 }
 
 /// Inclusive prefix sum of each block's `BLOCK` elements (Hillis–Steele in shared memory).
-#[kernel(block(256))]
+#[kernel(block(256), grid_dims(1))]
 pub fn block_scan(input: &[f32], mut out: DisjointSlice<f32>) {
     let temp = shared_array!(f32, B);
     let tid = thread::thread_idx_x() as usize;
@@ -106,7 +106,7 @@ pub fn block_scan(input: &[f32], mut out: DisjointSlice<f32>) {
 
 /// 256-bin histogram of bytes: per-block counts in shared memory with shared atomics, then one
 /// global atomic per bin and block. `bins` must hold `BINS` zeroed counters.
-#[kernel(block(256))]
+#[kernel(block(256), grid_dims(1))]
 pub fn histogram_256(data: &[u8], bins: DisjointSlice<u32>) {
     let counts = shared_array!(u32, BINS);
     let tid = thread::thread_idx_x() as usize;

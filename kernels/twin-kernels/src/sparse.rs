@@ -6,7 +6,7 @@ use gpu::prelude::*;
 pub const BLOCK: u32 = 256;
 
 /// `y[row] = Σ values[j] · x[columns[j]]` over the row's entries `row_start[row]..row_start[row+1]`.
-#[kernel(block(256))]
+#[kernel(block(256), grid_dims(1))]
 pub fn spmv_csr(
     row_start: &[u32],
     columns: &[u32],

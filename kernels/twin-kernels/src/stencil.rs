@@ -9,7 +9,7 @@ const B: usize = BLOCK as usize;
 
 /// `out[i] = u[i] + alpha * (u[i-1] - 2 u[i] + u[i+1])`; the two end points keep their value.
 /// The block stages its `BLOCK` points and one halo point on each side in shared memory.
-#[kernel(block(256))]
+#[kernel(block(256), grid_dims(1))]
 pub fn heat_step_1d(u: &[f32], alpha: f32, mut out: DisjointSlice<f32>) {
     let tile = shared_array!(f32, B + 2);
     let n = u.len();
@@ -42,7 +42,7 @@ pub const BLOCK_2D: (u32, u32) = (32, 8);
 
 /// One Jacobi step of Laplace's equation on a `width × height` grid: each interior point becomes
 /// the mean of its four neighbours; boundary points are copied.
-#[kernel(block(32, 8))]
+#[kernel(block(32, 8), grid_dims(2))]
 pub fn jacobi_step_2d(u: &[f32], width: u32, height: u32, mut out: DisjointSlice<f32>) {
     let idx = thread::global_index_2d();
     let (x, y) = (idx.x(), idx.y());
