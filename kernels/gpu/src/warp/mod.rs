@@ -344,9 +344,34 @@ pub fn match_any_bits<const BITS: usize>(v: u32) -> u32 {
     const { assert!(BITS <= 32, "match_any_bits: at most 32 bits") };
     let mut peers = FULL_MASK;
     crate::unroll!(BITS, |b| {
-        let set = v >> b & 1 != 0;
-        let lanes = ballot(set);
-        peers &= if set { lanes } else { !lanes };
+        device!("warp::match_any_bits", {
+            // CUB's form (`MatchAny`): the bit test, the ballot and the complement for lanes
+            // whose bit is clear share one predicate, so ptxas tests the bits with few
+            // instructions (`R2P`) and each bit costs a ballot and two logic ops. Written in
+            // Rust, the test became a 0/1 value that was shifted, masked, compared and
+            // subtracted: twice the instructions.
+            let lanes: u32;
+            // SAFETY: a ballot over the full warp; no memory access.
+            unsafe {
+                core::arch::asm!(
+                    "{{ .reg .pred %gpu_p;",
+                    "and.b32 {t}, {v}, {bit};",
+                    "setp.ne.u32 %gpu_p, {t}, 0;",
+                    "vote.sync.ballot.b32 {r}, %gpu_p, -1;",
+                    "@!%gpu_p not.b32 {r}, {r}; }}",
+                    v = in(reg32) v,
+                    bit = in(reg32) 1u32 << b,
+                    t = out(reg32) _,
+                    r = out(reg32) lanes,
+                    options(nomem, nostack),
+                )
+            };
+            peers &= lanes;
+        }, sim: {
+            let set = v >> b & 1 != 0;
+            let lanes = ballot(set);
+            peers &= if set { lanes } else { !lanes };
+        })
     });
     peers
 }
