@@ -256,9 +256,11 @@ pub fn radix_rank_zeroed<const N: usize>(
 /// Tile position of warp-striped item `i` of this thread (see [`radix_rank`]).
 #[inline(always)]
 pub fn warp_striped_index<const N: usize>(i: usize) -> usize {
-    let t = local_index() as usize;
-    let (warp_id, lane) = (t / WARP_SIZE as usize, t % WARP_SIZE as usize);
-    warp_id * WARP_SIZE as usize * N + i * WARP_SIZE as usize + lane
+    // Computed in 32 bits (a tile is far smaller than 2^32 items), so that a caller's compare
+    // of it against a tile length stays one 32-bit compare instead of a 64-bit pair.
+    let t = local_index();
+    let (warp_id, lane) = (t / WARP_SIZE, t % WARP_SIZE);
+    (warp_id * WARP_SIZE * N as u32 + i as u32 * WARP_SIZE + lane) as usize
 }
 
 /// `u32` words of scratch [`radix_sort`] / [`radix_sort_pairs`] need for `threads` threads

@@ -363,7 +363,9 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
     sync_threads();
     let tile = ticket_slot.read(0) as usize;
     let start = tile * tile_len;
-    let valid = (n - start).min(tile_len);
+    // Compared in 32 bits (a tile is far smaller): the per-key checks below are a third of the
+    // pass's compares otherwise, each a pair of 64-bit `ISETP`s.
+    let valid = (n - start).min(tile_len) as u32;
 
     // Thread d < 256 handles digit d in the look-back.
     let d = t;
@@ -415,7 +417,7 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
     // the block-wide digit scan, and no shared-memory trips are spent on keeping them.
     let digits: [u32; N] = core::array::from_fn(|i| {
         let j = warp_striped_index::<N>(i);
-        if j < valid {
+        if (j as u32) < valid {
             // SAFETY: start + j < start + valid ≤ n ≤ keys_in.len() (checked above).
             radix_digit(unsafe { *keys_in.get_unchecked(start + j) }, shift, bits)
         } else {
@@ -428,7 +430,7 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
     let first = opaque(start + warp_striped_index::<N>(0));
     unroll!(N, |i| {
         let j = warp_striped_index::<N>(i);
-        if j < valid {
+        if (j as u32) < valid {
             // SAFETY: first + 32·i = start + j < n ≤ keys_in.len() (as above).
             let key = unsafe { *keys_in.get_unchecked(first + i * WARP_SIZE as usize) };
             // SAFETY: ranks are a permutation of 0..tile_len.
@@ -441,7 +443,7 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
     if let Some((values_in, _)) = values {
         unroll!(N, |i| {
             let j = warp_striped_index::<N>(i);
-            if j < valid {
+            if (j as u32) < valid {
                 // SAFETY: start + j < n ≤ values_in.len() (checked above).
                 vals[i] = unsafe { *values_in.get_unchecked(start + j) };
             }
@@ -500,13 +502,13 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
         let digit = radix_digit(key, shift, bits) as usize;
         // SAFETY: digit < 256.
         let dest = unsafe { offsets.read_unchecked(digit) }.wrapping_add(j as u32);
-        (key, dest as usize)
+        (key, dest)
     };
     unroll!(N, |k| {
         let j = t + k * SORT_BLOCK as usize;
-        if j < valid {
+        if (j as u32) < valid {
             let (key, dest) = destination(j);
-            write_out(keys_out, dest, key);
+            write_out(keys_out, dest, len, key);
         }
     });
 
@@ -514,11 +516,11 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
         sync_threads(); // the values are in place
         unroll!(N, |k| {
             let j = t + k * SORT_BLOCK as usize;
-            if j < valid {
+            if (j as u32) < valid {
                 let (_, dest) = destination(j);
                 // SAFETY: j < tile_len; written before the barrier.
                 let value = unsafe { value_tile.read_unchecked(j) };
-                write_out(values_out, dest, value);
+                write_out(values_out, dest, len, value);
             }
         });
     }
@@ -544,14 +546,17 @@ fn opaque(x: usize) -> usize {
 }
 
 /// `out[i] = v`; the sort's destinations are a permutation of `0..n`, so no two threads of
-/// the launch write the same element. Checked, so a broken state cannot write out of bounds.
+/// the launch write the same element. Checked against `n` (which the pass checked to be at most
+/// `out.len()`) in 32 bits, so a broken state cannot write out of bounds.
 #[inline(always)]
-fn write_out<T: DeviceCopy>(out: &DisjointSlice<'_, T>, i: usize, v: T) {
-    if i >= out.len() {
+fn write_out<T: DeviceCopy>(out: &DisjointSlice<'_, T>, i: u32, n: u32, v: T) {
+    if i >= n {
         destination_out_of_bounds();
     }
-    // SAFETY: in bounds; each destination is written by exactly one thread (see above).
-    unsafe { out.as_mut_ptr().add(i).write(v) };
+    debug_assert!(n as usize <= out.len());
+    // SAFETY: i < n ≤ out.len() (the caller's check); each destination is written by exactly
+    // one thread (see above).
+    unsafe { out.as_mut_ptr().add(i as usize).write(v) };
 }
 
 #[cold]
