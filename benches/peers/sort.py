@@ -24,8 +24,12 @@ def main():
     gen = torch.Generator(device="cuda").manual_seed(1)
 
     def keys(n, dtype):
-        if dtype == torch.float32:
-            return torch.randn(n, device="cuda", generator=gen)
+        if dtype in (torch.float32, torch.float64):
+            return torch.randn(n, device="cuda", generator=gen, dtype=dtype)
+        if dtype == torch.int64:  # the whole int64 range, as the Rust side's keys
+            halves = torch.randint(-(2**31), 2**31, (2, n), device="cuda", generator=gen,
+                                   dtype=torch.int64)
+            return (halves[0] << 32) | (halves[1] & 0xFFFFFFFF)
         return torch.randint(-(2**31), 2**31 - 1, (n,), device="cuda", generator=gen,
                              dtype=torch.int64).to(dtype)
 
@@ -38,6 +42,9 @@ def main():
     for case in ("sort_pairs_u32_u64", "sort_pairs_u32_u32", "sort_keys_u32"):
         add(case, "torch.sort", torch_sort(torch.int32))
     add("sort_keys_f32", "torch.sort", torch_sort(torch.float32))
+    for case in ("sort_keys_i64", "sort_pairs_i64_u64"):
+        add(case, "torch.sort", torch_sort(torch.int64))
+    add("sort_keys_f64", "torch.sort", torch_sort(torch.float64))
     if cupy is not None:
         def cupy_sort(dtype):
             def make(n):
@@ -62,6 +69,10 @@ def main():
         add("sort_keys_u32", "cupy.ndarray.sort", cupy_sort_in_place(torch.int32))
         add("sort_keys_f32", "cupy.sort", cupy_sort(torch.float32))
         add("sort_keys_f32", "cupy.ndarray.sort", cupy_sort_in_place(torch.float32))
+        add("sort_pairs_i64_u64", "cupy.argsort", cupy_argsort(torch.int64))
+        for case, dtype in (("sort_keys_i64", torch.int64), ("sort_keys_f64", torch.float64)):
+            add(case, "cupy.sort", cupy_sort(dtype))
+            add(case, "cupy.ndarray.sort", cupy_sort_in_place(dtype))
     info = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
             "cupy": getattr(cupy, "__version__", None)}
     print(json.dumps({"_info": info, **out}, indent=1))

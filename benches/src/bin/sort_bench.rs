@@ -6,7 +6,8 @@
 //!
 //! Cases: `sort_keys_u32`, `sort_keys_f32` (keys only; cupy.sort is CUB onesweep SortKeys),
 //! `sort_pairs_u32_u64` (u32 keys with u64 index values: what torch.sort computes, int32 keys
-//! with int64 indices), `sort_pairs_u32_u32`.
+//! with int64 indices), `sort_pairs_u32_u32`; 64-bit keys: `sort_keys_i64` and `sort_pairs_i64_u64`
+//! (keys over the whole i64 range), `sort_keys_f64`.
 //!
 //! `--check` first prints how long loading the module took and checks a few sorts against the
 //! CPU (printing each step, and giving up with exit code 3 if one step takes over 200 s).
@@ -28,6 +29,12 @@ fn random_u32(n: usize, seed: u64) -> Vec<u32> {
             (state >> 32) as u32
         })
         .collect()
+}
+
+/// Keys over the whole `i64` range (every digit of every pass varies, as for the peers).
+fn random_i64(n: usize, seed: u64) -> Vec<i64> {
+    let mut rng = XorShift64::new(seed | 1);
+    (0..n).map(|_| rng.next_u64() as i64).collect()
 }
 
 type Run<'a> = Box<dyn FnMut(&Stream) -> Result<()> + 'a>;
@@ -59,6 +66,26 @@ fn prepare<'a>(gpu: &'a Gpu, algos: &'a Algorithms, case: &str, n: usize) -> Res
             let keys = gpu.to_device(&raw)?;
             let values = gpu.to_device(&(0..n as u32).collect::<Vec<_>>())?;
             let (mut ko, mut vo) = (gpu.alloc_zeroed::<u32>(n)?, gpu.alloc_zeroed::<u32>(n)?);
+            Box::new(move |s: &Stream| algos.sort_pairs(s, &keys, &values, &mut ko, &mut vo))
+        }
+        "sort_keys_i64" => {
+            let keys = gpu.to_device(&random_i64(n, n as u64))?;
+            let mut out = gpu.alloc_zeroed::<i64>(n)?;
+            Box::new(move |s: &Stream| algos.sort_keys(s, &keys, &mut out))
+        }
+        "sort_keys_f64" => {
+            let f: Vec<f64> = random_i64(n, n as u64)
+                .iter()
+                .map(|&r| r as f64 / i64::MAX as f64 * 1e3)
+                .collect();
+            let keys = gpu.to_device(&f)?;
+            let mut out = gpu.alloc_zeroed::<f64>(n)?;
+            Box::new(move |s: &Stream| algos.sort_keys(s, &keys, &mut out))
+        }
+        "sort_pairs_i64_u64" => {
+            let keys = gpu.to_device(&random_i64(n, n as u64))?;
+            let values = gpu.to_device(&(0..n as u64).collect::<Vec<_>>())?;
+            let (mut ko, mut vo) = (gpu.alloc_zeroed::<i64>(n)?, gpu.alloc_zeroed::<u64>(n)?);
             Box::new(move |s: &Stream| algos.sort_pairs(s, &keys, &values, &mut ko, &mut vo))
         }
         other => panic!("unknown case {other}"),
@@ -121,6 +148,9 @@ const CASES: &[&str] = &[
     "sort_keys_f32",
     "sort_pairs_u32_u64",
     "sort_pairs_u32_u32",
+    "sort_keys_i64",
+    "sort_keys_f64",
+    "sort_pairs_i64_u64",
 ];
 
 fn main() -> ExitCode {
