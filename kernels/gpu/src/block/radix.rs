@@ -231,7 +231,9 @@ pub fn radix_rank_zeroed<const N: usize>(
     }
     sync_threads();
 
-    // 3. The ranks.
+    // 3. The ranks. A warp barrier first, as CUB has: with the warp known to be converged,
+    // ptxas does not check for divergence (`BRA.DIV`) before every key's ballots.
+    crate::sync::sync_warp_all();
     let up_to_me_mask = warp::lane_mask_le();
     let mut ranks = [0u32; N];
     unroll!(N, |i| {
