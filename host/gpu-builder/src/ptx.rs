@@ -147,16 +147,11 @@ pub fn parse(ptx: &str) -> Result<(String, PtxModule)> {
     Ok((cleaned, module))
 }
 
-/// Writes `.maxntid T, 1, 1` and `.minnctapersm B` after the parameter list of each entry whose
-/// `#[kernel]` record has launch bounds (ptxas then limits registers so that `B` blocks of `T`
-/// threads fit on an SM, and the driver refuses larger blocks).
-/// How the line that records `#[kernel(grid_dims(N))]` in an entry's header starts (the host's
-/// `gpu_host::ptx::GRID_DIMS_MARKER`; PTX has no directive for a grid shape).
-pub(crate) const GRID_DIMS_MARKER: &str = "// #[kernel(grid_dims(";
-
 /// Adds each `#[kernel]`'s launch-shape directives after its entry's parameter list:
-/// `.maxntid`/`.minnctapersm` for `launch_bounds`, `.reqntid` for `block`, and for `grid_dims`
-/// a comment the host reads (PTX has no grid-shape directive).
+/// `.maxntid`/`.minnctapersm` for `launch_bounds` (ptxas then limits registers so that the
+/// blocks fit on an SM, and the driver refuses larger blocks), `.reqntid` for `block`, and for
+/// `grid_dims` a comment the host reads ([`gpu_abi::GRID_DIMS_MARKER`]; PTX has no grid-shape
+/// directive).
 fn add_launch_bounds(ptx: &str, module: &PtxModule) -> Result<String> {
     let bounded: BTreeMap<&str, String> = module
         .signatures
@@ -171,7 +166,8 @@ fn add_launch_bounds(ptx: &str, module: &PtxModule) -> Result<String> {
             };
             if let Some(dims) = s.grid_dims {
                 directives.push_str(&format!(
-                    "{GRID_DIMS_MARKER}{dims}))]: a launch with more grid dimensions traps\n"
+                    "{}{dims}))]: a launch with more grid dimensions traps\n",
+                    gpu_abi::GRID_DIMS_MARKER
                 ));
             }
             (!directives.is_empty()).then_some((s.name.as_str(), directives))

@@ -233,7 +233,7 @@ fn items(ptx: &str) -> Result<Vec<Item>> {
         // Comments are dropped: LLVM's (`// callseq 1368`) count across the module, and would
         // make a unit's text change when other kernels do. The builder's grid-shape comment is
         // kept: the host reads it.
-        let kept = if line.contains('"') || line.starts_with(crate::ptx::GRID_DIMS_MARKER) {
+        let kept = if line.contains('"') || line.starts_with(gpu_abi::GRID_DIMS_MARKER) {
             line
         } else {
             strip_comment(line).trim_end()

@@ -180,11 +180,7 @@ fn launch_fits(cfg: &LaunchConfig, device: &DeviceProperties, attrs: &KernelAttr
         && g.x <= mg.0
         && g.y <= mg.1
         && g.z <= mg.2
-        && match attrs.required_grid_dims {
-            None => true,
-            Some(1) => g.y == 1 && g.z == 1,
-            Some(_) => g.z == 1,
-        };
+        && gpu_abi::grid_dims_allow(attrs.required_grid_dims, g);
     if !shape_fits {
         return false;
     }
@@ -246,14 +242,14 @@ fn explain_launch(
             cfg.block
         ));
     }
-    if let Some(dims) = attrs.required_grid_dims {
+    if let Some(dims) = attrs.required_grid_dims
+        && !gpu_abi::grid_dims_allow(Some(dims), cfg.grid)
+    {
         let (g, extra) = (cfg.grid, if dims == 1 { "gridDim.y and " } else { "" });
-        if (dims == 1 && g.y != 1) || g.z != 1 {
-            return fail(format!(
-                "grid {g} has more than the {dims} dimension(s) the kernel allows \
-                 (#[kernel(grid_dims({dims}))]): its code relies on {extra}gridDim.z being 1"
-            ));
-        }
+        return fail(format!(
+            "grid {g} has more than the {dims} dimension(s) the kernel allows \
+             (#[kernel(grid_dims({dims}))]): its code relies on {extra}gridDim.z being 1"
+        ));
     }
     let threads = cfg.block.volume();
     if threads > u64::from(device.max_threads_per_block) {

@@ -191,13 +191,10 @@ pub fn required_block_shapes(ptx: &str) -> std::collections::HashMap<String, [u3
         .collect()
 }
 
-/// The comment `gpu_builder` writes after the launch directives of a `#[kernel(grid_dims(N))]`
-/// entry (PTX has no directive for a grid shape; the kernel checks it at entry).
-pub const GRID_DIMS_MARKER: &str = "// #[kernel(grid_dims(";
-
 /// The most grid dimensions each kernel of `ptx` allows (1 or 2), by name, for the kernels that
-/// declare it (`#[kernel(grid_dims(N))]`, found by [`GRID_DIMS_MARKER`] in the entry's header).
+/// declare it (`#[kernel(grid_dims(N))]`, found by [`gpu_abi::GRID_DIMS_MARKER`] in the entry's header).
 pub fn required_grid_dims(ptx: &str) -> std::collections::HashMap<String, u32> {
+    use gpu_abi::GRID_DIMS_MARKER;
     if !ptx.contains(GRID_DIMS_MARKER) {
         return Default::default();
     }

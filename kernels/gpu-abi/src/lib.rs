@@ -15,3 +15,18 @@ mod param;
 
 pub use dim::Dim3;
 pub use param::{ParamKind, SCALARS, is_scalar};
+
+/// How the comment starts that records `#[kernel(grid_dims(N))]` in a PTX entry's header,
+/// between its parameter list and its body: `gpu-builder` writes it, `gpu-host` reads it (PTX
+/// has no directive for a grid shape; the kernel itself checks the grid at entry).
+pub const GRID_DIMS_MARKER: &str = "// #[kernel(grid_dims(";
+
+/// Whether a grid of `grid` blocks has at most the `dims` dimensions a
+/// `#[kernel(grid_dims(dims))]` kernel allows (1: `y == z == 1`; 2: `z == 1`; `None`: any).
+pub fn grid_dims_allow(dims: Option<u32>, grid: Dim3) -> bool {
+    match dims {
+        None => true,
+        Some(1) => grid.y == 1 && grid.z == 1,
+        Some(_) => grid.z == 1,
+    }
+}

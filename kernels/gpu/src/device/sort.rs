@@ -51,7 +51,8 @@ pub const SORT_COUNTS_LEN: usize = SORT_MAX_PASSES * RADIX_DIGITS + SORT_MAX_PAS
 /// digit scan, the look-back) over more keys, until the registers run out: keys alone take 18
 /// (a 6912-key tile) without spilling at three blocks an SM (56 registers), pairs 16 at two
 /// (values stay in registers during the look-back), and 13 when key and value take 16 bytes
-/// (with 16, ptxas spilled 20 bytes, with 14 8 bytes). Measured on an H100 (README, "Parallel algorithms").
+/// (with 16, ptxas spilled 20 bytes, with 14 8 bytes). Measured on an H100 (README, "Parallel
+/// algorithms").
 pub const fn sort_items<K>(value_bytes: usize) -> usize {
     if value_bytes == 0 {
         18
