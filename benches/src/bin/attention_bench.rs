@@ -10,8 +10,8 @@
 //! TFLOP/s count the two matrix products, `4 · batch · heads · seq² · head_dim` (half of it
 //! when causal); `ratio` = peer time / our time (> 1: we are faster). Rows `bwd` time the
 //! `mma.sync` backward pass (gradients of q, k, v; `bwd-at` with atomic dQ; on an H100
-//! `bwd-wg` the Hopper wgmma kernel with atomic dQ, `bwd-wgd` with the deterministic dQ
-//! kernel) against SDPA's backward
+//! `bwd-wg` the Hopper wgmma kernel with atomic dQ, `bwd-wgd` with the deterministic dQ: its
+//! key blocks add each dQ tile in a fixed order) against SDPA's backward
 //! (`torch.autograd.grad` from one forward), counting 2.5 times the forward's operations.
 //! On an H100 the default rows (`wgmma`) run the Hopper kernel, `wg-nopp` rows the same without
 //! its ping-pong schedule, `wg-grid` rows with one block per query tile instead of persistent
@@ -307,7 +307,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     let mut dv = gpu.alloc_zeroed::<bf16>(shape.kv_len())?;
                     // The mma.sync kernels (deterministic dQ, and FlashAttention-2's atomic
                     // dQ) and, on Hopper, the wgmma kernel with atomic dQ (`bwd-wg`) and with
-                    // the deterministic dQ kernel (`bwd-wgd`).
+                    // the dQ tiles added in a fixed order (`bwd-wgd`, deterministic).
                     let mut rows = vec![("bwd", false, true), ("bwd-at", false, false)];
                     if hopper {
                         rows.extend([("bwd-wg", true, false), ("bwd-wgd", true, true)]);

@@ -630,8 +630,8 @@ impl Dense {
     /// [`Dense::attention_backward`] with gradients that are the same bits on every run: a
     /// block per 64 keys computes dK and dV, and a second kernel per 64 query rows computes
     /// dQ, each element summed by one thread in a fixed order (it recomputes the scores and dP
-    /// for that). On a compute capability 9.0 GPU the Hopper kernel computes dK and dV, and
-    /// the same dQ kernel dQ (slower there than [`Dense::attention_backward`]).
+    /// for that). On a compute capability 9.0 GPU the Hopper kernel, its key blocks adding
+    /// each dQ tile in a fixed order ([`Dense::attention_backward_wgmma`]).
     #[allow(clippy::too_many_arguments)]
     pub fn attention_backward_deterministic(
         &self,

@@ -1,9 +1,8 @@
 //! `Dense::attention_backward_wgmma`: the flash-attention backward on Hopper tensor cores
 //! (wgmma + TMA, FlashAttention-3's design), see `hopper_kernels::attention_backward` for the
-//! kernel. `Dense::attention_backward`, `attention_backward_atomic_dq` and (for dK and dV)
+//! kernel. `Dense::attention_backward`, `attention_backward_atomic_dq` and
 //! `attention_backward_deterministic` pick it on compute capability 9.0 devices.
 
-use ::dense_kernels::attention::{self as dense_kernel, AttentionParams};
 use ::hopper_kernels::attention_backward::{self as kernel, BwdParams};
 use gpu_host::cudarc::driver::sys;
 use gpu_host::{DeviceBuffer, Error, LaunchConfig, Result, Stream};
@@ -39,11 +38,11 @@ impl Dense {
     /// Hopper kernel (wgmma + TMA, FlashAttention-3's design), whatever the default would pick:
     /// for tests and the benchmark's comparison with the `mma.sync` kernels.
     ///
-    /// `deterministic`: dQ by the `mma.sync` dQ kernel (a thread sums each element in a fixed
-    /// order; repeated runs give the same bits), the Hopper kernel computing dK and dV only;
-    /// else the Hopper kernel also adds each key block's dQ tiles to an f32 accumulator with
-    /// bulk reductions (FlashAttention-3's way: faster, the last bits of dQ may differ between
-    /// runs).
+    /// The key blocks add their dQ tiles to an f32 accumulator with bulk reductions
+    /// (FlashAttention-3's way). `deterministic`: they add each tile in a fixed order, taking
+    /// turns on a counter per query tile, so repeated runs give the same bits (the causal key
+    /// blocks then start lightest first); else in the order they get there, and the last bits
+    /// of dQ may differ between runs.
     ///
     /// Errors (nothing launched): what [`Dense::attention_backward`] refuses, and any device
     /// other than a compute capability 9.0 GPU (the simulator included).
@@ -141,6 +140,7 @@ impl Dense {
             d as u32,
         )?;
         let bm = kernel::block_m(d as u32);
+        let blocks_n = shape.seq_k.div_ceil(kernel::BN as usize) as u32;
         let maps = [
             encode_map(q.device_ptr(), bh, shape.seq_q, d, bm, name)?,
             encode_map(k.device_ptr(), kv_bh, shape.seq_k, d, kernel::BN, name)?,
@@ -158,21 +158,20 @@ impl Dense {
             causal: causal as u32,
             heads: shape.heads as u32,
             group: (shape.heads / shape.kv_heads) as u32,
+            dq_order: dq_order(deterministic, blocks_n, self.wgmma.sm_count),
         };
-        // dQ's f32 accumulator (padded rows, the kernel's order: `kernel::dq_index`), or
-        // nothing (the deterministic dQ kernel writes dQ).
+        // dQ's f32 accumulator (padded rows, the kernel's order: `kernel::dq_index`), and
+        // deterministic, a turn counter per query tile.
         let q_len = shape.q_len();
-        let acc_len = if deterministic { 0 } else { rows_pad * d };
-        let mut dq_acc = stream.alloc_zeroed::<f32>(acc_len)?;
-        let cfg = LaunchConfig::new(
-            (
-                shape.seq_k.div_ceil(kernel::BN as usize) as u32,
-                kv_bh as u32,
-                1,
-            ),
-            (kernel::THREADS, 1, 1),
-        )
-        .with_shared_mem(kernel::shared_bytes(d as u32));
+        let mut dq_acc = stream.alloc_zeroed::<f32>(rows_pad * d)?;
+        let turns = if deterministic {
+            bh * shape.seq_q.div_ceil(bm as usize)
+        } else {
+            0
+        };
+        let mut dq_turns = stream.alloc_zeroed::<u32>(turns)?;
+        let cfg = LaunchConfig::new((blocks_n, kv_bh as u32, 1), (kernel::THREADS, 1, 1))
+            .with_shared_mem(kernel::shared_bytes(d as u32));
         let launch = if d == 64 {
             crate::hopper_kernels::Module::attention_bwd_bf16_d64_wgmma
         } else {
@@ -190,59 +189,32 @@ impl Dense {
             &lse2,
             &delta,
             &mut dq_acc,
+            &mut dq_turns,
             dk,
             dv,
             params,
         )?;
-        let m = &self.dense;
-        if !deterministic {
-            return module.attention_bwd_dq_convert_bf16(
-                stream,
-                LaunchConfig::for_elements(q_len, kernel::PREP_THREADS),
-                &dq_acc,
-                dq,
-                shape.seq_q as u32,
-                seq_pad,
-                d as u32,
-                scale as f32,
-            );
-        }
-        // The mma.sync dQ kernel wants Δ unpadded.
-        let rows = bh * shape.seq_q;
-        let mut delta = stream.alloc_zeroed::<f32>(rows)?;
-        let warps = (dense_kernel::BWD_ROW_THREADS / 32) as usize;
-        m.attention_bwd_delta_bf16(
+        module.attention_bwd_dq_convert_bf16(
             stream,
-            LaunchConfig::new(rows.div_ceil(warps) as u32, dense_kernel::BWD_ROW_THREADS),
-            o,
-            d_o,
-            &mut delta,
-            rows as u32,
+            LaunchConfig::for_elements(q_len, kernel::PREP_THREADS),
+            &dq_acc,
+            dq,
+            shape.seq_q as u32,
+            seq_pad,
             d as u32,
-        )?;
-        let params = AttentionParams {
-            seq_q: shape.seq_q as u32,
-            seq_k: shape.seq_k as u32,
-            scale_log2: params.scale_log2,
-            causal: causal as u32,
-            heads: shape.heads as u32,
-            group: params.group,
-        };
-        let cfg = LaunchConfig::new(
-            (
-                shape.seq_q.div_ceil(dense_kernel::BWD_BLOCK_M) as u32,
-                bh as u32,
-                1,
-            ),
-            (dense_kernel::BWD_THREADS, 1, 1),
+            scale as f32,
         )
-        .with_shared_mem(dense_kernel::bwd_dq_shared_bytes(d) as u32);
-        let launch = if d == 64 {
-            crate::dense_kernels::Module::attention_bwd_dq_bf16_d64
-        } else {
-            crate::dense_kernels::Module::attention_bwd_dq_bf16_d128
-        };
-        launch(m, stream, cfg, q, k, v, d_o, lse, &delta, dq, params)
+    }
+}
+
+/// `BwdParams::dq_order`: unordered, or ordered and shifted when the `blocks_n` key blocks of a
+/// K/V head are resident at once (one block per SM: the kernel takes most of the shared
+/// memory), so that waiting for a block dispatched later cannot stall the grid.
+fn dq_order(deterministic: bool, blocks_n: u32, sm_count: u32) -> u32 {
+    match (deterministic, blocks_n <= sm_count) {
+        (false, _) => 0,
+        (true, false) => 1,
+        (true, true) => 2,
     }
 }
 
@@ -252,5 +224,143 @@ fn wgmma_name(head_dim: usize) -> &'static str {
         64 => "attention_bwd_bf16_d64_wgmma",
         128 => "attention_bwd_bf16_d128_wgmma",
         _ => "attention_bwd_bf16_wgmma",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kernel::{BN, block_m, dq_shift, dq_turn};
+
+    /// Runs the ordered dQ reductions of one K/V head as the kernel schedules them: blocks
+    /// dispatched in grid order into `slots` resident places, each walking its tiles (the
+    /// kernel's `tile_of`) and adding a tile only in its turn ([`dq_turn`]). Returns whether
+    /// every block finished and, per tile, the blocks in the order they added.
+    fn schedule(
+        seq_q: u32,
+        seq_k: u32,
+        d: u32,
+        causal: bool,
+        order: u32,
+        slots: usize,
+    ) -> (bool, Vec<Vec<u32>>) {
+        let bm = block_m(d);
+        let (blocks_n, blocks_m) = (seq_k.div_ceil(BN), seq_q.div_ceil(bm));
+        // Grid x to key block: causal ordered runs last-first.
+        let n_of = |x: u32| if causal { blocks_n - 1 - x } else { x };
+        let tiles = |n: u32| -> Vec<u32> {
+            let m_start = if causal {
+                (n * BN / bm).min(blocks_m)
+            } else {
+                0
+            };
+            let per_head = blocks_m - m_start;
+            let first = dq_shift(blocks_n, blocks_m, order, causal) * n;
+            (0..per_head)
+                .map(|i| m_start + (i + first) % per_head)
+                .collect()
+        };
+        let mut counters = vec![0u32; blocks_m as usize];
+        let mut added = vec![Vec::new(); blocks_m as usize];
+        let mut next = vec![0usize; blocks_n as usize];
+        let (mut dispatched, mut resident) = (0u32, Vec::new());
+        loop {
+            while resident.len() < slots && dispatched < blocks_n {
+                resident.push(n_of(dispatched));
+                dispatched += 1;
+            }
+            if resident.is_empty() {
+                return (true, added);
+            }
+            let mut progressed = false;
+            resident.retain(|&n| {
+                let walk = tiles(n);
+                while let Some(&m) = walk.get(next[n as usize]) {
+                    let turn = dq_turn(n, m, bm, blocks_n, blocks_m, order, causal);
+                    if counters[m as usize] != turn {
+                        return true;
+                    }
+                    counters[m as usize] += 1;
+                    added[m as usize].push(n);
+                    next[n as usize] += 1;
+                    progressed = true;
+                }
+                // Finished (perhaps with no tiles at all): its slot frees.
+                progressed = true;
+                false
+            });
+            if !progressed {
+                return (false, added);
+            }
+        }
+    }
+
+    #[test]
+    fn ordered_dq_reductions_finish_in_one_fixed_order() {
+        for d in [64, 128] {
+            for causal in [false, true] {
+                for (seq_q, seq_k) in [
+                    (2048u32, 2048u32),
+                    (1000, 3000),
+                    (3000, 1000),
+                    (128, 8192),
+                    (77, 77),
+                ] {
+                    let blocks_n = seq_k.div_ceil(BN);
+                    for order in [1, 2] {
+                        // Order 2 only where every key block is resident (the host's rule);
+                        // order 1 also with few slots.
+                        let slot_counts: &[usize] = if order == 2 {
+                            &[blocks_n as usize]
+                        } else {
+                            &[1, 3, blocks_n as usize]
+                        };
+                        for &slots in slot_counts {
+                            let what = format!(
+                                "d{d} causal={causal} seq {seq_q}x{seq_k} order {order} slots {slots}"
+                            );
+                            let (done, added) = schedule(seq_q, seq_k, d, causal, order, slots);
+                            assert!(done, "{what}: the schedule stalls");
+                            // Every tile got each of its key blocks once.
+                            let bm = block_m(d);
+                            for (m, blocks) in added.iter().enumerate() {
+                                let want = (0..blocks_n)
+                                    .filter(|&n| !causal || n * BN / bm <= m as u32)
+                                    .count();
+                                let mut sorted = blocks.clone();
+                                sorted.sort_unstable();
+                                sorted.dedup();
+                                assert_eq!(
+                                    (blocks.len(), sorted.len()),
+                                    (want, want),
+                                    "{what}: tile {m}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Shifted, the key blocks start at tiles spread evenly over the head, and the first
+    /// tile of every block is its turn 0 (no block waits at the start).
+    #[test]
+    fn shifted_order_starts_without_waiting() {
+        assert_eq!(super::dq_order(true, 64, 132), 2);
+        assert_eq!(super::dq_order(true, 200, 132), 1);
+        assert_eq!(super::dq_order(false, 64, 132), 0);
+        for (seq_q, seq_k, d) in [(8192, 8192, 64), (8192, 8192, 128), (4096, 2048, 64)] {
+            let bm = block_m(d);
+            let (blocks_n, blocks_m) = (seq_k / BN, seq_q / bm);
+            for n in 0..blocks_n {
+                let m = dq_shift(blocks_n, blocks_m, 2, false) * n;
+                assert_eq!(m, n * blocks_m / blocks_n);
+                assert_eq!(
+                    dq_turn(n, m, bm, blocks_n, blocks_m, 2, false),
+                    0,
+                    "block {n}"
+                );
+            }
+        }
     }
 }

@@ -1,6 +1,11 @@
-//! Grid-wide synchronization, for kernels launched *cooperatively*
-//! (`LaunchConfig::cooperative()` on the host): every block of such a launch is resident on
-//! the device at once, so all of them can wait for each other.
+//! Synchronization between the blocks of a grid.
+//!
+//! - [`sync`], a barrier of the whole grid, for kernels launched *cooperatively*
+//!   (`LaunchConfig::cooperative()` on the host): every block of such a launch is resident on
+//!   the device at once, so all of them can wait for each other.
+//! - [`wait_turn`] / [`end_turn`], turns on a global counter: blocks take a section one after
+//!   the other in an order the kernel chooses (deterministic floating-point sums), in any
+//!   launch, as long as no block waits for one dispatched after it.
 //!
 //! [`sync`] is a barrier across every thread of the grid, built like CUDA's cooperative groups
 //! `grid.sync()`: each block's thread 0 adds to one global counter word and spins until the
@@ -101,4 +106,107 @@ pub fn sync(barrier: &GridBarrier) {
         fence_device();
     }
     sync_threads();
+}
+
+/// How long [`wait_turn`] waits before it gives up and ends the launch: far longer than any
+/// one turn of a working kernel takes, so only a schedule that can never reach the turn (a
+/// bug, or a counter the host did not zero) trips it, and the host gets an error, not a hang.
+pub const TURN_TIMEOUT_NS: u64 = 10_000_000_000;
+
+/// Waits until the global counter `*word` equals `turn`, then orders this thread's later
+/// memory accesses after the writes the previous turn's holder made before [`end_turn`]
+/// (`ld.acquire.gpu` in a spin loop).
+///
+/// With [`end_turn`] this serializes a section of several blocks in a chosen order (CUTLASS's
+/// `GenericBarrier::wait_eq` / `arrive_inc`): block `r` waits for turn `r`, does its part,
+/// ends its turn. Floating-point sums added in such turns come out the same bits on every run.
+/// The order must not make a block wait for one that is dispatched after it (blocks start in
+/// order of their linear index): a block's turn may depend only on blocks of lower index, or
+/// the grid can stall once its waiting blocks fill the device. A wait longer than
+/// [`TURN_TIMEOUT_NS`] panics (the launch ends with an error naming the kernel).
+///
+/// # Safety
+/// `word` is a valid, aligned global `u32` that every thread accesses only through these two
+/// functions (or atomics) while the kernel runs.
+#[inline(always)]
+pub unsafe fn wait_turn(word: *const u32, turn: u32) {
+    let mut polls = 0u32;
+    let mut start = 0u64;
+    while load_acquire(word) != turn {
+        polls = polls.wrapping_add(1);
+        if polls % 1024 == 1 {
+            let now = crate::time::globaltimer();
+            if polls == 1 {
+                start = now;
+            } else if now.wrapping_sub(start) > TURN_TIMEOUT_NS {
+                panic!(
+                    "grid::wait_turn: the turn never came (counter not zeroed, or an order that waits for a later block)"
+                );
+            }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::time::nanosleep(100);
+    }
+}
+
+/// Passes the turn: adds one to `*word` after this thread's earlier writes
+/// (`red.release.gpu.add`). Writes made by asynchronous copies (bulk reductions, TMA stores)
+/// must be complete first (`hopper::tma::store_wait`) and, for a next holder that writes with
+/// them too, followed by [`fence_proxy_async_global`] there.
+///
+/// # Safety
+/// As [`wait_turn`].
+#[inline(always)]
+pub unsafe fn end_turn(word: *mut u32) {
+    device!("grid::end_turn", {
+        // SAFETY: the caller guarantees a valid global word accessed only atomically.
+        unsafe {
+            core::arch::asm!(
+                "red.release.gpu.global.add.u32 [{p}], 1;",
+                p = in(reg64) word, options(nostack)
+            )
+        }
+    }, sim: {
+        // SAFETY: as above.
+        unsafe { (*word.cast::<core::sync::atomic::AtomicU32>())
+            .fetch_add(1, core::sync::atomic::Ordering::SeqCst) };
+        crate::sim::intrinsics::fence();
+    })
+}
+
+/// Orders this thread's earlier generic-proxy accesses to global memory (an acquire of
+/// [`wait_turn`], say) before its later asynchronous-proxy ones (bulk copies and reductions,
+/// TMA): `fence.proxy.async.global`.
+#[inline(always)]
+pub fn fence_proxy_async_global() {
+    device!("grid::fence_proxy_async_global", {
+        // SAFETY: a fence; no operands.
+        unsafe { core::arch::asm!("fence.proxy.async.global;", options(nostack)) }
+    }, sim: {
+        crate::sim::intrinsics::fence();
+    })
+}
+
+/// `ld.acquire.gpu` of a global word; on the simulator a sequentially consistent load that
+/// lets the other simulated threads run.
+#[inline(always)]
+fn load_acquire(word: *const u32) -> u32 {
+    device!("grid::wait_turn", {
+        let v: u32;
+        // SAFETY: `word` is a valid global word (the callers' contract); an acquire load has no
+        // other precondition.
+        unsafe {
+            core::arch::asm!(
+                "ld.acquire.gpu.global.u32 {v}, [{p}];",
+                v = out(reg32) v, p = in(reg64) word, options(nostack)
+            )
+        };
+        v
+    }, sim: {
+        // SAFETY: as above.
+        let v = unsafe { (*word.cast::<core::sync::atomic::AtomicU32>())
+            .load(core::sync::atomic::Ordering::SeqCst) };
+        crate::sim::intrinsics::fence();
+        v
+    })
 }

@@ -28,9 +28,11 @@
 //!   conflicts), and one producer thread adds the whole tile to the f32 accumulator with a
 //!   single bulk reduction (`cp.reduce.async.bulk .add.f32`, FlashAttention-3's way: the
 //!   consumers issue no atomics). The accumulator holds each tile in that order
-//!   ([`dq_index`]); [`attention_bwd_dq_convert_bf16`] turns it into dQ. With an empty
-//!   accumulator the dQ part is skipped (the host's deterministic mode computes dQ by the
-//!   `mma.sync` kernel instead);
+//!   ([`dq_index`]); [`attention_bwd_dq_convert_bf16`] turns it into dQ. For a deterministic
+//!   dQ (`BwdParams::dq_order`) the key blocks add each tile in a fixed order, taking turns on
+//!   a counter per query tile (FlashAttention-3's semaphore; [`dq_turn`] gives the order),
+//!   so every run sums the same f32 values in the same order. With an empty accumulator the
+//!   dQ part is skipped;
 //! - `dK = scale · Σ dSᵀ·Q` is scaled once at the end. Causal: query tiles entirely before the
 //!   block's first key are not loaded, and only tiles crossing the diagonal are masked.
 //!   Keys past `seq_k` arrive as zero rows: their gradients are not stored and they add
@@ -140,6 +142,84 @@ pub struct BwdParams {
     pub heads: u32,
     /// Query heads per K/V head.
     pub group: u32,
+    /// 0: the key blocks add the dQ tiles in the order they get there; 1: in a fixed order,
+    /// taking turns on `dq_turns` (deterministic dQ, see [`dq_turn`]); 2: the same, and all
+    /// key blocks of a K/V head fit on the device at once, so that (not causal, at most as
+    /// many key blocks as query tiles) they start at query tiles spread over the head
+    /// ([`DqOrder::Shifted`]).
+    pub dq_order: u32,
+}
+
+/// The order in which the key blocks add a query tile's dQ ([`BwdParams::dq_order`] 1 and 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DqOrder {
+    /// Not causal: key block order, every block walking the tiles from the first. Causal:
+    /// from the diagonal down. Key block `n` waits only for blocks dispatched before it.
+    Plain,
+    /// Not causal, `blocks_n <= blocks_m`: key block `n` walks each head's tiles from tile
+    /// `s·n` (`s = blocks_m / blocks_n`, the starts spread evenly), wrapping around, and a
+    /// tile's blocks add in the order they reach it, so no block waits at the start (in key
+    /// block order block `n` is behind `n` others on the first tile) and each waits for one
+    /// that reached the tile `s` tiles earlier. A block may wait for one dispatched after it:
+    /// the host asks for this only when every key block of a K/V head is resident at once.
+    Shifted,
+}
+
+/// The spacing `s` of the shifted starts ([`DqOrder::Shifted`]), or 0 when the order is not
+/// shifted.
+#[inline(always)]
+pub const fn dq_shift(blocks_n: u32, blocks_m: u32, order: u32, causal: bool) -> u32 {
+    if order == 2 && !causal && blocks_n <= blocks_m {
+        blocks_m / blocks_n
+    } else {
+        0
+    }
+}
+
+/// The turn of key block `n` at query tile `m` when the dQ tiles are added in a fixed order
+/// (`dq_order` 1 or 2, [`DqOrder`]), for `blocks_n` key blocks and `blocks_m` query tiles of
+/// `bm` rows per head.
+///
+/// Not causal, every key block adds to every tile: in key block order, or shifted, in the
+/// order the blocks reach the tile: block `n` starts at tile `s·n` and reaches tile `m` at
+/// step `(m − s·n) mod blocks_m`, so the blocks starting at or before `m` come first (the
+/// nearest first), then the others from the last down. Causal, tile `m` has the key blocks
+/// `0 .. n_max` (those starting before its last row), and they add from the diagonal down,
+/// `n_max − 1` first, so a block's first tile never waits and each later one waits for a
+/// block one tile ahead of it; launches in that order dispatch the causal key blocks
+/// last-first (see the kernels' grid), so every block waits only for blocks dispatched
+/// before it.
+#[inline(always)]
+pub const fn dq_turn(
+    n: u32,
+    m: u32,
+    bm: u32,
+    blocks_n: u32,
+    blocks_m: u32,
+    order: u32,
+    causal: bool,
+) -> u32 {
+    let shift = dq_shift(blocks_n, blocks_m, order, causal);
+    if causal {
+        let n_max = ((m + 1) * bm).div_ceil(BN);
+        let n_max = if n_max < blocks_n { n_max } else { blocks_n };
+        n_max - 1 - n
+    } else if let Some(last) = m.checked_div(shift) {
+        // Shifted: the blocks starting at or before m are 0 ..= last (shift · n < blocks_m
+        // for all).
+        let last = if last < blocks_n - 1 {
+            last
+        } else {
+            blocks_n - 1
+        };
+        if n <= last {
+            last - n
+        } else {
+            last + 1 + (blocks_n - 1 - n)
+        }
+    } else {
+        n
+    }
 }
 
 /// `delta[r] = Σ_d o·d_o` and `lse2[r] = lse·log2 e` for the padded rows `r` of every query
@@ -215,6 +295,7 @@ unsafe fn backward<
     lse2: &[f32],
     delta: &[f32],
     dq: DisjointSlice<f32>,
+    dq_turns: DisjointSlice<u32>,
     dk: *mut u32,
     dv: *mut u32,
     p: BwdParams,
@@ -249,7 +330,15 @@ unsafe fn backward<
     let ring = |i: u32| (i % STAGES, (i / STAGES) & 1);
 
     let causal = p.causal != 0;
-    let n0 = thread::block_idx_x() * BN;
+    let ordered = with_dq && p.dq_order != 0;
+    let blocks_n = thread::grid_dim_x();
+    // Ordered and causal, the grid runs the key blocks last-first (see `dq_turn`).
+    let n_block = if ordered && causal {
+        blocks_n - 1 - thread::block_idx_x()
+    } else {
+        thread::block_idx_x()
+    };
+    let n0 = n_block * BN;
     let kv_bh = thread::block_idx_y();
     let kv_heads = p.heads / p.group;
     let first_q_bh = (kv_bh / kv_heads) * p.heads + (kv_bh % kv_heads) * p.group;
@@ -258,8 +347,17 @@ unsafe fn backward<
     let m_start = if causal { (n0 / BM).min(blocks_m) } else { 0 };
     let per_head = blocks_m - m_start;
     let n_iter = per_head * p.group;
-    // Iteration i: query head first_q_bh + i / per_head, tile m_start + i % per_head.
-    let tile_of = |i: u32| (first_q_bh + i / per_head, m_start + i % per_head);
+    // Iteration i: query head first_q_bh + i / per_head, tile m_start + (first + i) % per_head.
+    let first = if ordered {
+        dq_shift(blocks_n, blocks_m, p.dq_order, causal) * n_block
+    } else {
+        0
+    };
+    let tile_of = |i: u32| {
+        let t = i % per_head + first;
+        let t = if t >= per_head { t - per_head } else { t };
+        (first_q_bh + i / per_head, m_start + t)
+    };
 
     if tid == 0 {
         // SAFETY: one thread initialises each barrier before the block barrier below.
@@ -330,20 +428,33 @@ unsafe fn backward<
             }
         } else if tid == 32 && with_dq {
             // The dQ reducer (another warp than the loads): each tile's dQ, once the consumers
-            // stored it, added to the accumulator in one bulk reduction.
+            // stored it, added to the accumulator in one bulk reduction; ordered, in this key
+            // block's turn on the tile's counter, passed on once the reduction is complete.
             for i in 0..n_iter {
                 let (bh, m) = tile_of(i);
                 let at = (bh * p.seq_pad + m * BM) as usize * D as usize;
+                let turns = (bh * blocks_m + m) as usize;
                 // SAFETY: the tile was stored and proxy-fenced by all 256 consumer threads
                 // before their arrivals; `at .. at + DQ_TILE` is inside the padded accumulator
-                // (host-checked length); other blocks add to it only by reductions; the tile
-                // is handed back only after the reduction read it.
+                // and `turns` inside the counters when ordered (host-checked lengths); other
+                // blocks add to it only by reductions and touch the counters only by turns;
+                // the tile is handed back only after the reduction read it.
                 unsafe {
+                    if ordered {
+                        let turn = dq_turn(n_block, m, BM, blocks_n, blocks_m, p.dq_order, causal);
+                        gpu::grid::wait_turn(dq_turns.as_mut_ptr().add(turns), turn);
+                        gpu::grid::fence_proxy_async_global();
+                    }
                     mbarrier::wait_parity(dq_full, i & 1);
                     wgmma::bulk_reduce_add_f32(dq.as_mut_ptr().add(at), dq_smem, DQ_TILE * 4);
                     tma::store_commit();
                     tma::store_wait_read();
                     mbarrier::arrive(dq_empty);
+                    if ordered {
+                        tma::store_wait();
+                        gpu::grid::fence_proxy_async_global();
+                        gpu::grid::end_turn(dq_turns.as_mut_ptr().add(turns));
+                    }
                 }
             }
             // The last reduction has finished before the block exits.
@@ -654,7 +765,10 @@ unsafe fn backward<
 /// Flash-attention backward, head dimension 64, on Hopper (see the module docs). Grid
 /// `(ceil(seq_k / BN), batch · kv_heads)` of [`THREADS`] threads, `shared_bytes(64)` bytes of
 /// dynamic shared memory; `maps` holds the TMA descriptors of Q, K, V, dO encoded by
-/// `gpu-dense`; `dq` is empty (no dQ) or a zeroed f32 accumulator of Q's shape.
+/// `gpu-dense`; `dq` is empty (no dQ) or a zeroed f32 accumulator of Q's shape; `dq_turns`
+/// is empty or, with `p.dq_order`, `batch · heads · ceil(seq_q / BM)` zeroed counters (one per
+/// query tile), and then the grid's x runs the key blocks last-first when causal
+/// ([`dq_turn`]).
 ///
 /// `q`, `k`, `v` and `d_o` are read only through the tensor maps; they are parameters so that
 /// the host runtime orders the launch after their writers and keeps them alive.
@@ -669,6 +783,7 @@ pub fn attention_bwd_bf16_d64_wgmma(
     lse2: &[f32],
     delta: &[f32],
     dq: DisjointSlice<f32>,
+    dq_turns: DisjointSlice<u32>,
     dk: DisjointSlice<bf16>,
     dv: DisjointSlice<bf16>,
     p: BwdParams,
@@ -681,6 +796,7 @@ pub fn attention_bwd_bf16_d64_wgmma(
             lse2,
             delta,
             dq,
+            dq_turns,
             dk.as_mut_ptr().cast(),
             dv.as_mut_ptr().cast(),
             p,
@@ -701,6 +817,7 @@ pub fn attention_bwd_bf16_d128_wgmma(
     lse2: &[f32],
     delta: &[f32],
     dq: DisjointSlice<f32>,
+    dq_turns: DisjointSlice<u32>,
     dk: DisjointSlice<bf16>,
     dv: DisjointSlice<bf16>,
     p: BwdParams,
@@ -713,6 +830,7 @@ pub fn attention_bwd_bf16_d128_wgmma(
             lse2,
             delta,
             dq,
+            dq_turns,
             dk.as_mut_ptr().cast(),
             dv.as_mut_ptr().cast(),
             p,
