@@ -1023,8 +1023,9 @@ fn attention_backward_wgmma_matches_reference() {
     );
 }
 
-/// The Hopper backward's deterministic dQ at a size where the key blocks' bulk reductions
-/// really race (2048 rows, 16 or 32 key blocks per tile, GQA): three runs give the same bits,
+/// The Hopper backward's deterministic dQ at sizes where the key blocks' bulk reductions
+/// really race (2048 rows, 16 key blocks per tile, GQA; one head of 32768 rows, 256 key blocks,
+/// more than are resident at once): three runs give the same bits,
 /// and the gradients agree with the unordered run's within one bf16 step (the f32 sums' order
 /// shows only in the rounding). SKIPPED without a compute capability 9.0 GPU.
 #[test]
@@ -1041,70 +1042,74 @@ fn attention_backward_wgmma_deterministic_dq_repeats() {
     }
     let dense = Dense::load(&gpu).unwrap();
     let s = gpu.default_stream();
-    for d in [64, 128] {
-        for causal in [false, true] {
-            let shape = shape(2, 4, 2048, 2048, d).with_kv_heads(2);
-            let mut rng = XorShift64Star::new(7700 + d as u64 + causal as u64);
-            let dev = |x: Vec<bf16>| gpu.to_device(&x).unwrap();
-            let q = dev(bf16s(&mut rng, shape.q_len(), 2.0));
-            let k = dev(bf16s(&mut rng, shape.kv_len(), 2.0));
-            let v = dev(bf16s(&mut rng, shape.kv_len(), 1.0));
-            let g = dev(bf16s(&mut rng, shape.q_len(), 1.0));
-            let mut o = gpu.alloc_zeroed::<bf16>(shape.q_len()).unwrap();
-            let mut lse = gpu.alloc_zeroed::<f32>(shape.lse_len()).unwrap();
-            dense
-                .attention_with_lse(s, &q, &k, &v, &mut o, Some(&mut lse), shape, causal)
-                .unwrap();
-            let run = |deterministic: bool| {
-                let mut gq = gpu.alloc_zeroed::<bf16>(shape.q_len()).unwrap();
-                let mut gk = gpu.alloc_zeroed::<bf16>(shape.kv_len()).unwrap();
-                let mut gv = gpu.alloc_zeroed::<bf16>(shape.kv_len()).unwrap();
+    // (batch, heads, kv_heads, seq): key blocks of a head all resident at once (the shifted
+    // order when not causal), and 256 key blocks, more than any GPU holds (the plain order).
+    for (b, h, kvh, seq) in [(2, 4, 2, 2048), (1, 1, 1, 32768)] {
+        for d in [64, 128] {
+            for causal in [false, true] {
+                let shape = shape(b, h, seq, seq, d).with_kv_heads(kvh);
+                let mut rng = XorShift64Star::new(7700 + d as u64 + causal as u64 + seq as u64);
+                let dev = |x: Vec<bf16>| gpu.to_device(&x).unwrap();
+                let q = dev(bf16s(&mut rng, shape.q_len(), 2.0));
+                let k = dev(bf16s(&mut rng, shape.kv_len(), 2.0));
+                let v = dev(bf16s(&mut rng, shape.kv_len(), 1.0));
+                let g = dev(bf16s(&mut rng, shape.q_len(), 1.0));
+                let mut o = gpu.alloc_zeroed::<bf16>(shape.q_len()).unwrap();
+                let mut lse = gpu.alloc_zeroed::<f32>(shape.lse_len()).unwrap();
                 dense
-                    .attention_backward_wgmma(
-                        s,
-                        (&q, &k, &v),
-                        &o,
-                        &lse,
-                        &g,
-                        (&mut gq, &mut gk, &mut gv),
-                        shape,
-                        causal,
-                        deterministic,
+                    .attention_with_lse(s, &q, &k, &v, &mut o, Some(&mut lse), shape, causal)
+                    .unwrap();
+                let run = |deterministic: bool| {
+                    let mut gq = gpu.alloc_zeroed::<bf16>(shape.q_len()).unwrap();
+                    let mut gk = gpu.alloc_zeroed::<bf16>(shape.kv_len()).unwrap();
+                    let mut gv = gpu.alloc_zeroed::<bf16>(shape.kv_len()).unwrap();
+                    dense
+                        .attention_backward_wgmma(
+                            s,
+                            (&q, &k, &v),
+                            &o,
+                            &lse,
+                            &g,
+                            (&mut gq, &mut gk, &mut gv),
+                            shape,
+                            causal,
+                            deterministic,
+                        )
+                        .unwrap_or_else(|e| panic!("d{d} causal={causal}: {e}"));
+                    let bits = |x: Vec<bf16>| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                    (
+                        bits(gq.to_vec().unwrap()),
+                        bits(gk.to_vec().unwrap()),
+                        bits(gv.to_vec().unwrap()),
                     )
-                    .unwrap_or_else(|e| panic!("d{d} causal={causal}: {e}"));
-                let bits = |x: Vec<bf16>| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-                (
-                    bits(gq.to_vec().unwrap()),
-                    bits(gk.to_vec().unwrap()),
-                    bits(gv.to_vec().unwrap()),
-                )
-            };
-            let first = run(true);
-            for _ in 0..2 {
-                assert!(
-                    first == run(true),
-                    "d{d} causal={causal}: the deterministic gradients changed between runs"
-                );
-            }
-            // Shifted (not causal), the key blocks also walk the query tiles in another order,
-            // so dK and dV sum in another order too.
-            let unordered = run(false);
-            let pairs = [
-                ("dQ", &first.0, &unordered.0),
-                ("dK", &first.1, &unordered.1),
-            ];
-            for (name, a, b) in pairs.into_iter().chain([("dV", &first.2, &unordered.2)]) {
-                let far = a
-                    .iter()
-                    .zip(b)
-                    .map(|(a, b)| (bf16::from_bits(*a).to_f32(), bf16::from_bits(*b).to_f32()))
-                    .filter(|&(a, b)| !within_bf16_step(a, b))
-                    .count();
-                assert_eq!(
-                    far, 0,
-                    "d{d} causal={causal}: {far} {name} elements differ from the unordered \
+                };
+                let first = run(true);
+                for _ in 0..2 {
+                    assert!(
+                        first == run(true),
+                        "d{d} seq {seq} causal={causal}: the deterministic gradients changed between runs"
+                    );
+                }
+                // Shifted (not causal), the key blocks also walk the query tiles in another order,
+                // so dK and dV sum in another order too.
+                let unordered = run(false);
+                let pairs = [
+                    ("dQ", &first.0, &unordered.0),
+                    ("dK", &first.1, &unordered.1),
+                ];
+                for (name, a, b) in pairs.into_iter().chain([("dV", &first.2, &unordered.2)]) {
+                    let far = a
+                        .iter()
+                        .zip(b)
+                        .map(|(a, b)| (bf16::from_bits(*a).to_f32(), bf16::from_bits(*b).to_f32()))
+                        .filter(|&(a, b)| !within_bf16_step(a, b))
+                        .count();
+                    assert_eq!(
+                        far, 0,
+                        "d{d} causal={causal}: {far} {name} elements differ from the unordered \
                      run's by more than one bf16 step"
-                );
+                    );
+                }
             }
         }
     }

@@ -55,6 +55,41 @@ fn reshape_branches(krate: &KernelCrate) -> Result<bool> {
     .map(|v| v.unwrap_or(true))
 }
 
+/// LLVM's full-unroll threshold (in its size units; LLVM's own at `-O3` is 300) for `trap`
+/// builds of crates that keep `unroll = "checks"`. In `trap` mode every checked index in a loop
+/// adds a compare and a branch to the loop's size estimate, so loops that `unchecked` mode (and
+/// nvcc) unroll completely stay rolled, and with them every check of a value the unrolled
+/// copies would have made constant: CUDA's shared-memory bitonic sort (a loop of loops whose
+/// trip counts become constants once the outer one is unrolled) stayed rolled in `trap` builds
+/// and unrolled in `unchecked` ones. Twice LLVM's threshold makes room for the checks.
+const CHECKED_UNROLL_FLAG: &str = "-Cllvm-args=-unroll-threshold=600";
+
+/// `GPU_KERNEL_UNROLL=llvm` keeps LLVM's full-unroll threshold in every crate's `trap` build,
+/// `checks` raises it ([`CHECKED_UNROLL_FLAG`]), overriding the crates' own settings.
+pub const UNROLL_ENV: &str = "GPU_KERNEL_UNROLL";
+
+/// Whether `krate`'s `trap` build raises LLVM's full-unroll threshold for its checks
+/// ([`CHECKED_UNROLL_FLAG`]): `GPU_KERNEL_UNROLL`, else `[package.metadata.gpu] unroll`, else
+/// yes.
+fn unroll_for_checks(krate: &KernelCrate) -> Result<bool> {
+    let parse = |v: &str| match v {
+        "checks" => Some(true),
+        "llvm" => Some(false),
+        _ => None,
+    };
+    let expected = "`checks` (a full-unroll threshold that makes room for the checks, the \
+                    default) or `llvm` (LLVM's threshold)";
+    crate_switch(
+        krate,
+        UNROLL_ENV,
+        "unroll",
+        krate.unroll.as_deref(),
+        parse,
+        expected,
+    )
+    .map(|v| v.unwrap_or(true))
+}
+
 /// `GPU_KERNEL_PEEPHOLE=0` keeps every crate's float-to-integer clamps as LLVM emitted them,
 /// `1` removes the redundant ones (see [`crate::peephole`]), overriding the crates' own settings.
 pub const PEEPHOLE_ENV: &str = "GPU_KERNEL_PEEPHOLE";
@@ -366,6 +401,9 @@ pub fn compile_with(
     rustflags.extend(checks.panic_flags().iter().map(|f| f.to_string()));
     rustflags.extend(checks.cfgs().iter().map(|c| format!("--cfg={c}")));
     rustflags.extend(checks.llvm_flags().iter().map(|f| f.to_string()));
+    if checks == Checks::Trap && unroll_for_checks(krate)? {
+        rustflags.push(CHECKED_UNROLL_FLAG.to_string());
+    }
     if fp_contract(krate)? {
         rustflags.push(FP_CONTRACT_FLAG.to_string());
     }
@@ -593,5 +631,46 @@ pub(crate) fn clear_outer_cargo_env(cmd: &mut Command) {
         if cargo_var || build_var || key.starts_with("DEP_") {
             cmd.env_remove(key);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn krate(unroll: Option<&str>) -> KernelCrate {
+        KernelCrate {
+            package: "user-kernels".into(),
+            crate_name: "user_kernels".into(),
+            manifest_path: PathBuf::from("/ws/user-kernels/Cargo.toml"),
+            required_arch: None,
+            checks: None,
+            fma: None,
+            branches: None,
+            peephole: None,
+            unroll: unroll.map(str::to_string),
+        }
+    }
+
+    /// The full-unroll threshold is raised unless the crate keeps LLVM's; a misspelt setting
+    /// is an error naming the key, the manifest and the accepted values.
+    #[test]
+    fn unroll_setting() {
+        if env::var(UNROLL_ENV).is_ok() {
+            eprintln!("SKIPPED unroll_setting: {UNROLL_ENV} is set and overrides the crates");
+            return;
+        }
+        assert!(unroll_for_checks(&krate(None)).unwrap());
+        assert!(unroll_for_checks(&krate(Some("checks"))).unwrap());
+        assert!(!unroll_for_checks(&krate(Some("llvm"))).unwrap());
+        let e = unroll_for_checks(&krate(Some("more")))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unroll")
+                && e.contains("/ws/user-kernels/Cargo.toml")
+                && e.contains("`llvm`"),
+            "{e}"
+        );
     }
 }

@@ -33,6 +33,9 @@ pub struct KernelCrate {
     /// `[package.metadata.gpu] peephole = false`: keep the clamps LLVM writes around
     /// float-to-integer conversions (see [`crate::peephole`]).
     pub peephole: Option<String>,
+    /// `[package.metadata.gpu] unroll = "llvm"`: keep LLVM's full-unroll threshold in `trap`
+    /// builds (by default it is raised to make room for the checks).
+    pub unroll: Option<String>,
 }
 
 impl KernelCrate {
@@ -204,7 +207,8 @@ impl Workspace {
                 .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_string))
         };
         let (required_arch, checks, fma) = (setting("arch"), setting("checks"), setting("fma"));
-        let (branches, peephole) = (setting("branches"), setting("peephole"));
+        let (branches, peephole, unroll) =
+            (setting("branches"), setting("peephole"), setting("unroll"));
         Some(KernelCrate {
             package: p.name.clone(),
             crate_name: lib.name.replace('-', "_"),
@@ -214,6 +218,7 @@ impl Workspace {
             fma,
             branches,
             peephole,
+            unroll,
         })
     }
 }
