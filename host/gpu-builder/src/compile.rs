@@ -65,7 +65,7 @@ fn reshape_branches(krate: &KernelCrate) -> Result<bool> {
 const CHECKED_UNROLL_FLAG: &str = "-Cllvm-args=-unroll-threshold=600";
 
 /// `GPU_KERNEL_UNROLL=llvm` keeps LLVM's full-unroll threshold in every crate's `trap` build,
-/// `checks` raises it ([`CHECKED_UNROLL_FLAG`]), overriding the crates' own settings.
+/// `checks` raises it (`-unroll-threshold=600`), overriding the crates' own settings.
 pub const UNROLL_ENV: &str = "GPU_KERNEL_UNROLL";
 
 /// Whether `krate`'s `trap` build raises LLVM's full-unroll threshold for its checks
