@@ -1,8 +1,12 @@
 //! Cooperative launches (`LaunchConfig::cooperative()`) and the grid barrier
 //! (`gpu::grid::sync`): a single-launch reduction checked against the CPU, the barrier word
 //! reused across launches, and a grid too large to be co-resident refused before launching
-//! (on a GPU, or on the CPU simulator without one).
+//! (on a GPU, or on the CPU simulator without one). And turns on a global counter
+//! (`gpu::grid::wait_turn` / `end_turn`) in an ordinary launch: in order, exclusive, and a turn
+//! that never comes ending the launch with an error instead of a hang (on a GPU in a child
+//! process: the trap poisons the context).
 
+use gpu_host::isolate::{self, Isolated};
 use gpu_host::{Error, Gpu, LaunchConfig};
 use gpu_tests::gpu_or_skip;
 use gpu_tests::selftest::device_selftest::Module as Selftest;
@@ -101,4 +105,79 @@ fn a_cooperative_grid_that_cannot_be_co_resident_is_refused() {
     assert!(msg.contains(&format!("{} blocks", limit + 1)), "{msg}");
     // Nothing ran.
     assert_eq!(total.to_vec().unwrap(), [0]);
+}
+
+/// Blocks taking turns in block order fold their indices into one word with plain reads and
+/// writes: the result is the sequential fold (turns exclusive and ordered), for grids larger
+/// than the device holds at once on a GPU.
+#[test]
+fn blocks_take_turns_in_order() {
+    let Some(gpu) = gpu_or_skip("blocks_take_turns_in_order") else {
+        return;
+    };
+    let k = Selftest::load(&gpu).unwrap();
+    let stream = gpu.default_stream();
+    let grids: &[u32] = if gpu.is_simulator() {
+        &[1, 7, 40]
+    } else {
+        &[1, 100, 5000]
+    };
+    for &grid in grids {
+        let mut turns = gpu.alloc_zeroed::<u32>(1).unwrap();
+        let mut acc = gpu.to_device(&[5u32]).unwrap();
+        k.selftest_turns_fold(
+            stream,
+            LaunchConfig::new(grid, 32),
+            &mut turns,
+            &mut acc,
+            0,
+            10_000_000_000,
+        )
+        .unwrap_or_else(|e| panic!("grid {grid}: {e}"));
+        let want = (1..=grid).fold(5u32, |a, b| a.wrapping_mul(31).wrapping_add(b));
+        assert_eq!(acc.to_vec().unwrap(), [want], "grid {grid}: fold");
+        assert_eq!(turns.to_vec().unwrap(), [grid], "grid {grid}: turns passed");
+    }
+}
+
+/// A turn that never comes (block `b` waits for turn `b + 1`; nobody holds turn 0): every block
+/// gives up after the 2 ms timeout and the launch fails with an error naming the kernel, not a
+/// hang. On a GPU the trap poisons the context, so the test runs itself in a child process.
+#[test]
+fn a_turn_that_never_comes_is_an_error() {
+    const TEST: &str = "a_turn_that_never_comes_is_an_error";
+    let Some(gpu) = gpu_or_skip(TEST) else {
+        return;
+    };
+    if !gpu.is_simulator() && !isolate::is_job(TEST) {
+        let report = Isolated::test(TEST)
+            .run()
+            .unwrap_or_else(|e| panic!("{TEST}: {e}"));
+        assert!(
+            report.success(),
+            "{TEST} failed in its child process: {}",
+            report.failure()
+        );
+        return;
+    }
+    let k = Selftest::load(&gpu).unwrap();
+    let stream = gpu.default_stream();
+    let mut turns = gpu.alloc_zeroed::<u32>(1).unwrap();
+    let mut acc = gpu.alloc_zeroed::<u32>(1).unwrap();
+    let result = k
+        .selftest_turns_fold(
+            stream,
+            LaunchConfig::new(4, 32),
+            &mut turns,
+            &mut acc,
+            1,
+            2_000_000,
+        )
+        .and_then(|()| stream.synchronize());
+    match result {
+        Err(e @ (Error::KernelFault { .. } | Error::KernelPanic { .. })) => {
+            assert!(e.to_string().contains("selftest_turns_fold"), "{e}");
+        }
+        other => panic!("a turn that never comes: expected a kernel fault, got {other:?}"),
+    }
 }

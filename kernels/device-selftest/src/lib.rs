@@ -22,6 +22,7 @@
 //! | `selftest_printf`         | `printf!`                                                  |
 //! | `selftest_axpy`, `selftest_widen` | generic kernels: `#[kernel(instances(...))]`, one entry per type |
 //! | `grid_reduce_sum`         | `grid::sync` in a cooperative launch (a single-launch reduction) |
+//! | `selftest_turns_fold`     | `grid::wait_turn_within` / `end_turn`: blocks in turn order, a turn that never comes |
 //! | `selftest_warp_collectives`, `selftest_block_collectives`, `selftest_compose_scan`, `block_sums` | `warp::`/`block::` algorithms, a user-instantiated device scan |
 #![no_std]
 
@@ -36,4 +37,5 @@ pub mod printf;
 pub mod shared_dynamic;
 pub mod shared_static;
 pub mod time;
+pub mod turns;
 pub mod warp;

@@ -130,6 +130,16 @@ pub const TURN_TIMEOUT_NS: u64 = 10_000_000_000;
 /// functions (or atomics) while the kernel runs.
 #[inline(always)]
 pub unsafe fn wait_turn(word: *const u32, turn: u32) {
+    // SAFETY: the caller's contract.
+    unsafe { wait_turn_within(word, turn, TURN_TIMEOUT_NS) }
+}
+
+/// [`wait_turn`] giving up after `timeout_ns` nanoseconds instead of [`TURN_TIMEOUT_NS`].
+///
+/// # Safety
+/// As [`wait_turn`].
+#[inline(always)]
+pub unsafe fn wait_turn_within(word: *const u32, turn: u32, timeout_ns: u64) {
     let mut polls = 0u32;
     let mut start = 0u64;
     while load_acquire(word) != turn {
@@ -138,7 +148,7 @@ pub unsafe fn wait_turn(word: *const u32, turn: u32) {
             let now = crate::time::globaltimer();
             if polls == 1 {
                 start = now;
-            } else if now.wrapping_sub(start) > TURN_TIMEOUT_NS {
+            } else if now.wrapping_sub(start) > timeout_ns {
                 panic!(
                     "grid::wait_turn: the turn never came (counter not zeroed, or an order that waits for a later block)"
                 );
