@@ -37,22 +37,10 @@ pub const BRANCHES_ENV: &str = "GPU_KERNEL_BRANCHES";
 /// Whether `krate`'s PTX has its branches reshaped for ptxas ([`crate::branches`]):
 /// `GPU_KERNEL_BRANCHES`, else `[package.metadata.gpu] branches`, else yes.
 fn reshape_branches(krate: &KernelCrate) -> Result<bool> {
-    let parse = |v: &str| match v {
-        "ptxas" => Some(true),
-        "llvm" => Some(false),
-        _ => None,
-    };
     let expected = "`ptxas` (branches reshaped for ptxas, the default) or `llvm` (as LLVM emitted \
                     them)";
-    crate_switch(
-        krate,
-        BRANCHES_ENV,
-        "branches",
-        krate.branches.as_deref(),
-        parse,
-        expected,
-    )
-    .map(|v| v.unwrap_or(true))
+    let value = krate.branches.as_deref();
+    named_switch(krate, BRANCHES_ENV, "branches", value, "ptxas", expected)
 }
 
 /// LLVM's full-unroll threshold (in its size units; LLVM's own at `-O3` is 300) for `trap`
@@ -72,22 +60,34 @@ pub const UNROLL_ENV: &str = "GPU_KERNEL_UNROLL";
 /// ([`CHECKED_UNROLL_FLAG`]): `GPU_KERNEL_UNROLL`, else `[package.metadata.gpu] unroll`, else
 /// yes.
 fn unroll_for_checks(krate: &KernelCrate) -> Result<bool> {
-    let parse = |v: &str| match v {
-        "checks" => Some(true),
-        "llvm" => Some(false),
-        _ => None,
-    };
     let expected = "`checks` (a full-unroll threshold that makes room for the checks, the \
                     default) or `llvm` (LLVM's threshold)";
-    crate_switch(
+    named_switch(
         krate,
         UNROLL_ENV,
         "unroll",
         krate.unroll.as_deref(),
-        parse,
+        "checks",
         expected,
     )
-    .map(|v| v.unwrap_or(true))
+}
+
+/// A [`crate_switch`] between the builder's default `on` and `llvm` (LLVM's own way), on
+/// unless set.
+fn named_switch(
+    krate: &KernelCrate,
+    env_var: &str,
+    key: &str,
+    value: Option<&str>,
+    on: &str,
+    expected: &str,
+) -> Result<bool> {
+    let parse = |v: &str| match v {
+        "llvm" => Some(false),
+        v if v == on => Some(true),
+        _ => None,
+    };
+    crate_switch(krate, env_var, key, value, parse, expected).map(|v| v.unwrap_or(true))
 }
 
 /// `GPU_KERNEL_PEEPHOLE=0` keeps every crate's float-to-integer clamps as LLVM emitted them,
