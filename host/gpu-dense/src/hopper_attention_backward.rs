@@ -213,8 +213,8 @@ impl Dense {
 fn dq_order(deterministic: bool, blocks_n: u32, sm_count: u32) -> u32 {
     match (deterministic, blocks_n <= sm_count) {
         (false, _) => 0,
-        (true, false) => 1,
-        (true, true) => 2,
+        (true, false) => kernel::DqOrder::Plain as u32,
+        (true, true) => kernel::DqOrder::Shifted as u32,
     }
 }
 

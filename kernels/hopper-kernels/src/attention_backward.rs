@@ -150,26 +150,27 @@ pub struct BwdParams {
     pub dq_order: u32,
 }
 
-/// The order in which the key blocks add a query tile's dQ ([`BwdParams::dq_order`] 1 and 2).
+/// The order in which the key blocks add a query tile's dQ: the values 1 and 2 of
+/// [`BwdParams::dq_order`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DqOrder {
     /// Not causal: key block order, every block walking the tiles from the first. Causal:
     /// from the diagonal down. Key block `n` waits only for blocks dispatched before it.
-    Plain,
+    Plain = 1,
     /// Not causal, `blocks_n <= blocks_m`: key block `n` walks each head's tiles from tile
     /// `s·n` (`s = blocks_m / blocks_n`, the starts spread evenly), wrapping around, and a
     /// tile's blocks add in the order they reach it, so no block waits at the start (in key
     /// block order block `n` is behind `n` others on the first tile) and each waits for one
     /// that reached the tile `s` tiles earlier. A block may wait for one dispatched after it:
     /// the host asks for this only when every key block of a K/V head is resident at once.
-    Shifted,
+    Shifted = 2,
 }
 
 /// The spacing `s` of the shifted starts ([`DqOrder::Shifted`]), or 0 when the order is not
 /// shifted.
 #[inline(always)]
 pub const fn dq_shift(blocks_n: u32, blocks_m: u32, order: u32, causal: bool) -> u32 {
-    if order == 2 && !causal && blocks_n <= blocks_m {
+    if order == DqOrder::Shifted as u32 && !causal && blocks_n <= blocks_m {
         blocks_m / blocks_n
     } else {
         0
