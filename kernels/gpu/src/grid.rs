@@ -122,7 +122,8 @@ pub const TURN_TIMEOUT_NS: u64 = 10_000_000_000;
 /// ends its turn. Floating-point sums added in such turns come out the same bits on every run.
 /// The order must not make a block wait for one that is dispatched after it (blocks start in
 /// order of their linear index): a block's turn may depend only on blocks of lower index, or
-/// the grid can stall once its waiting blocks fill the device. A wait longer than
+/// the grid can stall once its waiting blocks fill the device, unless every block involved is
+/// resident at once (a cooperative launch, or a grid the caller knows fits). A wait longer than
 /// [`TURN_TIMEOUT_NS`] panics (the launch ends with an error naming the kernel).
 ///
 /// # Safety
@@ -161,8 +162,9 @@ pub unsafe fn wait_turn_within(word: *const u32, turn: u32, timeout_ns: u64) {
 
 /// Passes the turn: adds one to `*word` after this thread's earlier writes
 /// (`red.release.gpu.add`). Writes made by asynchronous copies (bulk reductions, TMA stores)
-/// must be complete first (`hopper::tma::store_wait`) and, for a next holder that writes with
-/// them too, followed by [`fence_proxy_async_global`] there.
+/// must be complete first (`hopper::tma::store_wait`) and fenced
+/// (`hopper::mbarrier::fence_proxy_async_global`), and a next holder that writes with them
+/// fences after its [`wait_turn`] too.
 ///
 /// # Safety
 /// As [`wait_turn`].
@@ -180,19 +182,6 @@ pub unsafe fn end_turn(word: *mut u32) {
         // SAFETY: as above.
         unsafe { (*word.cast::<core::sync::atomic::AtomicU32>())
             .fetch_add(1, core::sync::atomic::Ordering::SeqCst) };
-        crate::sim::intrinsics::fence();
-    })
-}
-
-/// Orders this thread's earlier generic-proxy accesses to global memory (an acquire of
-/// [`wait_turn`], say) before its later asynchronous-proxy ones (bulk copies and reductions,
-/// TMA): `fence.proxy.async.global`.
-#[inline(always)]
-pub fn fence_proxy_async_global() {
-    device!("grid::fence_proxy_async_global", {
-        // SAFETY: a fence; no operands.
-        unsafe { core::arch::asm!("fence.proxy.async.global;", options(nostack)) }
-    }, sim: {
         crate::sim::intrinsics::fence();
     })
 }

@@ -29,6 +29,8 @@
 //! - [`device`]: the bodies of the device-wide algorithms, for instantiating as kernels.
 //! - [`ops`]: operators (`Sum`, `Min`, `Max`, bitwise, closures, your own).
 //! - [`atomic`]: atomic read-modify-write on global and shared memory, with a scope.
+//! - [`grid`]: between blocks: the grid barrier of cooperative launches, and turns on a
+//!   global counter (blocks taking a section in a fixed order: deterministic sums).
 //! - [`matrix`]: read-only 2-D views of inputs, `m[(row, col)]`, checked the way kernels guard.
 //! - [`math`]: the hardware's fast approximate math and bit operations.
 //! - [`mma`]: tensor cores (`mma.sync`), `ldmatrix`, `cp.async` (sm_80+).

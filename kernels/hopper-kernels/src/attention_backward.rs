@@ -444,7 +444,7 @@ unsafe fn backward<
                     if ordered {
                         let turn = dq_turn(n_block, m, BM, blocks_n, blocks_m, p.dq_order, causal);
                         gpu::grid::wait_turn(dq_turns.as_mut_ptr().add(turns), turn);
-                        gpu::grid::fence_proxy_async_global();
+                        mbarrier::fence_proxy_async_global();
                     }
                     mbarrier::wait_parity(dq_full, i & 1);
                     wgmma::bulk_reduce_add_f32(dq.as_mut_ptr().add(at), dq_smem, DQ_TILE * 4);
@@ -453,7 +453,7 @@ unsafe fn backward<
                     mbarrier::arrive(dq_empty);
                     if ordered {
                         tma::store_wait();
-                        gpu::grid::fence_proxy_async_global();
+                        mbarrier::fence_proxy_async_global();
                         gpu::grid::end_turn(dq_turns.as_mut_ptr().add(turns));
                     }
                 }

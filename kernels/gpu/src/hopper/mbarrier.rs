@@ -124,6 +124,18 @@ pub unsafe fn invalidate(bar: u32) {
     })
 }
 
+/// `fence.proxy.async.global`: orders this thread's ordinary accesses to global memory with its
+/// asynchronous-proxy ones (bulk copies and reductions, TMA stores), both ways: after an
+/// acquire that hands over data (`grid::wait_turn`) and before a release that publishes what a
+/// completed bulk reduction wrote (`grid::end_turn`).
+#[inline(always)]
+pub fn fence_proxy_async_global() {
+    device!("hopper::mbarrier::fence_proxy_async_global", {
+        // SAFETY: a fence; no operands.
+        unsafe { core::arch::asm!("fence.proxy.async.global;", options(nostack)) }
+    })
+}
+
 /// `fence.proxy.async.shared::cta`: orders this thread's ordinary shared-memory accesses with
 /// later accesses of the asynchronous proxy (TMA stores reading shared memory, wgmma operands).
 /// Each thread that wrote the data fences before the barrier that hands it over.
