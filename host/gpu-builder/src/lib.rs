@@ -11,6 +11,7 @@ pub mod branches;
 pub mod checks;
 pub mod compile;
 pub mod core_source;
+pub mod counters;
 pub mod dep_cache;
 pub mod diff;
 pub mod error;
