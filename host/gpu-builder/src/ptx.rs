@@ -166,7 +166,7 @@ fn add_launch_bounds(ptx: &str, module: &PtxModule) -> Result<String> {
             };
             if let Some(dims) = s.grid_dims {
                 directives.push_str(&format!(
-                    "{}{dims}))]: a launch with more grid dimensions traps\n",
+                    "{}{dims}))]: a launch must not have more grid dimensions (gpu-host refuses one)\n",
                     gpu_abi::GRID_DIMS_MARKER
                 ));
             }
@@ -538,8 +538,8 @@ mod tests {
         let (cleaned, _) = parse(&sample_with_record(json)).unwrap();
         assert!(
             cleaned.contains(
-                "k_param_2[12]\n)\n.reqntid 256, 1, 1\n// #[kernel(grid_dims(1))]: a launch with \
-                 more grid dimensions traps\n{"
+                "k_param_2[12]\n)\n.reqntid 256, 1, 1\n// #[kernel(grid_dims(1))]: a launch must \
+                 not have more grid dimensions (gpu-host refuses one)\n{"
             ),
             "{cleaned}"
         );

@@ -459,7 +459,7 @@ $L__BB7_2:
     fn the_grid_shape_comment_stays_other_comments_go() {
         let ptx = ".version 7.0\n.target sm_80\n.address_size 64\n\
                    .visible .entry k()\n.reqntid 256, 1, 1\n\
-                   // #[kernel(grid_dims(1))]: a launch with more grid dimensions traps\n\
+                   // #[kernel(grid_dims(1))]: a launch must not have more grid dimensions\n\
                    {\n\t// callseq 12\n\tret;\n}\n";
         let units = split(ptx).unwrap();
         assert_eq!(units.len(), 1);

@@ -18,7 +18,7 @@ pub use param::{ParamKind, SCALARS, is_scalar};
 
 /// How the comment starts that records `#[kernel(grid_dims(N))]` in a PTX entry's header,
 /// between its parameter list and its body: `gpu-builder` writes it, `gpu-host` reads it (PTX
-/// has no directive for a grid shape; the kernel itself checks the grid at entry).
+/// has no directive for a grid shape, and the kernel does not check it).
 pub const GRID_DIMS_MARKER: &str = "// #[kernel(grid_dims(";
 
 /// Whether a grid of `grid` blocks has at most the `dims` dimensions a

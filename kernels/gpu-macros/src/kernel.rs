@@ -186,12 +186,14 @@ pub fn expand_one(
         }
         None => quote!(),
     };
-    // A declared grid shape is checked at entry (the driver knows nothing of it), after which
-    // the optimizer may drop the unused block coordinates.
+    // A declared grid shape lets the optimizer drop the unused block coordinates. The driver
+    // knows nothing of it: the host refuses other grids before launching (the manifest's
+    // `grid_dims`, a comment in the PTX), and nothing checks it on the device.
     let require_grid = match grid_dims {
         Some(dims) => {
             bounds.push_str(&format!(",\"grid_dims\":{dims}"));
-            quote!(::gpu::__private::require_grid_dims(#dims);)
+            // SAFETY (in generated code): the launch contract above.
+            quote!(unsafe { ::gpu::__private::assume_grid_dims(#dims) };)
         }
         None => quote!(),
     };

@@ -21,7 +21,7 @@ mod shared;
 /// Launch shapes the kernel's code may rely on: `launch_bounds(THREADS, MIN_BLOCKS)` (CUDA's
 /// `__launch_bounds__`), or `block(X, Y, Z)`, the one block shape (PTX `.reqntid`); and
 /// `grid_dims(1)` or `grid_dims(2)`, at most that many grid dimensions (the host refuses other
-/// grids, the entry traps on them), so `thread::global_index()` is `blockIdx.x * blockDim.x +
+/// grids; the kernel does not check), so `thread::global_index()` is `blockIdx.x * blockDim.x +
 /// threadIdx.x` as in CUDA C++, without the y and z terms of a 3-D grid.
 ///
 /// `#[kernel(instances(f32, f64))]` on a generic function makes one PTX entry per listed type,

@@ -158,35 +158,33 @@ pub mod __private {
         let _ = (x, y, z);
     }
 
-    /// The entry check of a `#[kernel(grid_dims(N))]` kernel: the grid has at most `dims`
-    /// dimensions (1: `gridDim.y == gridDim.z == 1`; 2: `gridDim.z == 1`), else the launch
-    /// traps (the host refuses such a launch before it starts; this catches launches from
-    /// elsewhere). Past the check the optimizer knows the unused block coordinates are 0, so
+    /// The grid shape of a `#[kernel(grid_dims(N))]` kernel, told to the optimizer: at most
+    /// `dims` dimensions (1: `gridDim.y == gridDim.z == 1`; 2: `gridDim.z == 1`). So
     /// `thread::global_index()` is `blockIdx.x * blockDim.x + threadIdx.x`, as in CUDA C++,
     /// rather than the linearized 3-D index, and `global_index_2d()` does not fold in z.
+    ///
+    /// Nothing is checked on the device: `gpu-host` refuses any other grid before launching
+    /// (every launch path validates it), and the PTX carries the requirement as a comment for
+    /// other launchers, whose contract it is, as the slice lengths are. A check at entry (a
+    /// branch to `trap` on `%nctaid`) made every block wait for the constant-bank read before
+    /// its first load, and at the end it changed the code around the stores: both cost short
+    /// memory-bound kernels a few percent (README, "Writing fast kernels").
+    ///
+    /// # Safety
+    /// The launch's grid has at most `dims` dimensions.
     #[inline(always)]
-    pub fn require_grid_dims(dims: u32) {
+    pub unsafe fn assume_grid_dims(dims: u32) {
         #[cfg(target_arch = "nvptx64")]
-        {
+        // SAFETY: a block coordinate is below the grid's extent on its axis (hardware), and the
+        // extents beyond `dims` are 1 (the caller's contract).
+        unsafe {
             use crate::thread::*;
-            let flat = match dims {
-                1 => grid_dim_y() == 1 && grid_dim_z() == 1,
-                _ => grid_dim_z() == 1,
-            };
-            if !flat {
-                // SAFETY: `trap` has no preconditions; it ends the launch with an error.
-                unsafe { core::arch::nvptx::trap() }
+            if dims == 1 {
+                core::hint::assert_unchecked(grid_dim_y() == 1);
+                core::hint::assert_unchecked(block_idx_y() == 0);
             }
-            // SAFETY: a block coordinate is below the grid's extent on its axis (hardware), and
-            // the extents of the axes beyond `dims` were just checked to be 1.
-            unsafe {
-                if dims == 1 {
-                    core::hint::assert_unchecked(grid_dim_y() == 1);
-                    core::hint::assert_unchecked(block_idx_y() == 0);
-                }
-                core::hint::assert_unchecked(grid_dim_z() == 1);
-                core::hint::assert_unchecked(block_idx_z() == 0);
-            }
+            core::hint::assert_unchecked(grid_dim_z() == 1);
+            core::hint::assert_unchecked(block_idx_z() == 0);
         }
         #[cfg(not(target_arch = "nvptx64"))]
         let _ = dims;
