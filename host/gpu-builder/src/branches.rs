@@ -21,7 +21,8 @@
 //! Forward jumps only. A loop's back edge keeps LLVM's shape (`@%p bra $exit; bra.uni $head`):
 //! in nvcc's shape (`@%p bra $head`) ptxas unrolls the loop itself, as it does nvcc's, and on
 //! LLVM's 64-bit loop counters that measured slower. Loops whose counter fits 32 bits get both,
-//! the 32-bit counter and nvcc's back edge, from [`crate::counters`], which runs after this.
+//! the 32-bit counter and nvcc's back edge, from [`crate::counters`], which runs after this,
+//! and runs of bounds checks become one branch ([`crate::guards`]).
 //! Crates tuned to LLVM's shape can keep it
 //! with `[package.metadata.gpu] branches = "llvm"` (dense-kernels and hopper-kernels do: ptxas
 //! allocates their large kernels differently after the rewrite, with more spills).
@@ -34,11 +35,12 @@ use std::collections::HashMap;
 
 /// Names this rewrite in the record of what a module's PTX was made from, so that PTX reshaped
 /// by an earlier version of it is rebuilt: change it whenever the rewrite's output changes.
-pub const REVISION: &str = "forward jumps v1, counted loops v1";
+pub const REVISION: &str = "forward jumps v1, counted loops v1, merged checks v1";
 
-/// The module with the rewrite applied to every function body, then [`crate::counters`]'.
+/// The module with the rewrite applied to every function body, then [`crate::counters`]' and
+/// [`crate::guards`]'.
 pub fn reshape(ptx: &str) -> String {
-    crate::counters::narrow(&map_bodies(ptx, reshape_body))
+    crate::guards::merge(&crate::counters::narrow(&map_bodies(ptx, reshape_body)))
 }
 
 /// The module with `rewrite` applied to the lines of every function body (between its braces);

@@ -16,6 +16,7 @@ pub mod dep_cache;
 pub mod diff;
 pub mod error;
 pub mod generic_launchers;
+pub mod guards;
 pub mod launchers;
 pub mod manifest;
 pub mod nvcc;
