@@ -30,7 +30,7 @@
 //! Comments, blank lines and `.loc` directives between the instructions of a pattern are kept.
 //! Anything the rewrite does not recognize is left as LLVM wrote it.
 
-use crate::ptx::code;
+use crate::ptx::{code, conditional_branch, is_filler, label, unconditional_branch};
 use std::collections::HashMap;
 
 /// Names this rewrite in the record of what a module's PTX was made from, so that PTX reshaped
@@ -80,43 +80,6 @@ fn body_end(lines: &[String], open: usize) -> usize {
         }
     }
     lines.len() - 1
-}
-
-/// Whether the line holds no instruction or label (blank, comment, `.loc`).
-fn is_filler(line: &str) -> bool {
-    let c = code(line);
-    c.is_empty() || c.starts_with(".loc")
-}
-
-/// A conditional branch: `(negated, predicate, target)`.
-fn conditional_branch(line: &str) -> Option<(bool, &str, &str)> {
-    let rest = code(line).strip_prefix('@')?;
-    let (negated, rest) = match rest.strip_prefix('!') {
-        Some(r) => (true, r),
-        None => (false, rest),
-    };
-    let (pred, rest) = rest.split_once(char::is_whitespace)?;
-    let target = rest.trim().strip_prefix("bra")?;
-    let target = target.strip_prefix(".uni").unwrap_or(target);
-    let target = target.trim().strip_suffix(';')?.trim();
-    Some((negated, pred, target))
-}
-
-/// The target of an unconditional `bra`/`bra.uni`.
-fn unconditional_branch(line: &str) -> Option<&str> {
-    let c = code(line);
-    let rest = c
-        .strip_prefix("bra.uni")
-        .or_else(|| c.strip_prefix("bra"))?;
-    if !rest.starts_with(char::is_whitespace) {
-        return None;
-    }
-    rest.trim().strip_suffix(';').map(str::trim)
-}
-
-/// The label a line defines.
-fn label(line: &str) -> Option<&str> {
-    code(line).strip_suffix(':')
 }
 
 /// The body with the rewrite applied (the lines between its braces).

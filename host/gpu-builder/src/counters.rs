@@ -56,7 +56,7 @@
 //! It runs as part of [`crate::branches::reshape`], under its switch; its revision is part of
 //! [`crate::branches::REVISION`].
 
-use crate::ptx::code;
+use crate::ptx::{branch_target, code, declare, is_filler, label, registers};
 
 /// The prefix of the 32-bit registers the rewrite declares; a body that already uses it is left
 /// alone.
@@ -82,11 +82,7 @@ fn narrow_body(mut body: Vec<String>) -> Vec<String> {
         rewrite.apply(&mut body, &name);
     }
     if counters > 0 {
-        let at = body
-            .iter()
-            .rposition(|l| code(l).starts_with(".reg "))
-            .map_or(0, |i| i + 1);
-        body.insert(at, format!("\t.reg .b32 \t{PREFIX}<{counters}>;"));
+        declare(&mut body, format!("\t.reg .b32 \t{PREFIX}<{counters}>;"));
     }
     body
 }
@@ -160,12 +156,6 @@ fn next_code_line(body: &[String], from: usize) -> Option<usize> {
     (from..body.len()).find(|&i| !is_filler(&body[i]))
 }
 
-/// Whether the line holds no instruction or label (blank, comment, `.loc`).
-fn is_filler(line: &str) -> bool {
-    let c = code(line);
-    c.is_empty() || c.starts_with(".loc")
-}
-
 /// A single unpredicated instruction: `(opcode, operands)`.
 fn instruction(line: &str) -> Option<(&str, Vec<&str>)> {
     let c = code(line);
@@ -177,42 +167,11 @@ fn instruction(line: &str) -> Option<(&str, Vec<&str>)> {
     Some((opcode, rest.split(',').map(str::trim).collect()))
 }
 
-/// The registers a line mentions, each time it mentions them.
-fn registers(line: &str) -> impl Iterator<Item = &str> {
-    let c = crate::ptx::strip_comment(line);
-    c.match_indices('%').map(move |(at, _)| {
-        let end = c[at + 1..]
-            .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '$'))
-            .map_or(c.len(), |e| at + 1 + e);
-        &c[at..end]
-    })
-}
-
 /// The lines that mention `reg`.
 fn mentions(body: &[String], reg: &str) -> Vec<usize> {
     (0..body.len())
         .filter(|&i| registers(&body[i]).any(|r| r == reg))
         .collect()
-}
-
-/// The label a line defines.
-fn label(line: &str) -> Option<&str> {
-    code(line).strip_suffix(':')
-}
-
-/// Every branch target a line names (`bra`, `@%p bra`, `brx.idx` tables are not followed).
-fn branch_target(line: &str) -> Option<&str> {
-    let c = code(line);
-    let c = match c.strip_prefix('@') {
-        Some(rest) => rest.split_once(char::is_whitespace)?.1.trim(),
-        None => c,
-    };
-    let rest = c.strip_prefix("bra")?;
-    let rest = rest.strip_prefix(".uni").unwrap_or(rest);
-    if !rest.starts_with(char::is_whitespace) {
-        return None;
-    }
-    rest.trim().strip_suffix(';').map(str::trim)
 }
 
 /// The first loop of the body that qualifies (module docs), as the rewrite to make.

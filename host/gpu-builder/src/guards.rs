@@ -33,7 +33,7 @@
 //! It runs as part of [`crate::branches::reshape`], under its switch; its revision is part of
 //! [`crate::branches::REVISION`].
 
-use crate::ptx::code;
+use crate::ptx::{branch_target, code, conditional_branch, declare, is_filler, label};
 use std::collections::HashSet;
 
 /// The prefix of the predicates the rewrite declares; a body that already uses it is left alone.
@@ -53,42 +53,8 @@ pub fn merge(ptx: &str) -> String {
 
 /// A conditional branch to a trap block: `(negated, predicate)`.
 fn guard<'a>(line: &'a str, traps: &HashSet<String>) -> Option<(bool, &'a str)> {
-    let c = code(line);
-    let rest = c.strip_prefix('@')?;
-    let (negated, rest) = match rest.strip_prefix('!') {
-        Some(r) => (true, r),
-        None => (false, rest),
-    };
-    let (pred, rest) = rest.split_once(char::is_whitespace)?;
-    let target = rest.trim().strip_prefix("bra")?;
-    let target = target.strip_prefix(".uni").unwrap_or(target);
-    let target = target.trim().strip_suffix(';')?.trim();
+    let (negated, pred, target) = conditional_branch(line)?;
     traps.contains(target).then_some((negated, pred))
-}
-
-/// The target of a line's branch, if it branches.
-fn branch_target(line: &str) -> Option<&str> {
-    let c = code(line);
-    let c = match c.strip_prefix('@') {
-        Some(rest) => rest.split_once(char::is_whitespace)?.1.trim(),
-        None => c,
-    };
-    let rest = c.strip_prefix("bra")?;
-    let rest = rest.strip_prefix(".uni").unwrap_or(rest);
-    rest.starts_with(char::is_whitespace)
-        .then(|| rest.trim().strip_suffix(';').map(str::trim))
-        .flatten()
-}
-
-/// The label a line defines.
-fn label(line: &str) -> Option<&str> {
-    code(line).strip_suffix(':')
-}
-
-/// Whether the line holds no instruction or label (blank, comment, `.loc`).
-fn is_filler(line: &str) -> bool {
-    let c = code(line);
-    c.is_empty() || c.starts_with(".loc")
 }
 
 /// An unpredicated single instruction that only computes registers: its destination.
@@ -203,11 +169,7 @@ fn merge_body(mut body: Vec<String>) -> Vec<String> {
             body.remove(i);
         }
     }
-    let at = body
-        .iter()
-        .rposition(|l| code(l).starts_with(".reg "))
-        .map_or(0, |i| i + 1);
-    body.insert(at, format!("\t.reg .pred \t{PREFIX}<{fresh}>;"));
+    declare(&mut body, format!("\t.reg .pred \t{PREFIX}<{fresh}>;"));
     body
 }
 

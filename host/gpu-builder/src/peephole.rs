@@ -60,7 +60,7 @@
 //! the source not written by any other instruction in between. Anything else, including a
 //! clamp to other constants, is left as LLVM wrote it.
 
-use crate::ptx::code;
+use crate::ptx::{code, registers};
 use std::collections::{HashMap, HashSet};
 
 /// Names this rewrite in the record of what a module's PTX was made from, so that PTX rewritten
@@ -112,17 +112,6 @@ fn breaks_run(line: &str) -> bool {
     ]
     .iter()
     .any(|b| op == *b || op.starts_with(&format!("{b}.")))
-}
-
-/// The register names a line mentions (`%r12`, `%rd3`, `%p1`, ...), each time it mentions them.
-fn registers(line: &str) -> impl Iterator<Item = &str> {
-    let c = crate::ptx::strip_comment(line);
-    c.match_indices('%').map(move |(at, _)| {
-        let end = c[at + 1..]
-            .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '$'))
-            .map_or(c.len(), |e| at + 1 + e);
-        &c[at..end]
-    })
 }
 
 /// A float type and width from an instruction type suffix (`f32`, `f64`).

@@ -588,6 +588,68 @@ pub(crate) fn code(line: &str) -> &str {
     strip_comment(line).trim()
 }
 
+/// Whether the line holds no instruction or label (blank, comment, `.loc`): what the PTX
+/// rewrites step over.
+pub(crate) fn is_filler(line: &str) -> bool {
+    let c = code(line);
+    c.is_empty() || c.starts_with(".loc")
+}
+
+/// The label a line defines.
+pub(crate) fn label(line: &str) -> Option<&str> {
+    code(line).strip_suffix(':')
+}
+
+/// A conditional branch: `(negated, predicate, target)`.
+pub(crate) fn conditional_branch(line: &str) -> Option<(bool, &str, &str)> {
+    let rest = code(line).strip_prefix('@')?;
+    let (negated, rest) = match rest.strip_prefix('!') {
+        Some(r) => (true, r),
+        None => (false, rest),
+    };
+    let (pred, rest) = rest.split_once(char::is_whitespace)?;
+    Some((negated, pred, unconditional_branch(rest)?))
+}
+
+/// The target of an unconditional `bra`/`bra.uni`.
+pub(crate) fn unconditional_branch(line: &str) -> Option<&str> {
+    let c = code(line);
+    let rest = c
+        .strip_prefix("bra.uni")
+        .or_else(|| c.strip_prefix("bra"))?;
+    if !rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    rest.trim().strip_suffix(';').map(str::trim)
+}
+
+/// The target of a line's branch, conditional or not.
+pub(crate) fn branch_target(line: &str) -> Option<&str> {
+    conditional_branch(line)
+        .map(|(_, _, target)| target)
+        .or_else(|| unconditional_branch(line))
+}
+
+/// The register names a line mentions (`%r12`, `%rd3`, `%p1`, ...), each time it mentions them.
+pub(crate) fn registers(line: &str) -> impl Iterator<Item = &str> {
+    let c = strip_comment(line);
+    c.match_indices('%').map(move |(at, _)| {
+        let end = c[at + 1..]
+            .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '$'))
+            .map_or(c.len(), |e| at + 1 + e);
+        &c[at..end]
+    })
+}
+
+/// Inserts a register declaration after a function body's last `.reg` line (or first).
+pub(crate) fn declare(body: &mut Vec<String>, declaration: String) {
+    let at = body
+        .iter()
+        .rposition(|l| code(l).starts_with(".reg "))
+        .map_or(0, |i| i + 1);
+    body.insert(at, declaration);
+}
+
 /// What the PTX rewrites' unit tests share: a kernel around some lines, and its code lines.
 #[cfg(test)]
 pub(crate) mod test_support {
