@@ -22,10 +22,10 @@
 //! in nvcc's shape (`@%p bra $head`) ptxas unrolls the loop itself, as it does nvcc's, and on
 //! LLVM's 64-bit loop counters that measured slower. Loops whose counter fits 32 bits get both,
 //! the 32-bit counter and nvcc's back edge, from [`crate::counters`], which runs after this,
-//! and runs of bounds checks become one branch ([`crate::guards`]).
-//! Crates tuned to LLVM's shape can keep it
-//! with `[package.metadata.gpu] branches = "llvm"` (dense-kernels and hopper-kernels do: ptxas
-//! allocates their large kernels differently after the rewrite, with more spills).
+//! and runs of bounds checks become one branch ([`crate::guards`]). Crates tuned to LLVM's
+//! shape can keep it with `[package.metadata.gpu] branches = "llvm"` (dense-kernels and
+//! hopper-kernels do: ptxas allocates their large kernels differently after the rewrite, with
+//! more spills).
 //!
 //! Comments, blank lines and `.loc` directives between the instructions of a pattern are kept.
 //! Anything the rewrite does not recognize is left as LLVM wrote it.
