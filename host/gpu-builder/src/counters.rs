@@ -57,6 +57,7 @@
 //! [`crate::branches::REVISION`].
 
 use crate::ptx::{branch_target, code, declare, is_filler, label, registers};
+use std::collections::HashMap;
 
 /// The prefix of the 32-bit registers the rewrite declares; a body that already uses it is left
 /// alone.
@@ -177,13 +178,18 @@ fn mentions(body: &[String], reg: &str) -> Vec<usize> {
 /// The first loop of the body that qualifies (module docs), as the rewrite to make.
 fn find_loop(body: &[String]) -> Option<Rewrite> {
     let code_lines: Vec<usize> = (0..body.len()).filter(|&i| !is_filler(&body[i])).collect();
+    let labels: HashMap<&str, usize> = code_lines
+        .iter()
+        .filter_map(|&i| label(&body[i]).map(|l| (l, i)))
+        .collect();
     code_lines
         .windows(5)
-        .find_map(|w| qualifies(body, [w[0], w[1], w[2], w[3], w[4]]))
+        .find_map(|w| qualifies(body, &labels, [w[0], w[1], w[2], w[3], w[4]]))
 }
 
-/// The rewrite for the loop whose latch starts at `w[0]`, if it qualifies.
-fn qualifies(body: &[String], w: [usize; 5]) -> Option<Rewrite> {
+/// The rewrite for the loop whose latch starts at `w[0]`, if it qualifies (`labels`: where each
+/// label of the body is defined).
+fn qualifies(body: &[String], labels: &HashMap<&str, usize>, w: [usize; 5]) -> Option<Rewrite> {
     let [add, setp, branch, jump, exit_line] = w;
     // The latch: add.s64 C, C, K; setp C, N; @p bra EXIT; bra.uni HEAD; EXIT:
     let (op, ops) = instruction(&body[add])?;
@@ -213,7 +219,7 @@ fn qualifies(body: &[String], w: [usize; 5]) -> Option<Rewrite> {
         return None;
     }
     let head = branch_target(&body[jump])?;
-    let head_at = (0..jump).find(|&i| label(&body[i]) == Some(head))?;
+    let head_at = *labels.get(head).filter(|&&at| at < jump)?;
     if mentions(body, p) != [setp, branch] {
         return None;
     }
@@ -221,8 +227,9 @@ fn qualifies(body: &[String], w: [usize; 5]) -> Option<Rewrite> {
     let inside = |i: usize| i > head_at && i < exit_line;
     for (i, line) in body.iter().enumerate() {
         if let Some(t) = branch_target(line) {
-            let target_at = (0..body.len()).find(|&j| label(&body[j]) == Some(t));
-            let into = target_at.is_some_and(|t| t >= head_at && t < exit_line);
+            let into = labels
+                .get(t)
+                .is_some_and(|&t| t >= head_at && t < exit_line);
             if into && !inside(i) {
                 return None;
             }
