@@ -7,6 +7,7 @@
 
 pub mod annotate;
 pub mod arch;
+pub mod barriers;
 pub mod branches;
 pub mod checks;
 pub mod compile;
