@@ -23,7 +23,8 @@
 //! LLVM's 64-bit loop counters that measured slower. Loops whose counter fits 32 bits get both,
 //! the 32-bit counter and nvcc's back edge, from [`crate::counters`], which runs after this,
 //! runs of bounds checks become one branch ([`crate::guards`]), and a barrier LLVM copied for
-//! threads that only wait and return is merged back ([`crate::barriers`]). Crates tuned to LLVM's
+//! threads that only wait and return is merged back ([`crate::barriers`]), as are neighbouring
+//! shared-memory words into one vector access ([`crate::shared_pairs`]). Crates tuned to LLVM's
 //! shape can keep it with `[package.metadata.gpu] branches = "llvm"` (dense-kernels and
 //! hopper-kernels do: ptxas allocates their large kernels differently after the rewrite, with
 //! more spills).
@@ -36,14 +37,14 @@ use std::collections::HashMap;
 
 /// Names this rewrite in the record of what a module's PTX was made from, so that PTX reshaped
 /// by an earlier version of it is rebuilt: change it whenever the rewrite's output changes.
-pub const REVISION: &str =
-    "forward jumps v1, counted loops v1, merged checks v1, merged exit barriers v1";
+pub const REVISION: &str = "forward jumps v1, counted loops v1, merged checks v1, merged exit barriers v1, shared pairs v1";
 
 /// The module with the rewrite applied to every function body, then those of
-/// [`crate::counters`], [`crate::guards`] and [`crate::barriers`].
+/// [`crate::counters`], [`crate::guards`], [`crate::barriers`] and [`crate::shared_pairs`].
 pub fn reshape(ptx: &str) -> String {
     let reshaped = crate::counters::narrow(&map_bodies(ptx, reshape_body));
-    crate::barriers::merge(&crate::guards::merge(&reshaped))
+    let merged = crate::barriers::merge(&crate::guards::merge(&reshaped));
+    crate::shared_pairs::merge(&merged)
 }
 
 /// The module with `rewrite` applied to the lines of every function body (between its braces);

@@ -26,6 +26,7 @@ pub mod peephole;
 pub mod ptx;
 pub mod ptxas;
 pub mod sass;
+pub mod shared_pairs;
 pub mod sysroot;
 pub mod toolchain;
 pub mod units;
