@@ -56,7 +56,7 @@
 //! It runs as part of [`crate::branches::reshape`], under its switch; its revision is part of
 //! [`crate::branches::REVISION`].
 
-use crate::ptx::{branch_target, code, declare, is_filler, label, registers};
+use crate::ptx::{branch_target, code, declare, instruction, is_filler, label, registers};
 use std::collections::HashMap;
 
 /// The prefix of the 32-bit registers the rewrite declares; a body that already uses it is left
@@ -155,17 +155,6 @@ fn parse_literal(s: &str) -> Option<i64> {
 /// The index of the first line at or after `from` that holds code.
 fn next_code_line(body: &[String], from: usize) -> Option<usize> {
     (from..body.len()).find(|&i| !is_filler(&body[i]))
-}
-
-/// A single unpredicated instruction: `(opcode, operands)`.
-fn instruction(line: &str) -> Option<(&str, Vec<&str>)> {
-    let c = code(line);
-    let body = c.strip_suffix(';')?;
-    if body.contains([';', '{', '}', '@']) || c.starts_with('.') {
-        return None;
-    }
-    let (opcode, rest) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
-    Some((opcode, rest.split(',').map(str::trim).collect()))
 }
 
 /// The lines that mention `reg`.

@@ -33,18 +33,13 @@
 //! It runs as part of [`crate::branches::reshape`], under its switch; its revision is part of
 //! [`crate::branches::REVISION`].
 
-use crate::ptx::{branch_target, code, conditional_branch, declare, is_filler, label};
+use crate::ptx::{
+    ARITHMETIC, branch_target, code, conditional_branch, declare, instruction, is_filler, label,
+};
 use std::collections::HashSet;
 
 /// The prefix of the predicates the rewrite declares; a body that already uses it is left alone.
 const PREFIX: &str = "%trp";
-
-/// Opcodes (up to the first `.`) that only compute registers from registers.
-const PURE: &[&str] = &[
-    "add", "sub", "mul", "mad", "mul24", "mad24", "shl", "shr", "and", "or", "xor", "not", "cvt",
-    "mov", "selp", "setp", "min", "max", "neg", "abs", "cnot", "bfe", "bfi", "prmt", "shf", "popc",
-    "clz", "brev", "fma", "rcp", "sqrt", "rsqrt", "lop3",
-];
 
 /// The module with the rewrite applied to every function body.
 pub fn merge(ptx: &str) -> String {
@@ -59,17 +54,9 @@ fn guard<'a>(line: &'a str, traps: &HashSet<String>) -> Option<(bool, &'a str)> 
 
 /// An unpredicated single instruction that only computes registers: its destination.
 fn pure_destination(line: &str) -> Option<&str> {
-    let c = code(line);
-    let body = c.strip_suffix(';')?;
-    if body.contains([';', '{', '}', '@', '[']) || c.starts_with('.') {
-        return None;
-    }
-    let (opcode, rest) = body.split_once(char::is_whitespace)?;
+    let (opcode, operands) = instruction(line)?;
     let base = opcode.split('.').next()?;
-    if !PURE.contains(&base) {
-        return None;
-    }
-    Some(rest.split(',').next()?.trim())
+    (ARITHMETIC.contains(&base) && !code(line).contains('[')).then_some(operands[0])
 }
 
 /// The body with every run of two or more guards merged.

@@ -641,6 +641,54 @@ pub(crate) fn registers(line: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// Opcodes (up to the first `.`) that only compute registers from registers.
+pub(crate) const ARITHMETIC: &[&str] = &[
+    "add", "sub", "mul", "mad", "mul24", "mad24", "shl", "shr", "and", "or", "xor", "not", "cvt",
+    "cvta", "mov", "selp", "setp", "min", "max", "neg", "abs", "cnot", "bfe", "bfi", "prmt", "shf",
+    "popc", "clz", "brev", "fma", "rcp", "sqrt", "rsqrt", "lop3", "div", "rem", "ex2", "lg2",
+    "sin", "cos", "tanh", "testp", "copysign", "set",
+];
+
+/// A single unpredicated instruction: `(opcode, operands)` (`None` for predicated, compound or
+/// directive lines).
+pub(crate) fn instruction(line: &str) -> Option<(&str, Vec<&str>)> {
+    let c = code(line);
+    let body = c.strip_suffix(';')?;
+    if body.contains([';', '{', '}', '@']) || c.starts_with('.') {
+        return None;
+    }
+    let (opcode, rest) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
+    Some((opcode, rest.split(',').map(str::trim).collect()))
+}
+
+/// The registers a line writes (its first operand, or every register of a `{...}` first
+/// operand), for instructions that write one.
+pub(crate) fn destinations(line: &str) -> Vec<&str> {
+    let c = strip_comment(line).trim();
+    let c = match c.strip_prefix('@') {
+        Some(rest) => rest.split_once(char::is_whitespace).map_or("", |(_, r)| r),
+        None => c,
+    };
+    let Some((opcode, rest)) = c.split_once(char::is_whitespace) else {
+        return Vec::new();
+    };
+    let base = opcode.split('.').next().unwrap_or_default();
+    if matches!(
+        base,
+        "st" | "bra" | "bar" | "barrier" | "ret" | "exit" | "trap" | "red" | "membar" | "fence"
+    ) || opcode.starts_with('.')
+    {
+        return Vec::new();
+    }
+    let rest = rest.trim_start();
+    let first = if rest.starts_with('{') {
+        rest.split('}').next().unwrap_or_default()
+    } else {
+        rest.split(',').next().unwrap_or_default()
+    };
+    registers(first).collect()
+}
+
 /// Inserts a register declaration after a function body's last `.reg` line (or first).
 pub(crate) fn declare(body: &mut Vec<String>, declaration: String) {
     let at = body

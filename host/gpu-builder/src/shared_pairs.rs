@@ -40,7 +40,7 @@
 //! It runs as part of [`crate::branches::reshape`], under its switch; its revision is part of
 //! [`crate::branches::REVISION`].
 
-use crate::ptx::{code, is_filler, label, registers, strip_comment};
+use crate::ptx::{ARITHMETIC, code, destinations, instruction, is_filler, label, registers};
 use std::collections::{BTreeMap, HashMap};
 
 /// The module with neighbouring shared accesses merged in every function body.
@@ -153,45 +153,6 @@ fn literal(s: &str) -> Option<u32> {
     };
     let v = v as u32;
     Some(if neg { v.wrapping_neg() } else { v })
-}
-
-/// Opcode and operands of a one-instruction line (`None` for predicated or compound lines).
-fn instruction(line: &str) -> Option<(&str, Vec<&str>)> {
-    let c = code(line);
-    let body = c.strip_suffix(';')?;
-    if body.contains([';', '@', '{', '}']) || c.starts_with('.') {
-        return None;
-    }
-    let (opcode, rest) = body.split_once(char::is_whitespace)?;
-    Some((opcode, rest.split(',').map(str::trim).collect()))
-}
-
-/// The registers a line writes (its first operand, or every register of a `{...}` first
-/// operand), for instructions that write one.
-fn destinations(line: &str) -> Vec<&str> {
-    let c = strip_comment(line).trim();
-    let c = match c.strip_prefix('@') {
-        Some(rest) => rest.split_once(char::is_whitespace).map_or("", |(_, r)| r),
-        None => c,
-    };
-    let Some((opcode, rest)) = c.split_once(char::is_whitespace) else {
-        return Vec::new();
-    };
-    let base = opcode.split('.').next().unwrap_or_default();
-    if matches!(
-        base,
-        "st" | "bra" | "bar" | "barrier" | "ret" | "exit" | "trap" | "red" | "membar" | "fence"
-    ) || opcode.starts_with('.')
-    {
-        return Vec::new();
-    }
-    let rest = rest.trim_start();
-    let first = if rest.starts_with('{') {
-        rest.split('}').next().unwrap_or_default()
-    } else {
-        rest.split(',').next().unwrap_or_default()
-    };
-    registers(first).collect()
 }
 
 /// Describes the registers of one function body.
@@ -347,14 +308,6 @@ fn access(line: &str) -> Option<Access<'_>> {
         offset,
     })
 }
-
-/// Opcodes (up to the first `.`) that only compute registers from registers.
-const ARITHMETIC: &[&str] = &[
-    "add", "sub", "mul", "mad", "mul24", "mad24", "shl", "shr", "and", "or", "xor", "not", "cvt",
-    "cvta", "mov", "selp", "setp", "min", "max", "neg", "abs", "cnot", "bfe", "bfi", "prmt", "shf",
-    "popc", "clz", "brev", "fma", "rcp", "sqrt", "rsqrt", "lop3", "div", "rem", "ex2", "lg2",
-    "sin", "cos", "tanh", "testp", "copysign", "set",
-];
 
 /// Whether a load may be moved up over the line (towards its partner).
 fn load_may_pass(line: &str) -> bool {
