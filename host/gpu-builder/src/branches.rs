@@ -22,7 +22,8 @@
 //! in nvcc's shape (`@%p bra $head`) ptxas unrolls the loop itself, as it does nvcc's, and on
 //! LLVM's 64-bit loop counters that measured slower. Loops whose counter fits 32 bits get both,
 //! the 32-bit counter and nvcc's back edge, from [`crate::counters`], which runs after this,
-//! runs of bounds checks become one branch ([`crate::guards`]), and a barrier LLVM copied for
+//! loads move above the bounds checks before them ([`crate::speculate`]) and runs of checks
+//! become one branch ([`crate::guards`]), and a barrier LLVM copied for
 //! threads that only wait and return is merged back ([`crate::barriers`]), as are neighbouring
 //! shared-memory words into one vector access ([`crate::shared_pairs`]). Crates tuned to LLVM's
 //! shape can keep it with `[package.metadata.gpu] branches = "llvm"` (dense-kernels and
@@ -37,13 +38,15 @@ use std::collections::HashMap;
 
 /// Names this rewrite in the record of what a module's PTX was made from, so that PTX reshaped
 /// by an earlier version of it is rebuilt: change it whenever the rewrite's output changes.
-pub const REVISION: &str = "forward jumps v1, counted loops v1, merged checks v1, merged exit barriers v1, shared pairs v1";
+pub const REVISION: &str = "forward jumps v1, counted loops v1, merged checks v1, merged exit barriers v1, shared pairs v1, loads before checks v1";
 
 /// The module with the rewrite applied to every function body, then those of
-/// [`crate::counters`], [`crate::guards`], [`crate::barriers`] and [`crate::shared_pairs`].
+/// [`crate::counters`], [`crate::speculate`], [`crate::guards`], [`crate::barriers`] and
+/// [`crate::shared_pairs`].
 pub fn reshape(ptx: &str) -> String {
     let reshaped = crate::counters::narrow(&map_bodies(ptx, reshape_body));
-    let merged = crate::barriers::merge(&crate::guards::merge(&reshaped));
+    let checked = crate::guards::merge(&crate::speculate::hoist(&reshaped));
+    let merged = crate::barriers::merge(&checked);
     crate::shared_pairs::merge(&merged)
 }
 

@@ -35,6 +35,7 @@
 
 use crate::ptx::{
     ARITHMETIC, branch_target, code, conditional_branch, declare, instruction, is_filler, label,
+    trap_labels,
 };
 use std::collections::HashSet;
 
@@ -68,15 +69,7 @@ fn merge_body(mut body: Vec<String>) -> Vec<String> {
         return body;
     }
     let code_lines: Vec<usize> = (0..body.len()).filter(|&i| !is_filler(&body[i])).collect();
-    // Labels whose block is only `trap; exit;` (or `trap;`).
-    let traps: HashSet<String> = code_lines
-        .windows(2)
-        .filter_map(|w| {
-            let l = label(&body[w[0]])?;
-            let next = code(&body[w[1]]);
-            (next == "trap; exit;" || next == "trap;").then(|| l.to_string())
-        })
-        .collect();
+    let traps = trap_labels(&body);
     if traps.is_empty() {
         return body;
     }

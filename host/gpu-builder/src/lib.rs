@@ -27,6 +27,7 @@ pub mod ptx;
 pub mod ptxas;
 pub mod sass;
 pub mod shared_pairs;
+pub mod speculate;
 pub mod sysroot;
 pub mod toolchain;
 pub mod units;

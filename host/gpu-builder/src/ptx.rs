@@ -1,7 +1,7 @@
 //! Reading the PTX that LLVM emitted: entry points and their parameters, module-scope shared
 //! memory, which functions reference what, and the `#[kernel]` signature records.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::Deserialize;
 
@@ -687,6 +687,19 @@ pub(crate) fn destinations(line: &str) -> Vec<&str> {
         rest.split(',').next().unwrap_or_default()
     };
     registers(first).collect()
+}
+
+/// The labels whose block is only a trap.
+pub(crate) fn trap_labels(body: &[String]) -> HashSet<String> {
+    let code_lines: Vec<usize> = (0..body.len()).filter(|&i| !is_filler(&body[i])).collect();
+    code_lines
+        .windows(2)
+        .filter_map(|w| {
+            let l = label(&body[w[0]])?;
+            let next = code(&body[w[1]]);
+            (next == "trap; exit;" || next == "trap;").then(|| l.to_string())
+        })
+        .collect()
 }
 
 /// Inserts a register declaration after a function body's last `.reg` line (or first).
