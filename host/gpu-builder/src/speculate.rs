@@ -171,10 +171,10 @@ mod tests {
                 "add.s64 %rd6, %rd5, 1;",
                 "setp.ge.u64 %p2, %rd6, %rd8;",
                 "ld.global.nc.b32 %r9, [%rd21+4];",
+                "add.f32 %r10, %r8, %r9;",
                 "@%p1 bra $L__BB0_12;",
                 "$L__BB0_3:",
                 "@%p2 bra $L__BB0_12;",
-                "add.f32 %r10, %r8, %r9;", // no load after it: it stays
                 "st.global.b32 [%rd7], %r10;",
                 "ret;",
                 "$L__BB0_12:",
@@ -205,6 +205,16 @@ mod tests {
         // Not a trap block: an ordinary branch.
         let text = body(&TWO_READS[..11]);
         assert_eq!(hoist(&text), text);
+    }
+
+    #[test]
+    fn arithmetic_without_a_load_stays_below_the_check() {
+        let mut lines = TWO_READS.to_vec();
+        lines.remove(7); // the second load
+        let got = instructions(&hoist(&body(&lines)));
+        // The first check's run has a load and moves; after the second check only arithmetic.
+        assert_eq!(got[8], "@%p2 bra $L__BB0_12;");
+        assert_eq!(got[9], "add.f32 %r10, %r8, %r9;");
     }
 
     #[test]
