@@ -20,15 +20,19 @@
 //!
 //! Forward jumps only. A loop's back edge keeps LLVM's shape (`@%p bra $exit; bra.uni $head`):
 //! in nvcc's shape (`@%p bra $head`) ptxas unrolls the loop itself, as it does nvcc's, and on
-//! LLVM's 64-bit loop counters that measured slower. Loops whose counter fits 32 bits get both,
-//! the 32-bit counter and nvcc's back edge, from [`crate::counters`], which runs after this,
-//! loads move above the bounds checks before them ([`crate::speculate`]) and runs of checks
-//! become one branch ([`crate::guards`]), and a barrier LLVM copied for
-//! threads that only wait and return is merged back ([`crate::barriers`]), as are neighbouring
-//! shared-memory words into one vector access ([`crate::shared_pairs`]). Crates tuned to LLVM's
-//! shape can keep it with `[package.metadata.gpu] branches = "llvm"` (dense-kernels and
-//! hopper-kernels do: ptxas allocates their large kernels differently after the rewrite, with
-//! more spills).
+//! LLVM's 64-bit loop counters that measured slower. The rewrites that run after this one:
+//!
+//! - [`crate::counters`]: loops whose counter fits 32 bits get both, the 32-bit counter and
+//!   nvcc's back edge;
+//! - [`crate::speculate`]: loads move above the bounds checks before them;
+//! - [`crate::guards`]: runs of bounds checks become one branch;
+//! - [`crate::barriers`]: a barrier LLVM copied for threads that only wait and return is
+//!   merged back;
+//! - [`crate::shared_pairs`]: neighbouring shared-memory words become one vector access.
+//!
+//! Crates tuned to LLVM's shape can keep it, and skip all of them, with
+//! `[package.metadata.gpu] branches = "llvm"` (dense-kernels and hopper-kernels do: ptxas
+//! allocates their large kernels differently after the rewrite, with more spills).
 //!
 //! Comments, blank lines and `.loc` directives between the instructions of a pattern are kept.
 //! Anything the rewrite does not recognize is left as LLVM wrote it.
@@ -38,7 +42,10 @@ use std::collections::HashMap;
 
 /// Names this rewrite in the record of what a module's PTX was made from, so that PTX reshaped
 /// by an earlier version of it is rebuilt: change it whenever the rewrite's output changes.
-pub const REVISION: &str = "forward jumps v1, counted loops v1, merged checks v1, merged exit barriers v1, shared pairs v1, loads before checks v1";
+pub const REVISION: &str = concat!(
+    "forward jumps v1, counted loops v1, merged checks v1, merged exit barriers v1, ",
+    "shared pairs v1, loads before checks v1"
+);
 
 /// The module with the rewrite applied to every function body, then those of
 /// [`crate::counters`], [`crate::speculate`], [`crate::guards`], [`crate::barriers`] and

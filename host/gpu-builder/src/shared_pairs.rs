@@ -1,8 +1,8 @@
 //! Merges two shared-memory accesses of neighbouring words into one vector access.
 //!
 //! A bitonic sort's first stage compares `s[2 * t]` with `s[2 * t + 1]`. nvcc's code reads and
-//! writes the pair with one 64-bit `LDS.64` / `STS.64`; ours used two 32-bit accesses, and the
-//! twin ran at 0.90x of nvcc's, all of it from this (README, "Writing fast kernels"). The PTX
+//! writes the pair with one 64-bit `LDS.64` / `STS.64`; ours used two 32-bit accesses, and that
+//! was the whole of the twin's gap (README, "Writing fast kernels", has the figures). The PTX
 //! is the same two `ld.shared.u32` in both, so the difference is ptxas's own proof that the
 //! pair is 8-byte aligned: LLVM computes the address as `(base + 4t) + 4t`, sharing `4t` with
 //! another access, and ptxas does not see that the sum is a multiple of 8 (it does for

@@ -27,14 +27,15 @@
 //! builds, which name the failing line, branch to a reporting call instead and are left as
 //! they are.
 //!
-//! **What moves.** An instruction moves above a branch to a block that is only `trap; exit;`
-//! (or `trap;`) when it is one unpredicated instruction of register arithmetic (the list in
-//! [`crate::ptx::ARITHMETIC`]) or a plain load from global, shared, constant or parameter
-//! memory (not volatile, not acquire), it is part of the straight run that follows the
-//! branch (the only labels between are ones no branch targets), it does not write the
-//! branch's predicate, and a load follows it in that run or it is one: arithmetic alone stays
-//! below the branch (ptxas schedules it across branches itself). The instructions keep their
-//! order among themselves.
+//! **What moves.** After a branch to a block that is only `trap; exit;` (or `trap;`), the
+//! straight run of code that follows it (the only labels between are ones no branch targets)
+//! up to the first instruction that may not move: unpredicated register arithmetic (the
+//! list `ptx::ARITHMETIC`: moves, adds, compares, conversions, ...) and plain loads from
+//! global, shared, constant or parameter memory (not volatile, not acquire), none writing the
+//! branch's predicate. The run moves above the branch, in its order, when it holds a load; a
+//! run of arithmetic alone stays below (ptxas schedules arithmetic across branches itself;
+//! moved, it only gave ptxas another schedule, a slower one for `select_if`: README, "Writing
+//! fast kernels").
 //!
 //! It runs as part of [`crate::branches::reshape`], under its switch, before
 //! [`crate::guards`]; its revision is part of [`crate::branches::REVISION`].
