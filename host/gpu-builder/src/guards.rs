@@ -34,8 +34,8 @@
 //! [`crate::branches::REVISION`].
 
 use crate::ptx::{
-    ARITHMETIC, branch_target, code, conditional_branch, declare, instruction, is_filler, label,
-    trap_labels,
+    branch_target, branch_targets, conditional_branch, declare, instruction, is_arithmetic,
+    is_filler, label, trap_labels,
 };
 use std::collections::HashSet;
 
@@ -55,9 +55,7 @@ fn guard<'a>(line: &'a str, traps: &HashSet<String>) -> Option<(bool, &'a str)> 
 
 /// An unpredicated single instruction that only computes registers: its destination.
 fn pure_destination(line: &str) -> Option<&str> {
-    let (opcode, operands) = instruction(line)?;
-    let base = opcode.split('.').next()?;
-    (ARITHMETIC.contains(&base) && !code(line).contains('[')).then_some(operands[0])
+    is_arithmetic(line).then(|| instruction(line).map(|(_, ops)| ops[0]))?
 }
 
 /// The body with every run of two or more guards merged.
@@ -73,10 +71,7 @@ fn merge_body(mut body: Vec<String>) -> Vec<String> {
     if traps.is_empty() {
         return body;
     }
-    let targets: HashSet<String> = body
-        .iter()
-        .filter_map(|l| branch_target(l).map(str::to_string))
-        .collect();
+    let targets = branch_targets(&body);
 
     // Runs: guard indices (into `code_lines`) that may merge.
     let mut runs: Vec<Vec<usize>> = Vec::new();

@@ -702,6 +702,33 @@ pub(crate) fn trap_labels(body: &[String]) -> HashSet<String> {
         .collect()
 }
 
+/// Whether the line is one unpredicated instruction of register arithmetic ([`ARITHMETIC`], no
+/// memory operand).
+pub(crate) fn is_arithmetic(line: &str) -> bool {
+    instruction(line).is_some_and(|(opcode, _)| {
+        ARITHMETIC.contains(&opcode.split('.').next().unwrap_or_default())
+            && !code(line).contains('[')
+    })
+}
+
+/// Whether the line is one unpredicated plain load (not volatile, acquire, relaxed or mmio)
+/// whose opcode starts with one of `prefixes` (`"ld.global."`, ...; `"ld."` for any).
+pub(crate) fn is_plain_load(line: &str, prefixes: &[&str]) -> bool {
+    instruction(line).is_some_and(|(opcode, _)| {
+        prefixes.iter().any(|p| opcode.starts_with(p))
+            && [".volatile", ".acquire", ".relaxed", ".mmio"]
+                .iter()
+                .all(|q| !opcode.contains(q))
+    })
+}
+
+/// The labels some branch of the body targets.
+pub(crate) fn branch_targets(body: &[String]) -> HashSet<String> {
+    body.iter()
+        .filter_map(|l| branch_target(l).map(str::to_string))
+        .collect()
+}
+
 /// Inserts a register declaration after a function body's last `.reg` line (or first).
 pub(crate) fn declare(body: &mut Vec<String>, declaration: String) {
     let at = body

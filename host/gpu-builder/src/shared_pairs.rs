@@ -40,7 +40,9 @@
 //! It runs as part of [`crate::branches::reshape`], under its switch; its revision is part of
 //! [`crate::branches::REVISION`].
 
-use crate::ptx::{ARITHMETIC, code, destinations, instruction, is_filler, label, registers};
+use crate::ptx::{
+    code, destinations, instruction, is_arithmetic, is_filler, is_plain_load, label, registers,
+};
 use std::collections::{BTreeMap, HashMap};
 
 /// The module with neighbouring shared accesses merged in every function body.
@@ -309,32 +311,10 @@ fn access(line: &str) -> Option<Access<'_>> {
     })
 }
 
-/// Whether a load may be moved up over the line (towards its partner).
-fn load_may_pass(line: &str) -> bool {
-    if is_filler(line) {
-        return true;
-    }
-    let Some((opcode, _)) = instruction(line) else {
-        return false;
-    };
-    let base = opcode.split('.').next().unwrap_or_default();
-    ARITHMETIC.contains(&base)
-        || (base == "ld" && !opcode.contains(".volatile") && !opcode.contains(".acquire"))
-}
-
-/// Whether a store may be moved down over the line: it reads no memory a store could write.
-fn store_may_pass(line: &str) -> bool {
-    if is_filler(line) {
-        return true;
-    }
-    let Some((opcode, _)) = instruction(line) else {
-        return false;
-    };
-    let base = opcode.split('.').next().unwrap_or_default();
-    ARITHMETIC.contains(&base)
-        || ["ld.global.", "ld.param.", "ld.const."]
-            .iter()
-            .any(|p| opcode.starts_with(p) && !opcode.contains(".volatile"))
+/// Whether an access may be moved over the line: layout, register arithmetic, or a plain load
+/// whose opcode starts with one of `loads`.
+fn may_pass(line: &str, loads: &[&str]) -> bool {
+    is_filler(line) || is_arithmetic(line) || is_plain_load(line, loads)
 }
 
 /// `[%r + k]` as PTX writes it.
@@ -417,9 +397,11 @@ fn merge_body(mut body: Vec<String>, aligns: &HashMap<String, u64>) -> Vec<Strin
                 let line = &body[j];
                 let mentions = |r: &str| registers(line).any(|x| x == r);
                 let passes = if a.load {
-                    load_may_pass(line) || access(line).is_some_and(|b| b.load)
+                    may_pass(line, &["ld."])
                 } else {
-                    store_may_pass(line) && !mentions(a.value) && !mentions(a.address)
+                    may_pass(line, &["ld.global.", "ld.param.", "ld.const."])
+                        && !mentions(a.value)
+                        && !mentions(a.address)
                 };
                 if !passes || label(line).is_some() {
                     break;

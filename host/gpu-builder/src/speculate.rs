@@ -41,38 +41,21 @@
 //! [`crate::guards`]; its revision is part of [`crate::branches::REVISION`].
 
 use crate::ptx::{
-    ARITHMETIC, branch_target, code, conditional_branch, destinations, instruction, is_filler,
+    branch_targets, conditional_branch, destinations, is_arithmetic, is_filler, is_plain_load,
     label, trap_labels,
 };
-use std::collections::HashSet;
 
 /// The module with the rewrite applied to every function body.
 pub fn hoist(ptx: &str) -> String {
     crate::branches::map_bodies(ptx, hoist_body)
 }
 
-/// Whether the line may run before a check: register arithmetic or a plain load.
-fn movable(line: &str) -> bool {
-    let Some((opcode, _)) = instruction(line) else {
-        return false;
-    };
-    let base = opcode.split('.').next().unwrap_or_default();
-    (ARITHMETIC.contains(&base) && !code(line).contains('[')) || is_load(line)
-}
-
-/// Whether the line is a plain load (not volatile, not acquire) from global, shared, constant
-/// or parameter memory.
+/// Whether the line is a load that may start before a check.
 fn is_load(line: &str) -> bool {
-    let Some((opcode, _)) = instruction(line) else {
-        return false;
-    };
-    let plain = [".volatile", ".acquire", ".relaxed", ".mmio"]
-        .iter()
-        .all(|q| !opcode.contains(q));
-    plain
-        && ["ld.global.", "ld.shared.", "ld.const.", "ld.param."]
-            .iter()
-            .any(|p| opcode.starts_with(p))
+    is_plain_load(
+        line,
+        &["ld.global.", "ld.shared.", "ld.const.", "ld.param."],
+    )
 }
 
 /// The body with the movable lines after each trap branch moved above it.
@@ -81,10 +64,7 @@ fn hoist_body(mut body: Vec<String>) -> Vec<String> {
     if traps.is_empty() {
         return body;
     }
-    let targets: HashSet<String> = body
-        .iter()
-        .filter_map(|l| branch_target(l).map(str::to_string))
-        .collect();
+    let targets = branch_targets(&body);
     // Each round moves lines up past one branch; a line passes each branch at most once.
     let mut rounds = 0;
     loop {
@@ -111,7 +91,9 @@ fn hoist_body(mut body: Vec<String>) -> Vec<String> {
                     }
                     continue;
                 }
-                if !movable(line) || destinations(line).contains(&pred.as_str()) {
+                if !(is_arithmetic(line) || is_load(line))
+                    || destinations(line).contains(&pred.as_str())
+                {
                     break;
                 }
                 moving.push(k);
