@@ -56,7 +56,9 @@
 //! It runs as part of [`crate::branches::reshape`], under its switch; its revision is part of
 //! [`crate::branches::REVISION`].
 
-use crate::ptx::{branch_target, code, declare, instruction, is_filler, label, registers};
+use crate::ptx::{
+    branch_target, code, declare, instruction, is_filler, label, parse_literal, registers,
+};
 use std::collections::HashMap;
 
 /// The prefix of the 32-bit registers the rewrite declares; a body that already uses it is left
@@ -133,23 +135,6 @@ impl Rewrite {
 /// The low 32 bits of a PTX integer literal, written as a signed decimal.
 fn low_word(literal: &str) -> String {
     parse_literal(literal).map_or_else(|| literal.to_string(), |v| (v as i32).to_string())
-}
-
-/// A PTX integer literal (decimal or `0x` hex, optionally negative) as an `i64`.
-fn parse_literal(s: &str) -> Option<i64> {
-    let (neg, digits) = match s.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, s),
-    };
-    let v = if let Some(h) = digits
-        .strip_prefix("0x")
-        .or_else(|| digits.strip_prefix("0X"))
-    {
-        u64::from_str_radix(h, 16).ok()? as i64
-    } else {
-        digits.parse::<u64>().ok()? as i64
-    };
-    Some(if neg { v.wrapping_neg() } else { v })
 }
 
 /// The index of the first line at or after `from` that holds code.

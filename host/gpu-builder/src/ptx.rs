@@ -729,6 +729,23 @@ pub(crate) fn branch_targets(body: &[String]) -> HashSet<String> {
         .collect()
 }
 
+/// A PTX integer literal (decimal or `0x` hex, optionally negative) as an `i64`.
+pub(crate) fn parse_literal(s: &str) -> Option<i64> {
+    let (neg, digits) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s),
+    };
+    let v = if let Some(h) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        u64::from_str_radix(h, 16).ok()? as i64
+    } else {
+        digits.parse::<u64>().ok()? as i64
+    };
+    Some(if neg { v.wrapping_neg() } else { v })
+}
+
 /// Inserts a register declaration after a function body's last `.reg` line (or first).
 pub(crate) fn declare(body: &mut Vec<String>, declaration: String) {
     let at = body

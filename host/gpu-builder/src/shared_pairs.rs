@@ -41,7 +41,8 @@
 //! [`crate::branches::REVISION`].
 
 use crate::ptx::{
-    code, destinations, instruction, is_arithmetic, is_filler, is_plain_load, label, registers,
+    code, destinations, instruction, is_arithmetic, is_filler, is_plain_load, label, parse_literal,
+    registers,
 };
 use std::collections::{BTreeMap, HashMap};
 
@@ -140,21 +141,9 @@ impl Form {
     }
 }
 
-/// An integer literal as PTX writes it (decimal, `0x` hex, negative).
+/// An integer literal as PTX writes it (decimal, `0x` hex, negative, `U` suffix), modulo 2^32.
 fn literal(s: &str) -> Option<u32> {
-    let (neg, digits) = match s.strip_prefix('-') {
-        Some(d) => (true, d),
-        None => (false, s),
-    };
-    let v = match digits
-        .strip_prefix("0x")
-        .or_else(|| digits.strip_prefix("0X"))
-    {
-        Some(hex) => u64::from_str_radix(hex.trim_end_matches('U'), 16).ok()?,
-        None => digits.trim_end_matches('U').parse::<u64>().ok()?,
-    };
-    let v = v as u32;
-    Some(if neg { v.wrapping_neg() } else { v })
+    parse_literal(s.trim_end_matches('U')).map(|v| v as u32)
 }
 
 /// Describes the registers of one function body.
@@ -325,72 +314,91 @@ fn place(address: &str, offset: u32) -> String {
     }
 }
 
+/// The vector access that does what `a` and then `b` do, when they are neighbours (addresses
+/// `form_a`, `form_b`) and the lower one is aligned to both: a load goes where `a` was,
+/// addressed through `a`'s register, a store where `b` was.
+fn vector_access(
+    a: &Access,
+    form_a: &Form,
+    b: &Access,
+    form_b: Form,
+    aligns: &HashMap<String, u64>,
+) -> Option<String> {
+    let d = form_b.plus(form_a, u32::MAX);
+    if !d.terms.is_empty() || (d.constant != a.width && d.constant != a.width.wrapping_neg()) {
+        return None;
+    }
+    let a_low = d.constant == a.width;
+    let low_form = if a_low {
+        form_a.clone()
+    } else {
+        form_a.clone().plus(&Form::constant(a.width), u32::MAX)
+    };
+    if low_form.alignment(aligns) < 2 * u64::from(a.width) {
+        return None;
+    }
+    let (low, high) = if a_low { (a, b) } else { (b, a) };
+    Some(if a.load {
+        let offset = if a_low {
+            a.offset
+        } else {
+            a.offset.wrapping_sub(a.width)
+        };
+        format!(
+            "\tld.shared.v2.{} \t{{{}, {}}}, {};",
+            a.ty,
+            low.value,
+            high.value,
+            place(a.address, offset)
+        )
+    } else {
+        format!(
+            "\tst.shared.v2.{} \t{}, {{{}, {}}};",
+            a.ty,
+            place(low.address, low.offset),
+            low.value,
+            high.value
+        )
+    })
+}
+
 /// The body with each aligned pair of neighbouring shared accesses merged.
 fn merge_body(mut body: Vec<String>, aligns: &HashMap<String, u64>) -> Vec<String> {
+    // (line, its replacement or `None` to remove it)
     let mut edits: Vec<(usize, Option<String>)> = Vec::new();
     {
         let mut forms = Forms::new(&body);
         let mut used = vec![false; body.len()];
         for i in 0..body.len() {
-            let Some(a) = access(&body[i]) else { continue };
             if used[i] {
                 continue;
             }
+            let Some(a) = access(&body[i]) else { continue };
             let Some(form_a) = forms.register(a.address, 0) else {
                 continue;
             };
             let form_a = form_a.plus(&Form::constant(a.offset), 1);
-            let mut j = i + 1;
-            while j < body.len() {
-                if let Some(b) = access(&body[j]).filter(|b| !used[j] && b.load == a.load) {
+            for j in i + 1..body.len() {
+                let partner = access(&body[j])
+                    .filter(|b| !used[j] && b.load == a.load && b.ty == a.ty && b.value != a.value);
+                if let Some(b) = partner {
                     let form_b = forms
                         .register(b.address, 0)
                         .map(|f| f.plus(&Form::constant(b.offset), 1));
-                    let diff = form_b.map(|f| f.plus(&form_a, u32::MAX));
-                    let neighbours = diff
-                        .as_ref()
-                        .filter(|d| d.terms.is_empty())
-                        .map(|d| d.constant)
-                        .filter(|&d| d == a.width || d == a.width.wrapping_neg());
-                    if let Some(d) = neighbours.filter(|_| b.ty == a.ty && b.value != a.value) {
-                        let a_low = d == a.width;
-                        let low_form = if a_low {
-                            form_a.clone()
-                        } else {
-                            form_a.clone().plus(&Form::constant(a.width), u32::MAX)
-                        };
-                        if low_form.alignment(aligns) >= 2 * u64::from(a.width) {
-                            let (low, high) = if a_low { (&a, &b) } else { (&b, &a) };
-                            let merged = if a.load {
-                                // At `a`'s line, addressed through `a`'s register.
-                                let offset = if a_low {
-                                    a.offset
-                                } else {
-                                    a.offset.wrapping_sub(a.width)
-                                };
-                                format!(
-                                    "\tld.shared.v2.{} \t{{{}, {}}}, {};",
-                                    a.ty,
-                                    low.value,
-                                    high.value,
-                                    place(a.address, offset)
-                                )
-                            } else {
-                                format!(
-                                    "\tst.shared.v2.{} \t{}, {{{}, {}}};",
-                                    a.ty,
-                                    place(low.address, low.offset),
-                                    low.value,
-                                    high.value
-                                )
-                            };
+                    if let Some(merged) =
+                        form_b.and_then(|f| vector_access(&a, &form_a, &b, f, aligns))
+                    {
+                        used[i] = true;
+                        used[j] = true;
+                        // A load's partner moves up to `a`: nothing between may mention it.
+                        let moves = !a.load
+                            || (i + 1..j).all(|k| !registers(&body[k]).any(|r| r == b.value));
+                        if moves {
                             let (keep, drop) = if a.load { (i, j) } else { (j, i) };
                             edits.push((keep, Some(merged)));
                             edits.push((drop, None));
-                            used[i] = true;
-                            used[j] = true;
-                            break;
                         }
+                        break;
                     }
                 }
                 // Can the pair span this line?
@@ -406,28 +414,11 @@ fn merge_body(mut body: Vec<String>, aligns: &HashMap<String, u64>) -> Vec<Strin
                 if !passes || label(line).is_some() {
                     break;
                 }
-                j += 1;
             }
         }
     }
-    // A load's partner must not be mentioned between the two; checked here, where the pair is
-    // known, and the pair is dropped if it is.
-    let mut keep_edits = Vec::new();
-    for pair in edits.chunks(2) {
-        let (merged_at, _) = pair[0];
-        let (dropped_at, _) = pair[1];
-        let ok = match access(&body[dropped_at]) {
-            Some(b) if b.load => {
-                (merged_at + 1..dropped_at).all(|k| !registers(&body[k]).any(|r| r == b.value))
-            }
-            _ => true,
-        };
-        if ok {
-            keep_edits.extend_from_slice(pair);
-        }
-    }
-    keep_edits.sort_by_key(|&(at, _)| std::cmp::Reverse(at));
-    for (at, line) in keep_edits {
+    edits.sort_by_key(|&(at, _)| std::cmp::Reverse(at));
+    for (at, line) in edits {
         match line {
             Some(l) => body[at] = l,
             None => {

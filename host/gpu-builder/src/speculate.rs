@@ -104,12 +104,20 @@ fn hoist_body(mut body: Vec<String>) -> Vec<String> {
                 g += 1;
                 continue;
             }
-            let lines: Vec<String> = moving.iter().map(|&k| body[k].clone()).collect();
-            for &k in moving.iter().rev() {
-                body.remove(k);
+            // The moved lines, then the branch, then what stays (layout, unused labels).
+            let last = *moving.last().expect("a run holds a load");
+            let (mut moved, mut stays) = (Vec::new(), vec![body[g].clone()]);
+            for (k, line) in body.iter().enumerate().take(last + 1).skip(g + 1) {
+                let to = if moving.binary_search(&k).is_ok() {
+                    &mut moved
+                } else {
+                    &mut stays
+                };
+                to.push(line.clone());
             }
-            let n = lines.len();
-            body.splice(g..g, lines);
+            let n = moved.len();
+            moved.extend(stays);
+            body.splice(g..=last, moved);
             g += n + 1;
             moved_any = true;
         }
