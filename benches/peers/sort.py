@@ -1,14 +1,17 @@
 """Peer timings for `sort-bench`: torch.sort (CUB radix sort of pairs: keys + int64 indices),
-cupy.argsort (int64 indices of the sorted keys, for the u32 -> u64 pairs row) and cupy.sort
-(CUB onesweep, keys only), timed with CUDA events like the Rust side (warm-up,
-then the best of five trials of the mean over enough repetitions to take >= 20 ms).
+cupy.argsort (int64 indices of the sorted keys, for the u32 -> u64 pairs row), cupy.sort
+(a copy, then CUB onesweep, keys only) and cupy.ndarray.sort (in place, no copy), timed with
+CUDA events like the Rust side (warm-up, then the best of five trials of the mean over enough
+repetitions to take >= 20 ms). Every call sorts the same random keys: the in-place sort gets
+them back before each call, untimed (`timing.Fresh`); timed back to back it would re-sort its
+own sorted output, an easier input for a radix sort.
 Prints JSON {case: {peer: {size: microseconds}}}. Run on the GPU machine in the same call as
 the bench: `python3 benches/peers/sort.py > sort_peers.json`."""
 import json
 
 import torch
 
-from timing import Results, sizes
+from timing import Fresh, Results, sizes
 
 try:
     import cupy
@@ -54,8 +57,9 @@ def main():
 
         def cupy_sort_in_place(dtype):
             def make(n):
-                x = cupy.asarray(keys(n, dtype))
-                return lambda: x.sort()  # no copy (re-sorts sorted data after the first call)
+                src = cupy.asarray(keys(n, dtype))
+                x = src.copy()
+                return Fresh(lambda: cupy.copyto(x, src), lambda: x.sort())
             return make
 
         def cupy_argsort(dtype):

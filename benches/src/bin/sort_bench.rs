@@ -7,7 +7,8 @@
 //! Cases: `sort_keys_u32`, `sort_keys_f32` (keys only; cupy.sort is CUB onesweep SortKeys),
 //! `sort_pairs_u32_u64` (u32 keys with u64 index values: what torch.sort computes, int32 keys
 //! with int64 indices), `sort_pairs_u32_u32`; 64-bit keys: `sort_keys_i64` and `sort_pairs_i64_u64`
-//! (keys over the whole i64 range), `sort_keys_f64`.
+//! (keys over the whole i64 range), `sort_keys_f64`. Integer keys are uniform over their
+//! type's range, float keys standard normal values, as the peers' (`torch.randn`).
 //!
 //! `--check` first prints how long loading the module took and checks a few sorts against the
 //! CPU (printing each step, and giving up with exit code 3 if one step takes over 200 s).
@@ -31,6 +32,19 @@ fn random_u32(n: usize, seed: u64) -> Vec<u32> {
         .collect()
 }
 
+/// Standard normal values (Box–Muller over `XorShift64`): the float keys, distributed as the
+/// peers' (`torch.randn`), since a radix sort's speed depends on how the digits spread.
+fn random_normal(n: usize, seed: u64) -> Vec<f64> {
+    let mut rng = XorShift64::new(seed | 1);
+    let mut uniform = move || ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    (0..n)
+        .map(|_| {
+            let (u, v) = (uniform(), uniform());
+            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+        })
+        .collect()
+}
+
 /// Keys over the whole `i64` range (every digit of every pass varies, as for the peers).
 fn random_i64(n: usize, seed: u64) -> Vec<i64> {
     let mut rng = XorShift64::new(seed | 1);
@@ -48,9 +62,9 @@ fn prepare<'a>(gpu: &'a Gpu, algos: &'a Algorithms, case: &str, n: usize) -> Res
             Box::new(move |s: &Stream| algos.sort_keys(s, &keys, &mut out))
         }
         "sort_keys_f32" => {
-            let f: Vec<f32> = raw
+            let f: Vec<f32> = random_normal(n, n as u64)
                 .iter()
-                .map(|&r| (r as f32 / u32::MAX as f32 - 0.5) * 1e3)
+                .map(|&x| x as f32)
                 .collect();
             let keys = gpu.to_device(&f)?;
             let mut out = gpu.alloc_zeroed::<f32>(n)?;
@@ -74,11 +88,7 @@ fn prepare<'a>(gpu: &'a Gpu, algos: &'a Algorithms, case: &str, n: usize) -> Res
             Box::new(move |s: &Stream| algos.sort_keys(s, &keys, &mut out))
         }
         "sort_keys_f64" => {
-            let f: Vec<f64> = random_i64(n, n as u64)
-                .iter()
-                .map(|&r| r as f64 / i64::MAX as f64 * 1e3)
-                .collect();
-            let keys = gpu.to_device(&f)?;
+            let keys = gpu.to_device(&random_normal(n, n as u64))?;
             let mut out = gpu.alloc_zeroed::<f64>(n)?;
             Box::new(move |s: &Stream| algos.sort_keys(s, &keys, &mut out))
         }

@@ -89,13 +89,18 @@ macro_rules! radix_keys {
     )* };
 }
 
-/// The float image: `-0.0` first becomes `+0.0` so the two rank equal, then negative values
-/// get all bits flipped (larger magnitude sorts first) and non-negative ones the sign bit set.
+/// The float image, in three instructions (an arithmetic shift for the sign, a three-input
+/// xor-or and a subtract): non-negative values get the sign bit set, and a negative value,
+/// read as unsigned bits `b = SIGN | magnitude`, becomes `0 - b = SIGN - magnitude` (larger
+/// magnitudes sort first). `-0.0` lands on `+0.0`'s image (`SIGN`), so the two rank equal with
+/// no separate test. The image `0` is never produced.
 macro_rules! float_image {
-    ($bits:expr, $t:ty) => {{
+    ($bits:expr, $t:ty, $signed:ty) => {{
         const SIGN: $t = 1 << (<$t>::BITS - 1);
-        let b = if $bits == SIGN { 0 } else { $bits };
-        if b & SIGN != 0 { !b } else { b | SIGN }
+        let bits: $t = $bits;
+        // All ones for a negative value, else zero.
+        let negative = ((bits as $signed) >> (<$t>::BITS - 1)) as $t;
+        (bits ^ (negative | SIGN)).wrapping_sub(negative)
     }};
 }
 
@@ -105,8 +110,8 @@ radix_keys! {
     i32 => u32, i32::MAX, |k| (k as u32) ^ (1 << 31);
     i64 => u64, i64::MAX, |k| (k as u64) ^ (1 << 63);
     // The positive NaN with all payload bits set.
-    f32 => u32, f32::from_bits(u32::MAX >> 1), |k| float_image!(k.to_bits(), u32);
-    f64 => u64, f64::from_bits(u64::MAX >> 1), |k| float_image!(k.to_bits(), u64);
+    f32 => u32, f32::from_bits(u32::MAX >> 1), |k| float_image!(k.to_bits(), u32, i32);
+    f64 => u64, f64::from_bits(u64::MAX >> 1), |k| float_image!(k.to_bits(), u64, i64);
 }
 
 /// The digit of `key` at bit `shift` with `bits` bits (`1..=8`).
@@ -438,5 +443,46 @@ mod tests {
         assert_eq!(u64::MAX_IMAGE.radix_bits(), u64::MAX);
         assert_eq!(i64::MAX_IMAGE.radix_bits(), u64::MAX);
         assert_eq!(f64::MAX_IMAGE.radix_bits(), u64::MAX);
+    }
+
+    /// Over many bit patterns (every sign, exponent and a spread of mantissas): two non-NaN
+    /// floats compare as their images do, with `-0.0 = +0.0`; NaNs sit at the ends by sign.
+    #[test]
+    fn float_images_follow_float_order() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let specials32 = [0u32, 0x8000_0000, 1, 0x8000_0001, 0x7f80_0000, 0xff80_0000];
+        let f32s: [f32; 4000] = core::array::from_fn(|i| {
+            f32::from_bits(specials32.get(i).copied().unwrap_or(next() as u32))
+        });
+        for &a in &f32s {
+            for &b in f32s.iter().step_by(7) {
+                let (ia, ib) = (a.radix_bits(), b.radix_bits());
+                match a.partial_cmp(&b) {
+                    Some(order) => assert_eq!(ia.cmp(&ib), order, "{a:e} vs {b:e}"),
+                    None => {
+                        let nan = if a.is_nan() { a } else { b };
+                        let image = nan.radix_bits();
+                        assert!(nan.is_sign_negative() == (image < (-f32::INFINITY).radix_bits()));
+                        assert!(nan.is_sign_positive() == (image > f32::INFINITY.radix_bits()));
+                    }
+                }
+            }
+        }
+        let specials64 = [0u64, 1 << 63, 1, (1 << 63) | 1, 0x7ff0 << 48, 0xfff0 << 48];
+        let f64s: [f64; 4000] =
+            core::array::from_fn(|i| f64::from_bits(specials64.get(i).copied().unwrap_or(next())));
+        for &a in &f64s {
+            for &b in f64s.iter().step_by(7) {
+                if let Some(order) = a.partial_cmp(&b) {
+                    assert_eq!(a.radix_bits().cmp(&b.radix_bits()), order, "{a:e} vs {b:e}");
+                }
+            }
+        }
     }
 }

@@ -422,11 +422,17 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
     // The keys are read for their digits, dropped during the ranking and read again afterwards
     // (from L1: this block read them just before), so that only the digits stay live across
     // the block-wide digit scan, and no shared-memory trips are spent on keeping them.
+    // The first key's index, hidden from LLVM (as `first` below), so that every key's address
+    // is one base plus a constant: otherwise LLVM computes it again inside each key's check,
+    // and ptxas keeps those copies for the float keys.
+    let first_read = opaque(start) + warp_striped_index::<N>(0);
     let digits: [u32; N] = core::array::from_fn(|i| {
         let j = warp_striped_index::<N>(i);
         if (j as u32) < valid {
-            // SAFETY: start + j < start + valid ≤ n ≤ keys_in.len() (checked above).
-            radix_digit(unsafe { *keys_in.get_unchecked(start + j) }, shift, bits)
+            // SAFETY: first_read + 32·i = start + j < start + valid ≤ n ≤ keys_in.len()
+            // (checked above).
+            let key = unsafe { *keys_in.get_unchecked(first_read + i * WARP_SIZE as usize) };
+            radix_digit(key, shift, bits)
         } else {
             max_digit
         }
@@ -451,8 +457,8 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
         unroll!(N, |i| {
             let j = warp_striped_index::<N>(i);
             if (j as u32) < valid {
-                // SAFETY: start + j < n ≤ values_in.len() (checked above).
-                vals[i] = unsafe { *values_in.get_unchecked(start + j) };
+                // SAFETY: first + 32·i = start + j < n ≤ values_in.len() (checked above).
+                vals[i] = unsafe { *values_in.get_unchecked(first + i * WARP_SIZE as usize) };
             }
         });
     }
