@@ -71,15 +71,19 @@ pub trait RadixKey: DeviceCopy {
     /// The key whose image is all ones: no key sorts after it (padding for partial tiles,
     /// which a stable sort keeps after equal real keys placed before it).
     const MAX_IMAGE: Self;
+    /// Whether the keys are floats (their image takes a few instructions; tuning policies
+    /// read it).
+    const FLOAT: bool = false;
     /// The order-preserving unsigned image of `self`.
     fn radix_bits(self) -> Self::Bits;
 }
 
 macro_rules! radix_keys {
-    ($($t:ty => $bits:ty, $max:expr, |$k:ident| $image:expr;)*) => { $(
+    ($($t:ty => $bits:ty, $max:expr, $float:expr, |$k:ident| $image:expr;)*) => { $(
         impl RadixKey for $t {
             type Bits = $bits;
             const MAX_IMAGE: $t = $max;
+            const FLOAT: bool = $float;
             #[inline(always)]
             fn radix_bits(self) -> $bits {
                 let $k = self;
@@ -105,13 +109,13 @@ macro_rules! float_image {
 }
 
 radix_keys! {
-    u32 => u32, u32::MAX, |k| k;
-    u64 => u64, u64::MAX, |k| k;
-    i32 => u32, i32::MAX, |k| (k as u32) ^ (1 << 31);
-    i64 => u64, i64::MAX, |k| (k as u64) ^ (1 << 63);
+    u32 => u32, u32::MAX, false, |k| k;
+    u64 => u64, u64::MAX, false, |k| k;
+    i32 => u32, i32::MAX, false, |k| (k as u32) ^ (1 << 31);
+    i64 => u64, i64::MAX, false, |k| (k as u64) ^ (1 << 63);
     // The positive NaN with all payload bits set.
-    f32 => u32, f32::from_bits(u32::MAX >> 1), |k| float_image!(k.to_bits(), u32, i32);
-    f64 => u64, f64::from_bits(u64::MAX >> 1), |k| float_image!(k.to_bits(), u64, i64);
+    f32 => u32, f32::from_bits(u32::MAX >> 1), true, |k| float_image!(k.to_bits(), u32, i32);
+    f64 => u64, f64::from_bits(u64::MAX >> 1), true, |k| float_image!(k.to_bits(), u64, i64);
 }
 
 /// The digit of `key` at bit `shift` with `bits` bits (`1..=8`).

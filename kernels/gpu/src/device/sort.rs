@@ -63,6 +63,25 @@ pub const fn sort_items<K>(value_bytes: usize) -> usize {
     }
 }
 
+/// Whether a pass kernel for keys `K` with values of `value_bytes` (0 for keys only) writes its
+/// tile out with predicated stores after reading all of a thread's items, so that the items'
+/// shared-memory reads, digits and stores overlap (true), or one item at a time behind a
+/// branch each: the tuning policy. Only `f32` keys alone take the first: their digit takes five
+/// instructions, a longer chain per item, and they gained; integer keys, `f64` keys and pairs
+/// measured faster with the second (README, "Parallel algorithms").
+pub const fn sort_overlapped_writes<K: RadixKey>(value_bytes: usize) -> bool {
+    // They read the whole key tile, which the pass fills only with `sort_bit_checks`.
+    K::FLOAT && size_of::<K>() == 4 && value_bytes == 0 && sort_bit_checks::<K>()
+}
+
+/// Whether a pass kernel for keys `K` tests its per-item tile checks on reading as bits of one
+/// word (ptxas sets up to seven predicates from it with one `R2P`) instead of an add and a
+/// compare per item: the tuning policy. 32-bit keys gained; 64-bit keys lost (README,
+/// "Parallel algorithms").
+pub const fn sort_bit_checks<K>() -> bool {
+    size_of::<K>() == 4
+}
+
 /// Keys per tile of a pass kernel for keys `K` with values of `value_bytes` (0 for keys only).
 pub const fn sort_tile<K>(value_bytes: usize) -> usize {
     SORT_BLOCK as usize * sort_items::<K>(value_bytes)
@@ -409,7 +428,6 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
 
     // Warp-striped load; positions past the end get the largest digit, so they rank last.
     // The tile's digit counts are published as soon as they are known (inside the ranking).
-    let max_digit = (1u32 << bits) - 1;
     let publish_counts = |count: u32| {
         if owns_digit {
             if tile == 0 {
@@ -426,13 +444,40 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
     // is one base plus a constant: otherwise LLVM computes it again inside each key's check,
     // and ptxas keeps those copies for the float keys.
     let first_read = opaque(start) + warp_striped_index::<N>(0);
+    // Bit i (32-bit keys, see `sort_bit_checks`): this thread's warp-striped item i is inside
+    // the tile.
+    let read_mask = || {
+        if sort_bit_checks::<K>() {
+            items_below(warp_striped_index::<N>(0) as u32, WARP_SIZE, valid)
+        } else {
+            0
+        }
+    };
+    let inside = |mask: u32, i: usize| {
+        if sort_bit_checks::<K>() {
+            mask & (1 << i) != 0
+        } else {
+            (warp_striped_index::<N>(i) as u32) < valid
+        }
+    };
+    let mask = read_mask();
+    let max_digit = (1u32 << bits) - 1;
     let digits: [u32; N] = core::array::from_fn(|i| {
-        let j = warp_striped_index::<N>(i);
-        if (j as u32) < valid {
-            // SAFETY: first_read + 32·i = start + j < start + valid ≤ n ≤ keys_in.len()
-            // (checked above).
-            let key = unsafe { *keys_in.get_unchecked(first_read + i * WARP_SIZE as usize) };
+        // SAFETY (both reads): item i is inside the tile: first_read + 32·i = start + j with
+        // j = warp_striped_index(i) < valid, and start + valid ≤ n ≤ keys_in.len().
+        let read = || unsafe { *keys_in.get_unchecked(first_read + i * WARP_SIZE as usize) };
+        if sort_bit_checks::<K>() {
+            // The padding key's digit is the largest (its image is all ones). Selecting the
+            // key, not the digit, leaves the check's predicate needed only by the load (ptxas
+            // keeps predicates for later uses in a register, two instructions each).
+            let key = if inside(mask, i) {
+                read()
+            } else {
+                K::MAX_IMAGE
+            };
             radix_digit(key, shift, bits)
+        } else if inside(mask, i) {
+            radix_digit(read(), shift, bits)
         } else {
             max_digit
         }
@@ -441,13 +486,23 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
     // Where this thread's first key is, hidden from LLVM so that it reads the keys again
     // instead of keeping the first reads live.
     let first = opaque(start + warp_striped_index::<N>(0));
+    let mask = read_mask();
     unroll!(N, |i| {
-        let j = warp_striped_index::<N>(i);
-        if (j as u32) < valid {
-            // SAFETY: first + 32·i = start + j < n ≤ keys_in.len() (as above).
-            let key = unsafe { *keys_in.get_unchecked(first + i * WARP_SIZE as usize) };
-            // SAFETY: ranks are a permutation of 0..tile_len.
-            unsafe { key_tile.write_unchecked(ranks.ranks[i] as usize, key) };
+        // SAFETY (both reads): first + 32·i = first_read + 32·i < n ≤ keys_in.len() (as above).
+        let read = || unsafe { *keys_in.get_unchecked(first + i * WARP_SIZE as usize) };
+        // SAFETY (both writes): ranks are a permutation of 0..tile_len.
+        let slot = ranks.ranks[i] as usize;
+        if sort_bit_checks::<K>() {
+            // A partial tile fills its whole key tile, so that overlapped writes (below) may
+            // read every slot; the padding ranks last and is never written out.
+            let key = if inside(mask, i) {
+                read()
+            } else {
+                K::MAX_IMAGE
+            };
+            unsafe { key_tile.write_unchecked(slot, key) };
+        } else if inside(mask, i) {
+            unsafe { key_tile.write_unchecked(slot, read()) };
         }
     });
     // Pairs: the values are loaded now, so their latency overlaps the look-back.
@@ -455,9 +510,8 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
     let mut vals: [V; N] = [unsafe { core::mem::zeroed() }; N];
     if let Some((values_in, _)) = values {
         unroll!(N, |i| {
-            let j = warp_striped_index::<N>(i);
-            if (j as u32) < valid {
-                // SAFETY: first + 32·i = start + j < n ≤ values_in.len() (checked above).
+            if inside(mask, i) {
+                // SAFETY: first + 32·i < n ≤ values_in.len() (as for the keys).
                 vals[i] = unsafe { *values_in.get_unchecked(first + i * WARP_SIZE as usize) };
             }
         });
@@ -517,26 +571,89 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
         let dest = unsafe { offsets.read_unchecked(digit) }.wrapping_add(j as u32);
         (key, dest)
     };
-    unroll!(N, |k| {
-        let j = t + k * SORT_BLOCK as usize;
-        if (j as u32) < valid {
-            let (key, dest) = destination(j);
-            write_out(keys_out, dest, len, key);
-        }
-    });
-
-    if let Some((_, values_out)) = values {
-        sync_threads(); // the values are in place
+    if sort_overlapped_writes::<K>(value_bytes) {
+        // Every slot is read (the whole tile is written above) and only the writes are
+        // predicated, so one item's shared-memory reads, digit and store overlap the next
+        // item's. A destination past the end (a corrupted state) is never written, and the
+        // launch fails after the loops: the items written are counted against the tile's.
+        let write_mask = items_below(t as u32, SORT_BLOCK, valid);
+        let mut written = 0u32;
         unroll!(N, |k| {
             let j = t + k * SORT_BLOCK as usize;
-            if (j as u32) < valid {
+            let (key, dest) = destination(j);
+            let live = write_mask & (1 << k) != 0;
+            written += write_inside(keys_out, dest, len, key, live) as u32;
+        });
+        if let Some((_, values_out)) = values {
+            sync_threads(); // the values are in place
+            unroll!(N, |k| {
+                let j = t + k * SORT_BLOCK as usize;
                 let (_, dest) = destination(j);
                 // SAFETY: j < tile_len; written before the barrier.
                 let value = unsafe { value_tile.read_unchecked(j) };
-                write_out(values_out, dest, len, value);
+                let live = write_mask & (1 << k) != 0;
+                written += write_inside(values_out, dest, len, value, live) as u32;
+            });
+        }
+        let items = write_mask.count_ones();
+        if written != if values.is_some() { 2 * items } else { items } {
+            destination_out_of_bounds();
+        }
+    } else {
+        // One item at a time, each behind its own check.
+        unroll!(N, |k| {
+            let j = t + k * SORT_BLOCK as usize;
+            if (j as u32) < valid {
+                let (key, dest) = destination(j);
+                write_out(keys_out, dest, len, key);
             }
         });
+        if let Some((_, values_out)) = values {
+            sync_threads(); // the values are in place
+            unroll!(N, |k| {
+                let j = t + k * SORT_BLOCK as usize;
+                if (j as u32) < valid {
+                    let (_, dest) = destination(j);
+                    // SAFETY: j < tile_len; written before the barrier.
+                    let value = unsafe { value_tile.read_unchecked(j) };
+                    write_out(values_out, dest, len, value);
+                }
+            });
+        }
     }
+}
+
+/// Bit `i` (of 32) set when item `first + i·stride` is below `valid`: a thread's per-item
+/// tile checks as one word, hidden from LLVM, so that each check is a bit test (ptxas sets
+/// seven predicates from a word with one `R2P`) instead of an add and a compare.
+#[inline(always)]
+fn items_below(first: u32, stride: u32, valid: u32) -> u32 {
+    let count = if valid > first {
+        (valid - first).div_ceil(stride)
+    } else {
+        0
+    };
+    let mask = if count >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << count) - 1
+    };
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let hidden: u32;
+        // SAFETY: a shuffle of each lane's own value (xor 0) over the full warp, which every
+        // thread of the sort kernels reaches converged; no memory is touched. Each call stays
+        // its own value, to LLVM (not `pure`) and to ptxas (which does not look through a
+        // shuffle), so one loop's tests are not reused in a later loop: ptxas would keep those
+        // predicates in a register, two instructions per item.
+        unsafe {
+            core::arch::asm!("shfl.sync.bfly.b32 {y}, {x}, 0, 31, -1;", y = out(reg32) hidden,
+                x = in(reg32) mask, options(nomem, nostack))
+        };
+        hidden
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    mask
 }
 
 /// `x`, unknown to LLVM: an empty move in inline PTX (ptxas sees through it).
@@ -570,6 +687,66 @@ fn write_out<T: DeviceCopy>(out: &DisjointSlice<'_, T>, i: u32, n: u32, v: T) {
     // SAFETY: i < n ≤ out.len() (the caller's check); each destination is written by exactly
     // one thread (see above).
     unsafe { out.as_mut_ptr().add(i as usize).write(v) };
+}
+
+/// [`write_out`] if `live`, as a predicated store (see [`store_where`]), and whether it wrote:
+/// a live item whose destination is past the end is not written.
+#[inline(always)]
+fn write_inside<T: DeviceCopy>(
+    out: &DisjointSlice<'_, T>,
+    i: u32,
+    n: u32,
+    v: T,
+    live: bool,
+) -> bool {
+    debug_assert!(n as usize <= out.len());
+    let write = live & (i < n);
+    // SAFETY: written only if i < n ≤ out.len() (the caller's check); each destination is
+    // written by exactly one thread (see above).
+    unsafe { store_where(out.as_mut_ptr().wrapping_add(i as usize), v, write) };
+    write
+}
+
+/// Writes `v` to global memory at `p` if `write`, as one predicated store in PTX for 4- and 8-byte `T`: the
+/// value and address are computed whether or not it is written, so LLVM does not move their
+/// reads into a branch of their own, where ptxas cannot overlap one item's shared-memory
+/// reads with the next one's.
+///
+/// # Safety
+/// If `write`, `p` points to global memory, valid for a write of `T` that no other thread
+/// accesses.
+#[inline(always)]
+unsafe fn store_where<T: DeviceCopy>(p: *mut T, v: T, write: bool) {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let w = write as u32;
+        if size_of::<T>() == 4 && core::mem::align_of::<T>() >= 4 {
+            // SAFETY: `T` is 4 plain bytes; the store happens only if `write` (caller).
+            unsafe {
+                let bits: u32 = core::mem::transmute_copy(&v);
+                core::arch::asm!(
+                    "{{ .reg .pred %gpu_w; .reg .u64 %gpu_g; setp.ne.u32 %gpu_w, {w}, 0;",
+                    "cvta.to.global.u64 %gpu_g, {p}; @%gpu_w st.global.b32 [%gpu_g], {v}; }}",
+                    w = in(reg32) w, p = in(reg64) p, v = in(reg32) bits, options(nostack));
+            }
+            return;
+        }
+        if size_of::<T>() == 8 && core::mem::align_of::<T>() >= 8 {
+            // SAFETY: as above, 8 bytes.
+            unsafe {
+                let bits: u64 = core::mem::transmute_copy(&v);
+                core::arch::asm!(
+                    "{{ .reg .pred %gpu_w; .reg .u64 %gpu_g; setp.ne.u32 %gpu_w, {w}, 0;",
+                    "cvta.to.global.u64 %gpu_g, {p}; @%gpu_w st.global.b64 [%gpu_g], {v}; }}",
+                    w = in(reg32) w, p = in(reg64) p, v = in(reg64) bits, options(nostack));
+            }
+            return;
+        }
+    }
+    if write {
+        // SAFETY: the caller's.
+        unsafe { p.write(v) };
+    }
 }
 
 #[cold]
