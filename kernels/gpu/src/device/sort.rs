@@ -67,8 +67,9 @@ pub const fn sort_items<K>(value_bytes: usize) -> usize {
 /// tile out with predicated stores after reading all of a thread's items, so that the items'
 /// shared-memory reads, digits and stores overlap (true), or one item at a time behind a
 /// branch each: the tuning policy. Only `f32` keys alone take the first: their digit takes five
-/// instructions, a longer chain per item, and they gained; integer keys, `f64` keys and pairs
-/// measured faster with the second (README, "Parallel algorithms").
+/// instructions, a longer chain per item, and they gained; `u32` keys and `u32` pairs measured
+/// faster with the second, and `f64` keys lost with both changes together (README, "Parallel
+/// algorithms").
 pub const fn sort_overlapped_writes<K: RadixKey>(value_bytes: usize) -> bool {
     // They read the whole key tile, which the pass fills only with `sort_bit_checks`.
     K::FLOAT && size_of::<K>() == 4 && value_bytes == 0 && sort_bit_checks::<K>()
@@ -572,10 +573,11 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
         (key, dest)
     };
     if sort_overlapped_writes::<K>(value_bytes) {
-        // Every slot is read (the whole tile is written above) and only the writes are
-        // predicated, so one item's shared-memory reads, digit and store overlap the next
-        // item's. A destination past the end (a corrupted state) is never written, and the
-        // launch fails after the loops: the items written are counted against the tile's.
+        // Keys only (the policy's condition). Every slot is read (the whole tile is written
+        // above) and only the writes are predicated, so one item's shared-memory reads, digit
+        // and store overlap the next item's. A destination past the end (a corrupted state)
+        // is never written, and the launch fails after the loop: the items written are
+        // counted against the tile's.
         let write_mask = items_below(t as u32, SORT_BLOCK, valid);
         let mut written = 0u32;
         unroll!(N, |k| {
@@ -584,19 +586,7 @@ pub fn radix_sort_pass<K: RadixKey, V: DeviceCopy, const N: usize>(
             let live = write_mask & (1 << k) != 0;
             written += write_inside(keys_out, dest, len, key, live) as u32;
         });
-        if let Some((_, values_out)) = values {
-            sync_threads(); // the values are in place
-            unroll!(N, |k| {
-                let j = t + k * SORT_BLOCK as usize;
-                let (_, dest) = destination(j);
-                // SAFETY: j < tile_len; written before the barrier.
-                let value = unsafe { value_tile.read_unchecked(j) };
-                let live = write_mask & (1 << k) != 0;
-                written += write_inside(values_out, dest, len, value, live) as u32;
-            });
-        }
-        let items = write_mask.count_ones();
-        if written != if values.is_some() { 2 * items } else { items } {
+        if written != write_mask.count_ones() {
             destination_out_of_bounds();
         }
     } else {
