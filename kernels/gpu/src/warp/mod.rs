@@ -342,6 +342,8 @@ pub fn match_any<T: WarpValue>(v: T) -> u32 {
 #[inline(always)]
 pub fn match_any_bits<const BITS: usize>(v: u32) -> u32 {
     const { assert!(BITS <= 32, "match_any_bits: at most 32 bits") };
+    // A host build without the simulator compiles neither body below (they panic there).
+    #[cfg_attr(not(any(target_arch = "nvptx64", feature = "sim")), allow(unused_mut))]
     let mut peers = FULL_MASK;
     crate::unroll!(BITS, |b| {
         device!("warp::match_any_bits", {
