@@ -697,10 +697,10 @@ fn write_inside<T: DeviceCopy>(
     write
 }
 
-/// Writes `v` to global memory at `p` if `write`, as one predicated store in PTX for 4- and 8-byte `T`: the
-/// value and address are computed whether or not it is written, so LLVM does not move their
-/// reads into a branch of their own, where ptxas cannot overlap one item's shared-memory
-/// reads with the next one's.
+/// Writes `v` to global memory at `p` if `write`, as one predicated store in PTX for 4- and
+/// 8-byte `T`: the value and address are computed whether or not it is written, so LLVM does
+/// not move their reads into a branch of their own, where ptxas cannot overlap one item's
+/// shared-memory reads with the next one's.
 ///
 /// # Safety
 /// If `write`, `p` points to global memory, valid for a write of `T` that no other thread
@@ -710,28 +710,29 @@ unsafe fn store_where<T: DeviceCopy>(p: *mut T, v: T, write: bool) {
     #[cfg(target_arch = "nvptx64")]
     {
         let w = write as u32;
-        if size_of::<T>() == 4 && core::mem::align_of::<T>() >= 4 {
-            // SAFETY: `T` is 4 plain bytes; the store happens only if `write` (caller).
-            unsafe {
-                let bits: u32 = core::mem::transmute_copy(&v);
-                core::arch::asm!(
-                    "{{ .reg .pred %gpu_w; .reg .u64 %gpu_g; setp.ne.u32 %gpu_w, {w}, 0;",
-                    "cvta.to.global.u64 %gpu_g, {p}; @%gpu_w st.global.b32 [%gpu_g], {v}; }}",
-                    w = in(reg32) w, p = in(reg64) p, v = in(reg32) bits, options(nostack));
-            }
-            return;
+        // One arm per size: `T` read as plain bits of that width, stored only if `write`.
+        macro_rules! predicated_store {
+            ($bits:ty, $reg:ident, $st:literal) => {
+                if size_of::<T>() == size_of::<$bits>()
+                    && core::mem::align_of::<T>() >= size_of::<$bits>()
+                {
+                    // SAFETY: `T` is plain data of this size and alignment; the store happens
+                    // only if `write`, to memory the caller vouches for.
+                    unsafe {
+                        let bits: $bits = core::mem::transmute_copy(&v);
+                        core::arch::asm!(
+                            "{{ .reg .pred %gpu_w; .reg .u64 %gpu_g; setp.ne.u32 %gpu_w, {w}, 0;",
+                            "cvta.to.global.u64 %gpu_g, {p};",
+                            concat!("@%gpu_w ", $st, " [%gpu_g], {v}; }}"),
+                            w = in(reg32) w, p = in(reg64) p, v = in($reg) bits,
+                            options(nostack));
+                    }
+                    return;
+                }
+            };
         }
-        if size_of::<T>() == 8 && core::mem::align_of::<T>() >= 8 {
-            // SAFETY: as above, 8 bytes.
-            unsafe {
-                let bits: u64 = core::mem::transmute_copy(&v);
-                core::arch::asm!(
-                    "{{ .reg .pred %gpu_w; .reg .u64 %gpu_g; setp.ne.u32 %gpu_w, {w}, 0;",
-                    "cvta.to.global.u64 %gpu_g, {p}; @%gpu_w st.global.b64 [%gpu_g], {v}; }}",
-                    w = in(reg32) w, p = in(reg64) p, v = in(reg64) bits, options(nostack));
-            }
-            return;
-        }
+        predicated_store!(u32, reg32, "st.global.b32");
+        predicated_store!(u64, reg64, "st.global.b64");
     }
     if write {
         // SAFETY: the caller's.
