@@ -244,6 +244,35 @@ fn fold_window<const W: usize>(words: [u64; W], epoch: u32) -> LookbackStep {
     step
 }
 
+/// Adds one tile's digits to the block's histograms (shared `u32` counters from `hist`, 256 per
+/// pass, [`SORT_MAX_PASSES`] passes) for the
+/// `passes` passes from `begin_bit` (the last pass ends at `end_bit`), skipping the items
+/// `valid` rejects. Passes outer, the thread's keys inner and written out (as CUB's
+/// histogram): the images stay in registers (a loop over the key array indexed it in local
+/// memory), and each pass's shift and mask are computed once, not per key.
+#[inline(always)]
+fn count_digits<B: RadixBits, const N: usize>(
+    hist: u32,
+    images: [B; N],
+    passes: usize,
+    begin_bit: u32,
+    end_bit: u32,
+    valid: impl Fn(usize) -> bool,
+) {
+    for p in 0..passes {
+        let shift = begin_bit + 8 * p as u32;
+        let mask = (1u32 << (end_bit - shift).min(8)) - 1;
+        let row = hist + 4 * (p * RADIX_DIGITS) as u32;
+        unroll!(N, |i| {
+            if valid(i) {
+                let d = images[i].digit(shift, mask);
+                // SAFETY: p < 8 and d < 256, so the address is inside `hist`; shared atomics.
+                unsafe { atomic::shared::add(row + 4 * d, 1u32, atomic::Scope::Block) };
+            }
+        });
+    }
+}
+
 /// The body of the histogram kernel: adds, for each of the passes over bits
 /// `begin_bit..end_bit` (8 bits each, the last may be shorter), the count of each digit value
 /// over all of `keys` to `counts[pass · 256 + digit]`.
@@ -267,36 +296,35 @@ pub fn radix_sort_histogram<K: RadixKey, const N: usize>(
     hist.block_fill(0);
     sync_threads();
 
-    let count_key = |key: K| {
-        for p in 0..passes {
-            let shift = begin_bit + 8 * p as u32;
-            let d = radix_digit(key, shift, (end_bit - shift).min(8));
-            // SAFETY: p < 8 and d < 256, so the address is inside `hist`; shared atomics.
-            unsafe {
-                atomic::shared::add(
-                    hist.addr() + 4 * (p * RADIX_DIGITS) as u32 + 4 * d,
-                    1u32,
-                    atomic::Scope::Block,
-                )
-            };
-        }
-    };
     let tile = SORT_BLOCK as usize * N;
     let full_tiles = keys.len() / tile;
     let mut index = block_idx_x() as usize;
     while index < full_tiles {
-        let items: [K; N] = block::load_blocked(keys, index * tile);
-        for key in items {
-            count_key(key);
-        }
+        // Any order does for counting: the load pattern fastest for DRAM.
+        let items: [K; N] = block::load_unordered(keys, index * tile);
+        count_digits(
+            hist.addr(),
+            items.map(K::radix_bits),
+            passes,
+            begin_bit,
+            end_bit,
+            |_| true,
+        );
         index += grid_dim_x() as usize;
     }
     if block_idx_x() as usize == full_tiles % grid_dim_x() as usize {
-        let mut i = full_tiles * tile + local_index() as usize;
-        while i < keys.len() {
-            count_key(keys[i]);
-            i += SORT_BLOCK as usize;
-        }
+        // The partial tile, striped: key i of this thread is valid below the end.
+        let first = full_tiles * tile + local_index() as usize;
+        let items: [K; N] = block::load_striped_partial(keys, full_tiles * tile, K::MAX_IMAGE);
+        let valid = |i: usize| first + i * (SORT_BLOCK as usize) < keys.len();
+        count_digits(
+            hist.addr(),
+            items.map(K::radix_bits),
+            passes,
+            begin_bit,
+            end_bit,
+            valid,
+        );
     }
     sync_threads();
 
