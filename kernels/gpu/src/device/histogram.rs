@@ -157,9 +157,16 @@ pub fn histogram_even<T: Sample, const N: usize>(
     let mut k = block;
     while k < full_tiles {
         let items: [T; N] = block::load_unordered(samples, k * tile);
-        for x in items {
-            count(x);
-        }
+        // Written out: a loop over the array kept it in local memory. Two rounds of
+        // `MAX_UNROLL` (32) cover the 64 one-byte samples of a 64-byte tile row.
+        const { assert!(N <= 2 * crate::unroll::MAX_UNROLL) };
+        crate::unroll!(2, |h| {
+            crate::unroll!(32, |j| {
+                if h * 32 + j < N {
+                    count(items[h * 32 + j])
+                }
+            })
+        });
         k += grid;
     }
     if full_tiles * tile < n && block == full_tiles % grid {

@@ -128,11 +128,13 @@ fn reduce_unrolled<T: DeviceCopy, O: ReduceOp<T>, const N: usize, const U: usize
                 unsafe { load_tile::<T, N>(mine.add(((round + u) * grid + b) * tile_bytes)) }
             });
             let mut sum = items[0];
-            for more in &items[1..] {
-                for i in 0..N {
-                    sum[i] = op.combine(sum[i], more[i]);
+            // Written out (as in `fold_tree`): with 16-bit items the loops stayed loops and the
+            // arrays went to local memory.
+            crate::unroll!(U, |u| {
+                if u > 0 {
+                    crate::unroll!(N, |i| { sum[i] = op.combine(sum[i], items[u][i]) });
                 }
-            }
+            });
             acc = Some(fold_in(acc, fold_tree(sum, op)));
             round += U;
         }
@@ -263,14 +265,21 @@ unsafe fn load_tile<T: DeviceCopy, const N: usize>(p: *const u8) -> [T; N] {
 /// `items[0] ⊕ … ⊕ items[N-1]` (in a pairwise tree, for instruction-level parallelism; the
 /// operator is commutative and associative).
 #[inline(always)]
+/// Every level and item is written out ([`crate::unroll!`]; `len` is a constant in each copy):
+/// left as loops, a long array (16-bit items) was indexed at run time, in local memory.
 fn fold_tree<T: Copy, O: ReduceOp<T>, const N: usize>(mut items: [T; N], op: O) -> T {
+    const { assert!(N <= 1 << 8, "fold_tree: at most 256 items") };
     let mut len = N;
-    while len > 1 {
-        let half = len / 2;
-        for i in 0..half {
-            items[i] = op.combine(items[i], items[i + len - half]);
+    crate::unroll!(8, |_level| {
+        if len > 1 {
+            let half = len / 2;
+            crate::unroll!(N, |i| {
+                if i < half {
+                    items[i] = op.combine(items[i], items[i + len - half]);
+                }
+            });
+            len -= half;
         }
-        len -= half;
-    }
+    });
     items[0]
 }

@@ -41,18 +41,21 @@ pub fn segmented_reduce<T: DeviceCopy, O: ReduceOp<T>, const N: usize>(
     let step = threads * N;
     while base < end {
         let mut items: [Option<T>; N] = [None; N];
-        for (i, item) in items.iter_mut().enumerate() {
+        // Written out ([`crate::unroll!`]): as loops, `items` stayed in local memory (f64).
+        crate::unroll!(N, |i| {
             let j = base + i * threads;
             if j < end {
-                *item = Some(input[j]);
+                items[i] = Some(input[j]);
             }
-        }
-        for x in items.into_iter().flatten() {
-            acc = Some(match acc {
-                Some(a) => op.combine(a, x),
-                None => x,
-            });
-        }
+        });
+        crate::unroll!(N, |i| {
+            if let Some(x) = items[i] {
+                acc = Some(match acc {
+                    Some(a) => op.combine(a, x),
+                    None => x,
+                });
+            }
+        });
         base += step;
     }
     let result = if len == 0 {

@@ -72,10 +72,12 @@ pub fn select<T: DeviceCopy, P: Predicate<T>, const N: usize>(
     let first = start + t * N;
     let mut count = 0u32;
     let mut keep = [false; N];
-    for i in 0..N {
+    // The loops over a thread's items are written out ([`crate::unroll!`]): as loops, `keep`
+    // (and `items`) were indexed at run time, in local memory.
+    crate::unroll!(N, |i| {
         keep[i] = first + i < n && pred.test(&items[i]);
         count += keep[i] as u32;
-    }
+    });
     // `local`: selected items of this tile before this thread's; `kept`: the tile's selected
     // items; `prefix`: selected items of all earlier tiles.
     let ([local], kept, prefix) = if tile == 0 {
@@ -99,7 +101,7 @@ pub fn select<T: DeviceCopy, P: Predicate<T>, const N: usize>(
         let s = transpose_scratch().cast::<T>();
         let partition = !rejected.is_empty();
         let mut rank = local;
-        for i in 0..N {
+        crate::unroll!(N, |i| {
             let j = t * N + i;
             let slot = if keep[i] { rank } else { kept + j - rank };
             if keep[i] || (partition && j < tile_items) {
@@ -110,7 +112,7 @@ pub fn select<T: DeviceCopy, P: Predicate<T>, const N: usize>(
                 unsafe { s.write_unchecked(slot, items[i]) };
             }
             rank += keep[i] as usize;
-        }
+        });
         sync_threads();
         let end = if partition { tile_items } else { kept };
         let mut j = t;
@@ -131,23 +133,22 @@ pub fn select<T: DeviceCopy, P: Predicate<T>, const N: usize>(
         }
     } else {
         let mut rank = prefix + local;
-        for i in 0..N {
+        crate::unroll!(N, |i| {
             let index = first + i;
-            if index >= n {
-                break;
-            }
-            // SAFETY: ranks are distinct across the whole grid (an exclusive scan of the
-            // counts), and `rank < n <= selected.len()`; rejected slots `index - rank` are
-            // distinct too.
-            unsafe {
-                if keep[i] {
-                    selected.write_unchecked_race(rank, items[i]);
-                    rank += 1;
-                } else if !rejected.is_empty() {
-                    rejected.write_unchecked_race(index - rank, items[i]);
+            if index < n {
+                // SAFETY: ranks are distinct across the whole grid (an exclusive scan of the
+                // counts), and `rank < n <= selected.len()`; rejected slots `index - rank` are
+                // distinct too.
+                unsafe {
+                    if keep[i] {
+                        selected.write_unchecked_race(rank, items[i]);
+                        rank += 1;
+                    } else if !rejected.is_empty() {
+                        rejected.write_unchecked_race(index - rank, items[i]);
+                    }
                 }
             }
-        }
+        });
     }
     if t == 0 && start + tile_len >= n {
         // SAFETY: one thread of the last tile writes the count.
