@@ -150,17 +150,37 @@ macro_rules! float_numeric {
 
 float_numeric!(f32, f64);
 
+/// `a + b` rounded once to the 16-bit format, as one instruction on the GPU: `add.rn.f16`, and
+/// for bf16 `fma.rn.bf16` with a factor 1 (`add.bf16` needs sm_90; the PTX targets sm_80). The
+/// host (and simulator) computes it through f32 with `half`'s conversions, which rounds to the
+/// same bits: the f32 sum is rounded to 24 bits first, and with at least 2·11 + 2 bits that
+/// double rounding equals one rounding (f16: 11 bits, bf16: 8). `half`'s conversions are bit
+/// manipulation in software, a few dozen instructions each on the GPU.
 #[cfg(feature = "half")]
 macro_rules! half_numeric {
-    ($($t:ty),*) => { $(
+    ($($t:ty => $add:literal),*) => { $(
         impl Numeric for $t {
             const ZERO: Self = <$t>::ZERO;
             const LOWEST: Self = <$t>::NEG_INFINITY;
             const HIGHEST: Self = <$t>::INFINITY;
-            /// Through f32, rounded back once: what `half` does and what the hardware's
-            /// `add.f16` gives for one addition.
             #[inline(always)]
             fn add(self, other: Self) -> Self {
+                #[cfg(target_arch = "nvptx64")]
+                {
+                    let r: u16;
+                    // SAFETY: one arithmetic instruction on registers.
+                    unsafe {
+                        core::arch::asm!(
+                            $add,
+                            r = out(reg16) r,
+                            a = in(reg16) self.to_bits(),
+                            b = in(reg16) other.to_bits(),
+                            options(pure, nomem, nostack),
+                        )
+                    };
+                    <$t>::from_bits(r)
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
                 <$t>::from_f32(self.to_f32() + other.to_f32())
             }
         }
@@ -168,7 +188,10 @@ macro_rules! half_numeric {
 }
 
 #[cfg(feature = "half")]
-half_numeric!(half::f16, half::bf16);
+half_numeric!(
+    half::f16 => "add.rn.f16 {r}, {a}, {b};",
+    half::bf16 => "{{ .reg .b16 one; mov.b16 one, 0x3F80; fma.rn.bf16 {r}, {a}, one, {b}; }}"
+);
 
 /// `a + b` (wrapping for integers).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
