@@ -146,7 +146,13 @@ pub fn resources_line(arch: Arch, r: &Resources) -> String {
         r.spill_load_bytes,
         r.shared_bytes,
         r.barriers,
-        if r.spills() { "  SPILLS" } else { "" }
+        if r.spills() {
+            "  SPILLS"
+        } else if r.local_frame() {
+            "  LOCAL ARRAY"
+        } else {
+            ""
+        }
     )
 }
 

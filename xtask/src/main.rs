@@ -32,7 +32,8 @@ commands:
   resources [--arch sm_XX]... [CRATE...]
         The ptxas report per kernel (registers, stack frame, spill stores/loads, static shared
         memory, barriers) for one architecture (default $GPU_ARCH or sm_80); flags kernels that
-        spill.
+        spill (SPILLS) and kernels with a stack frame but no spills (LOCAL ARRAY: an array
+        indexed at run time, usually a loop over a thread's items left rolled).
   ptx CRATE[::KERNEL] [--arch sm_XX] [--raw] [--no-std] [--resources]
         The PTX of one kernel (or the whole crate) interleaved with the Rust source lines that
         produced it (`//> file:line  source`), from a build with line tables in

@@ -74,6 +74,13 @@ impl Resources {
     pub fn spills(&self) -> bool {
         self.spill_store_bytes + self.spill_load_bytes > 0
     }
+
+    /// Whether the function has a stack frame without spilling: a local array indexed at run
+    /// time (usually a loop over a thread's items that the compiler did not unroll; write it
+    /// out with `gpu::unroll!`), or a call's frame. Each access goes through L1 and L2.
+    pub fn local_frame(&self) -> bool {
+        self.stack_frame_bytes > 0 && !self.spills()
+    }
 }
 
 /// Assembles `ptx` for `arch` (`-v`); returns per-function resources. A failure includes ptxas'
