@@ -19,7 +19,7 @@ const LOG2E_HI: f32 = f32::from_bits(0x3fb8_aa3b);
 const LOG2E_LO: f32 = f32::from_bits(0x32a5_7060);
 
 /// (e^t − 1 − t)/t² on |t| ≤ ln 2 / 2.
-const EXP: [f32; 5] = [
+pub(super) const EXP: [f32; 5] = [
     1.392_617_6e-3,
     8.363_173e-3,
     4.166_655_6e-2,

@@ -74,7 +74,7 @@ fn log2_ext_scaled(x: f32, bias: f32) -> (f32, f32) {
 /// (relative error 2^-6.06 at most), then two Newton steps r + r·(1 − d·r), each squaring the
 /// relative error (2^-12.1, then 2^-24.2 before the last rounding).
 #[inline(always)]
-fn recip_d(d: f32) -> f32 {
+pub(super) fn recip_d(d: f32) -> f32 {
     const C0: f32 = f32::from_bits(0x3f7c_2cfe); // 0.98506153
     const C1: f32 = f32::from_bits(0x3e74_c09c); // 0.239016
     let r = fnma(d, C1, C0);
