@@ -25,8 +25,14 @@ rnd = (lambda v: mpf(struct.unpack('<f', struct.pack('<f', float(v)))[0])) if pr
 
 if name == "lgamma":
     lo, hi = mpf(-0.875), mpf(0.875)
+    centre = mpf(0.625)
+    if len(sys.argv) > 5:
+        # Another t interval: `lgamma DEG PREC T_LO T_HI` (centred on its midpoint).
+        t_lo, t_hi = mpf(sys.argv[4]), mpf(sys.argv[5])
+        centre = (t_lo + t_hi)/2
+        lo, hi = t_lo - centre, t_hi - centre
     def target(s):
-        t = s + mpf(0.625)
+        t = s + centre
         if abs(t) < mpf(2)**-60 or abs(t - 1) < mpf(2)**-60:
             t += mpf(2)**-60
         return loggamma(1 + t)/(t*(t - 1))

@@ -1,96 +1,98 @@
 //! `lgamma_f64` and `tgamma_f64`: the f32 [`lgamma`](super::lgamma)/[`tgamma`](super::tgamma)
-//! algorithm in f64 (log2 Γ in hi + lo: polynomials at 1 and 2 below 2.5, Stirling's formula
-//! beyond, the reflection for negative x), with [`pow_f64`](super::pow_f64)'s hi + lo
-//! logarithm and exponential.
+//! algorithm in f64 (ln Γ in hi + lo from one shared logarithm without division: a polynomial
+//! with the zeros at 1 and 2 as factors below 2.5, Stirling's formula beyond, the reflection for
+//! negative x on a path not inlined), the polynomials in the constant bank (`math::bank`).
+//! Below 2.5 the split is at 1, not 0.75 as in f32: t = x − 1 from 1 on, else t = x with
+//! lgamma(x) = lgamma(1 + x) − ln x, so t stays in [0, 1.5] (a shorter polynomial, farther
+//! from the pole at t = −1); for 0.75 < x < 1 the two terms cancel by less than a bit.
 // Polynomial coefficients are fitted values printed to round-trip exactly.
 #![allow(clippy::excessive_precision)]
 
+use super::bank::const_bank;
+use super::exp_log_f64::{EXP, LN2_HI_K, LN2_LO_K, MAGIC};
 use super::expm1_log1p_f64::two_sum;
-use super::pow_f64::{exp2_ext, log2_ext};
-use super::{fma_f64 as fma, horner64, log_f64, mul64, sinpi_f64, trunc_f64};
+use super::pow_f64::exp2_ext;
+use super::{fma_f64 as fma, fms_f64 as fms, fnma_f64 as fnma, mul64, sinpi_f64, trunc_f64};
 
-/// log2(e), log2 √(2π), log2 π and ln 2 as hi + lo.
+/// ln √(2π) − 1/2, ln π and log2 e as hi + lo; ln √(2π) rounded.
+const C_HI: f64 = f64::from_bits(0x3fda_cfe3_90c9_7d69);
+const C_LO: f64 = f64::from_bits(0x3c73_494b_c900_1442);
+const LN_PI_HI: f64 = f64::from_bits(0x3ff2_50d0_48e7_a1bd);
+const LN_PI_LO: f64 = f64::from_bits(0x3c67_abf2_ad8d_5088);
+const LN_SQRT2PI: f64 = f64::from_bits(0x3fed_67f1_c864_beb5);
+const LOG2E: f64 = core::f64::consts::LOG2_E;
 const LOG2E_HI: f64 = f64::from_bits(0x3ff7_1547_652b_82fe);
 const LOG2E_LO: f64 = f64::from_bits(0x3c77_77d0_ffda_0d24);
-const LOG2_SQRT2PI_HI: f64 = f64::from_bits(0x3ff5_3643_9a4c_6efc);
-const LOG2_SQRT2PI_LO: f64 = f64::from_bits(0xbc94_9e49_a361_efeb);
-const LOG2_PI_HI: f64 = f64::from_bits(0x3ffa_6c87_3498_ddf7);
-const LOG2_PI_LO: f64 = f64::from_bits(0x3c96_c36c_b93c_202a);
-const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fefa_39ef);
-const LN2_LO: f64 = f64::from_bits(0x3c7a_bc9e_3b39_803f);
 
-/// lgamma(1 + t)/t on −0.25 ≤ t ≤ 0.5 (relative error 2^-55.8).
-const LGAMMA1: [f64; 21] = [
-    -7.504_357_042_970_485e-3,
-    2.798_074_975_040_222_2e-2,
-    -4.951_440_224_523_019_6e-2,
-    5.943_954_287_824_304_6e-2,
-    -6.104_087_419_856_796e-2,
-    6.261_672_146_665_105e-2,
-    -6.643_259_821_258_565e-2,
-    7.137_588_996_234_37e-2,
-    -7.694_158_667_284_062e-2,
-    8.335_840_959_798_016e-2,
-    -9.095_402_437_769_698e-2,
-    0.100_099_283_621_312_03,
-    -0.111_334_255_255_018_47,
-    0.125_509_673_044_977_9,
-    -0.144_049_897_074_764_57,
-    0.169_557_176_960_347_83,
-    -0.207_385_551_025_300_87,
-    0.270_580_808_427_962_6,
-    -0.400_685_634_386_544_36,
-    0.822_467_033_424_113,
-    -0.577_215_664_901_532_9,
+const_bank! {
+/// lgamma(1 + t)/(t·(t − 1)) as a polynomial in s = t − 0.75, on 0 ≤ t ≤ 1.5 (relative error
+/// 2^-54.8; `fit_gamma.py lgamma 24 f64 0 1.5`).
+LGAMMA = "__gpu_math_lgamma_f64", [
+    6.092523944903136e-08,
+    -1.513311117199973e-07,
+    7.229238433172121e-08,
+    1.3105636642795762e-08,
+    2.7235663138847927e-07,
+    -7.265772255121788e-07,
+    1.0862224197332967e-06,
+    -1.7917306449809994e-06,
+    3.435296059380729e-06,
+    -6.475522189287955e-06,
+    1.1976427936483938e-05,
+    -2.2272362462620237e-05,
+    4.169855965610864e-05,
+    -7.846312870350712e-05,
+    0.00014851793391830283,
+    -0.0002831904931603195,
+    0.0005448968623903115,
+    -0.0010605660819986385,
+    0.0020955338884337932,
+    -0.004226194125775617,
+    0.008776370424952924,
+    -0.019053957830247534,
+    0.04452044719851427,
+    -0.11948158662524275,
+    0.4501393121092563,
 ];
-/// lgamma(2 + t)/t on −0.5 ≤ t ≤ 0.5 (relative error 2^-56).
-const LGAMMA2: [f64; 18] = [
-    2.976_992_638_270_582_7e-7,
-    -5.806_132_284_367_821e-7,
-    8.999_078_835_731_517e-7,
-    -1.974_825_418_526_403_2e-6,
-    4.393_518_569_446_189e-6,
-    -9.456_079_315_654_91e-6,
-    2.050_354_440_684_593_5e-5,
-    -4.492_377_184_219_084_5e-5,
-    9.945_794_413_983_629e-5,
-    -2.231_549_722_704_285_4e-4,
-    5.096_694_951_153_251e-4,
-    -1.192_753_901_329_044_8e-3,
-    2.890_510_331_841_615e-3,
-    -7.385_551_028_925_198e-3,
-    2.058_080_842_776_596e-2,
-    -6.735_230_105_319_576e-2,
-    0.322_467_033_424_113_3,
-    0.422_784_335_098_467_13,
+}
+const_bank! {
+/// x·(lgamma(x) − (x − 1/2)·ln x + x − ln √(2π)) (Stirling's correction) as a polynomial in
+/// 1/x², on x ≥ 2.5 (relative error 2^-52; `fit_gamma.py stirling 12 f64`).
+STIRLING = "__gpu_math_stirling_f64", [
+    1.7300216728578677,
+    -2.0531539655042077,
+    1.1403498863140014,
+    -0.4042895829101169,
+    0.10795935516056342,
+    -0.025318765352366417,
+    0.0062212834778405945,
+    -0.0019115154271419636,
+    0.0008416230344863763,
+    -0.0005952364283526837,
+    0.0007936507820152626,
+    -0.002777777777744298,
+    0.08333333333333331,
 ];
-/// x·log2(Γ(x)/(√(2π)·x^(x − 1/2)·e^(−x))) (Stirling's correction) as a polynomial in
-/// z = 1/x, on x ≥ 2.5 (relative error 2^-58).
-const STIRLING: [f64; 17] = [
-    1.166_757_338_086_201_6e-2,
-    -4.034_675_998_375_487e-2,
-    6.108_434_370_795_664_4e-2,
-    -5.079_532_245_322_998_5e-2,
-    2.206_407_012_142_241_2e-2,
-    -1.436_459_755_679_86e-3,
-    -2.926_306_859_014_128e-3,
-    9.753_369_011_674_186e-5,
-    1.194_318_222_118_699_5e-3,
-    2.512_940_518_490_898e-6,
-    -8.589_554_367_844_734e-4,
-    1.149_565_723_700_333_3e-8,
-    1.144_995_656_662_404e-3,
-    8.628_776_724_650_194e-12,
-    -4.007_486_224_786_814e-3,
-    4.140_449_825_816_715e-16,
-    0.120_224_586_740_746_94,
+}
+const_bank! {
+/// (2·atanh(√v)/√v − 2)/v on 0 ≤ v ≤ 0.0295 (relative error 2^-54; `fit_gamma.py atanh 7
+/// f64`).
+ATANH = "__gpu_math_lgamma_atanh_f64", [
+    0.14390051711528648,
+    0.13133423375052888,
+    0.15391764747189796,
+    0.18181683717248698,
+    0.2222222355708604,
+    0.28571428565005147,
+    0.4000000000001185,
+    0.6666666666666666,
 ];
-
-/// (a + a_lo)·(b + b_lo) as hi + lo.
-#[inline(always)]
-fn mul_ext(a: f64, a_lo: f64, b: f64, b_lo: f64) -> (f64, f64) {
-    let p = mul64(a, b);
-    (p, fma(a, b, -p) + (mul64(a, b_lo) + mul64(a_lo, b)))
+}
+const_bank! {
+/// `exp_f64`'s polynomial: (e^t − 1 − t)/t² on |t| ≤ ln 2 / 2.
+TEXP = "__gpu_math_tgamma_exp_f64", [
+    EXP[0], EXP[1], EXP[2], EXP[3], EXP[4], EXP[5], EXP[6], EXP[7], EXP[8], EXP[9], EXP[10],
+];
 }
 
 /// (a + a_lo) + (b + b_lo) as hi + lo, renormalized.
@@ -102,74 +104,114 @@ fn add_ext(a: f64, a_lo: f64, b: f64, b_lo: f64) -> (f64, f64) {
     (r, (s - r) + e)
 }
 
-/// For −0.25 ≤ x < 2.5: `(lgamma(x) + [ln |x| if x < 0.75], x < 0.75)` (as the f32 one).
+/// 1/d for d in [1.7071, 2.4143] within about 1 ulp: the minimax linear seed c0 − c1·d
+/// (relative error 2^-6.06, the f32 [`pow`](super::pow)'s), then two third-order steps
+/// r·(1 + e + e²), e = 1 − d·r (2^-18, then 2^-54 before the last rounding).
 #[inline(always)]
-fn lgamma_small(x: f64) -> (f64, bool) {
-    let t = if x < 0.5 {
-        x
-    } else if x < 1.5 {
-        x - 1.0
-    } else {
-        x - 2.0
-    };
-    let first = x < 0.5 || (0.75..1.5).contains(&x);
-    let p = if first {
-        horner64(t, LGAMMA1)
-    } else {
-        horner64(t, LGAMMA2)
-    };
-    (mul64(t, p), x < 0.75)
+fn recip_d(d: f64) -> f64 {
+    const C0: f64 = f32::from_bits(0x3f7c_2cfe) as f64; // 0.98506153
+    const C1: f64 = f32::from_bits(0x3e74_c09c) as f64; // 0.239016
+    let r = fnma(d, C1, C0);
+    let e = fnma(d, r, 1.0);
+    let r = fma(r, fma(e, e, e), r);
+    let e = fnma(d, r, 1.0);
+    fma(r, fma(e, e, e), r)
 }
 
-/// log2|Γ(x)| as hi + lo for −0.25 ≤ x < 2.5, x ≠ 0.
+/// 1/x for 1 ≤ x < 2^1000 within about 1 ulp: the magic constant minus the bits of x (relative
+/// error below 0.06), a Newton step and two third-order steps (2^-8.1, 2^-24, 2^-72).
 #[inline(always)]
-fn log2_gamma_small(x: f64) -> (f64, f64) {
-    let (lg, sub) = lgamma_small(x);
-    let (g, g_lo) = mul_ext(lg, 0.0, LOG2E_HI, LOG2E_LO);
-    let (la, la_lo) = log2_ext(x.abs());
-    if sub {
-        add_ext(g, g_lo, -la, -la_lo)
+fn recip(x: f64) -> f64 {
+    let y = f64::from_bits(0x7fde_6238_22fc_16e6_u64.wrapping_sub(x.to_bits()));
+    let y = fma(y, fnma(x, y, 1.0), y);
+    let e = fnma(x, y, 1.0);
+    let y = fma(y, fma(e, e, e), y);
+    let e = fnma(x, y, 1.0);
+    fma(y, fma(e, e, e), y)
+}
+
+/// ln x + bias·ln 2 as hi + lo (relative error about 2^-61) for a positive normal x (`bias` 0,
+/// or −54 for a subnormal scaled by 2^54): the f32 [`lgamma`](super::lgamma)'s `ln_ext`, with
+/// m + 1 as d + d_lo (exact) in the residual of u.
+#[inline(always)]
+fn ln_ext(x: f64, bias: i32) -> (f64, f64) {
+    let ia = x.to_bits() as i64;
+    let e = ia.wrapping_sub(0x3fe6_a09e_667f_3bcd) & (0xfff0_0000_0000_0000_u64 as i64);
+    let m = f64::from_bits(ia.wrapping_sub(e) as u64);
+    let k = ((e >> 52) as i32 + bias) as f64;
+    let a = m - 1.0;
+    let d = a + 2.0;
+    let d_lo = a - (d - 2.0);
+    let rcp = recip_d(d);
+    let u = mul64(a, rcp);
+    let u_lo = mul64(fnma(u, d_lo, fnma(u, d, a)), rcp);
+    let v = mul64(u, u);
+    // ln m = 2·atanh(u + u_lo) = 2u + 2u_lo·(1 + u²) + u³·s(u²) to far below an ulp.
+    let u_lo2 = u_lo + u_lo;
+    let tail = fma(mul64(u, v), ATANH::horner(v), fma(v, u_lo2, u_lo2));
+    // k·ln 2 + 2u by a fast two-sum (k·LN2_HI_K exact; |2u| < ln 2 unless k = 0).
+    let kh = mul64(k, LN2_HI_K);
+    let b = u + u;
+    let hi = kh + b;
+    (hi, (b - (hi - kh)) + fma(k, LN2_LO_K, tail))
+}
+
+/// ln |Γ(x)| as hi + lo for −0.25 ≤ x < 2^52, x ≠ 0, from `(l, l_lo)` = ln |x| as hi + lo (the
+/// f32 `ln_gamma` with the split at 1). With `EXACT`, the last rounding of the Stirling sum is
+/// carried in the low part too.
+#[inline(always)]
+fn ln_gamma<const EXACT: bool>(x: f64, l: f64, l_lo: f64) -> (f64, f64) {
+    if x < 2.5 {
+        let sub = x < 1.0;
+        let t = if sub { x } else { x - 1.0 };
+        let q = LGAMMA::horner(t - 0.75);
+        let r = mul64(t, fms(q, t, q));
+        if sub { (-l, r - l_lo) } else { (r, 0.0) }
     } else {
-        (g, g_lo)
+        let am = x - 0.5;
+        let h = l - 1.0;
+        let p = mul64(am, h);
+        let p_lo = fms(am, h, p);
+        let z = recip(x);
+        let lo = fma(am, l_lo, p_lo) + fma(z, STIRLING::horner(mul64(z, z)), C_LO);
+        if EXACT {
+            let (s, s_lo) = two_sum(p, C_HI);
+            (s, s_lo + lo)
+        } else {
+            (p + C_HI, lo)
+        }
     }
 }
 
-/// log2 Γ(a) as hi + lo for 2.5 ≤ a < 2^100 (Stirling).
+/// ln |Γ(x)| as hi + lo for −0.25 ≤ x < 0 from `(l, l_lo)` = ln |x|: lgamma(y) − ln |x| with
+/// y = 1 + x (rounded: its error moves the result far below an ulp of ln |x| ≥ 1.38), as
+/// t = x is outside the polynomial's interval.
 #[inline(always)]
-fn log2_gamma_stirling(a: f64) -> (f64, f64) {
-    let (l, l_lo) = log2_ext(a);
-    // a − 1/2 as hi + lo (exact: a − am is 0, 1/2 or 1).
-    let am = a - 0.5;
-    let am_lo = (a - am) - 0.5;
-    let (p, p_lo) = mul_ext(am, am_lo, l, l_lo);
-    let q = mul64(a, LOG2E_HI);
-    let q_lo = fma(a, LOG2E_HI, -q) + mul64(a, LOG2E_LO);
-    let (s, s_lo) = add_ext(p, p_lo, -q, -q_lo);
-    let z = 1.0 / a;
-    let v = mul64(z, horner64(z, STIRLING));
-    add_ext(s, s_lo, LOG2_SQRT2PI_HI, LOG2_SQRT2PI_LO + v)
+fn ln_gamma_neg_small(x: f64, l: f64, l_lo: f64) -> (f64, f64) {
+    let y = 1.0 + x;
+    let (ly, ly_lo) = ln_ext(y, 0);
+    let (g, g_lo) = ln_gamma::<true>(y, ly, ly_lo);
+    add_ext(g, g_lo, -l, -l_lo)
 }
 
-/// log2 Γ(a) as hi + lo for 0 < a < 2^100.
+/// ln(π/|x·sin πx|) as hi + lo for non-integer x with 0.25 ≤ |x| < 2^52 (a = |x|).
 #[inline(always)]
-fn log2_gamma(a: f64) -> (f64, f64) {
-    if a < 2.5 {
-        log2_gamma_small(a)
-    } else {
-        log2_gamma_stirling(a)
-    }
-}
-
-/// log2(π/|x·sin πx|) as hi + lo for non-integer x (a = |x|): the reflection's factor.
-#[inline(always)]
-fn log2_reflection(x: f64, a: f64) -> (f64, f64) {
+fn ln_reflection(x: f64, a: f64) -> (f64, f64) {
     let s = sinpi_f64(x).abs();
     let m = mul64(a, s);
-    let m_lo = fma(a, s, -m);
-    let (lm, lm_lo) = log2_ext(m);
-    let lm_lo = lm_lo + mul64(m_lo / m, LOG2E_HI);
-    add_ext(LOG2_PI_HI, LOG2_PI_LO, -lm, -lm_lo)
+    let m_lo = fms(a, s, m);
+    let (lm, lm_lo) = ln_ext(m, 0);
+    add_ext(LN_PI_HI, LN_PI_LO, -lm, -(lm_lo + m_lo / m))
 }
+
+/// Whether x is positive, normal and below `limit` (a positive normal f64).
+#[inline(always)]
+fn normal_below(x: f64, limit: f64) -> bool {
+    x.to_bits().wrapping_sub(0x0010_0000_0000_0000) < limit.to_bits() - 0x0010_0000_0000_0000
+}
+
+/// 2^52.
+const TWO52: f64 = 4_503_599_627_370_496.0;
 
 /// ln|Γ(x)| for f64 (C's `lgamma`): max error 4 ulp outside −23.0001 < x < −2.2637 (CUDA's
 /// `lgamma`: 4 ulp there). Inside, near the zeros of lgamma at negative x, the error in ulp
@@ -177,35 +219,63 @@ fn log2_reflection(x: f64, a: f64) -> (f64, f64) {
 /// negative integers and ±inf; NaN for NaN.
 #[inline(always)]
 pub fn lgamma_f64(x: f64) -> f64 {
+    // The common case, 2^-1022 ≤ x < 2^52, without a test on its way; the rest not inlined.
+    if normal_below(x, TWO52) {
+        let (l, l_lo) = ln_ext(x, 0);
+        let (g, g_lo) = ln_gamma::<false>(x, l, l_lo);
+        g + g_lo
+    } else {
+        lgamma_other(x)
+    }
+}
+
+/// [`lgamma_f64`] outside 2^-1022 ≤ x < 2^52.
+#[inline(never)]
+fn lgamma_other(x: f64) -> f64 {
     let a = x.abs();
-    // One path per range, taken by a branch (see the f32 `lgamma`).
     if x.is_nan() {
         return x;
     }
     if a == f64::INFINITY || (x <= 0.0 && trunc_f64(x) == x) {
         return f64::INFINITY;
     }
-    if (-0.25..2.5).contains(&x) {
-        let (lg, sub) = lgamma_small(x);
-        return if sub { lg - log_f64(a) } else { lg };
+    if a >= TWO52 {
+        // x ≥ 2^52 (larger negative x are integers): x·(ln x − 1) − ln x/2 + ln √(2π).
+        let (l, l_lo) = ln_ext(a, 0);
+        return fma(a, l - 1.0, fma(a, l_lo, fma(-0.5, l, LN_SQRT2PI)));
     }
-    const BIG: f64 = 1.267_650_600_228_229_4e30;
-    if a >= BIG {
-        // From 2^100 on, a·(ln a − 1) is lgamma to far below an ulp.
-        let (l, l_lo) = log2_ext(a);
-        let (ln, ln_lo) = mul_ext(l, l_lo, LN2_HI, LN2_LO);
-        let (h, h_lo) = add_ext(ln, ln_lo, -1.0, 0.0);
-        return fma(a, h, mul64(a, h_lo));
-    }
-    let (g, g_lo) = log2_gamma(a);
-    let (g, g_lo) = if x < 0.0 {
-        let (r, r_lo) = log2_reflection(x, a);
-        add_ext(r, r_lo, -g, -g_lo)
+    let (s, bias) = if a < f64::MIN_POSITIVE {
+        (mul64(a, 18_014_398_509_481_984.0), -54)
     } else {
-        (g, g_lo)
+        (a, 0)
     };
-    let (r, r_lo) = mul_ext(g, g_lo, LN2_HI, LN2_LO);
-    r + r_lo
+    let (l, l_lo) = ln_ext(s, bias);
+    if x > 0.0 {
+        // A subnormal x.
+        let (g, g_lo) = ln_gamma::<false>(x, l, l_lo);
+        return g + g_lo;
+    }
+    if x >= -0.25 {
+        let (g, g_lo) = ln_gamma_neg_small(x, l, l_lo);
+        return g + g_lo;
+    }
+    let (g, g_lo) = ln_gamma::<true>(a, l, l_lo);
+    let (r, r_lo) = ln_reflection(x, a);
+    let (s, s_lo) = add_ext(r, r_lo, -g, -g_lo);
+    s + s_lo
+}
+
+/// e^(e + e_lo) for a normal result (e + e_lo within −708..709, |e_lo| ≤ 0.25): the f32
+/// `exp_ext_normal` with `exp_f64`'s polynomial.
+#[inline(always)]
+fn exp_ext_normal(e: f64, e_lo: f64) -> f64 {
+    let k = fma(e + e_lo, LOG2E, MAGIC);
+    let j = k - MAGIC;
+    // e − j·LN2_HI_K is exact (j·LN2_HI_K has at most 42 bits).
+    let t = fma(j, -LN2_HI_K, e) + fma(j, -LN2_LO_K, e_lo);
+    let p = 1.0 + fma(mul64(t, t), TEXP::horner(t), t);
+    let ji = (k.to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64);
+    f64::from_bits(p.to_bits().wrapping_add((ji << 52) as u64))
 }
 
 /// Γ(x) for f64 (C's `tgamma`): max error 4 ulp (CUDA's `tgamma`: 10 ulp), subnormal results
@@ -213,7 +283,19 @@ pub fn lgamma_f64(x: f64) -> f64 {
 /// left.
 #[inline(always)]
 pub fn tgamma_f64(x: f64) -> f64 {
-    // One path per range, taken by a branch (see the f32 `tgamma`).
+    // The common case, 2^-1022 ≤ x < 171 (a normal result), without a test on its way.
+    if normal_below(x, 171.0) {
+        let (l, l_lo) = ln_ext(x, 0);
+        let (g, g_lo) = ln_gamma::<true>(x, l, l_lo);
+        exp_ext_normal(g, g_lo)
+    } else {
+        tgamma_other(x)
+    }
+}
+
+/// [`tgamma_f64`] outside 2^-1022 ≤ x < 171.
+#[inline(never)]
+fn tgamma_other(x: f64) -> f64 {
     if x.is_nan() || x == f64::INFINITY {
         return x;
     }
@@ -223,20 +305,31 @@ pub fn tgamma_f64(x: f64) -> f64 {
     if x < 0.0 && trunc_f64(x) == x {
         return f64::NAN;
     }
-    // Γ(200) overflows and 1/Γ(200) underflows already: a clamped there.
-    let a = x.abs();
-    let ac = if a > 200.0 { 200.0 } else { a };
+    // Γ(200) overflows and 1/Γ(200) underflows already: |x| clamped there.
+    let a = x.abs().min(200.0);
+    let (s, bias) = if a < f64::MIN_POSITIVE {
+        (mul64(a, 18_014_398_509_481_984.0), -54)
+    } else {
+        (a, 0)
+    };
+    let (l, l_lo) = ln_ext(s, bias);
     let (e, e_lo, sign) = if x > 0.0 {
-        let (g, g_lo) = log2_gamma(ac);
+        // A subnormal x or 171 ≤ x.
+        let (g, g_lo) = ln_gamma::<true>(a, l, l_lo);
         (g, g_lo, x)
     } else if x >= -0.25 {
-        let (s, s_lo) = log2_gamma_small(x);
-        (s, s_lo, x)
+        // Γ(x) = Γ(1 + x)/x (the reflection's x·sin πx would underflow for tiny x).
+        let (g, g_lo) = ln_gamma_neg_small(x, l, l_lo);
+        (g, g_lo, x)
     } else {
-        let (g, g_lo) = log2_gamma(ac);
-        let (r, r_lo) = log2_reflection(x, ac);
+        let (g, g_lo) = ln_gamma::<true>(a, l, l_lo);
+        let (r, r_lo) = ln_reflection(x, a);
         let (n, n_lo) = add_ext(r, r_lo, -g, -g_lo);
         (n, n_lo, sinpi_f64(x))
     };
-    exp2_ext(e, e_lo).copysign(sign)
+    // In log2 units, renormalized, for the exponential that rounds subnormal results once.
+    let (e, e_lo) = two_sum(e, e_lo);
+    let p = mul64(e, LOG2E_HI);
+    let p_lo = fms(e, LOG2E_HI, p) + (mul64(e, LOG2E_LO) + mul64(e_lo, LOG2E_HI));
+    exp2_ext(p, p_lo).copysign(sign)
 }
