@@ -4,7 +4,7 @@
 // Polynomial coefficients are fitted values printed to round-trip exactly.
 #![allow(clippy::excessive_precision)]
 
-use super::{fma, horner, mul, sqrt};
+use super::{fma, fnma, horner, mul};
 
 /// π/2 and π as hi + lo.
 const PIO2_HI: f32 = f32::from_bits(0x3fc9_0fdb);
@@ -42,24 +42,34 @@ fn atan_kernel(t: f32) -> f32 {
     fma(fma(horner(s, ATAN), s, 0.0), t, t)
 }
 
-/// asin x for |x| ≤ 1/2 (keeps the sign of a zero x).
+/// √z as `s + lo` for 0 ≤ z ≤ 1/4 without `sqrt.rn` (a long sequence with a branch to a slow
+/// path): 1/√z from the bits of z (relative error below 0.035) and two Newton steps
+/// y·(3/2 − z·y²/2) (below 2^-17), s = z·y, and the residual z − s² (one rounding) times
+/// y/2 ≈ 1/(2s): s + lo is √z to about 2^-34. Finite for every z in range, 0 included (z·y
+/// is formed before y·y, which would overflow there).
 #[inline(always)]
-fn asin_kernel(x: f32) -> f32 {
-    let z = mul(x, x);
-    fma(mul(x, z), horner(z, ASIN), x)
+fn sqrt_ext(z: f32) -> (f32, f32) {
+    let hz = mul(z, 0.5);
+    let y = f32::from_bits(0x5f37_59df_u32.wrapping_sub(z.to_bits() >> 1));
+    let y = mul(y, fnma(mul(hz, y), y, 1.5));
+    let y = mul(y, fnma(mul(hz, y), y, 1.5));
+    let s = mul(z, y);
+    (s, mul(fnma(s, s, z), mul(y, 0.5)))
 }
 
-/// asin √z as `s + lo` for 0 ≤ z ≤ 1/4, with s = √z rounded and its rounding error in `lo`.
+/// `(r, big)` with r = asin a for 0 ≤ a ≤ 1 (a = |x|) and big = a > 1/2: one polynomial for
+/// both ranges, asin s = s + s³·P(s²), at s = a (z = a²) or, for a > 1/2, at
+/// s = √((1 − a)/2) (z = (1 − a)/2, 1 − a exact) with √z as s + lo ([`sqrt_ext`]), then
+/// asin a = π/2 − 2·asin s. Selects, no branch: a warp with inputs on both sides runs one
+/// polynomial.
 #[inline(always)]
-fn asin_sqrt(z: f32) -> (f32, f32) {
-    let s = sqrt(z);
-    // s·s − z is exact; for z = 0 there is nothing to correct (and 0/0 would be NaN).
-    let s_lo = if s > 0.0 {
-        fma(-s, s, z) / (s + s)
-    } else {
-        0.0
-    };
-    (s, fma(mul(s, z), horner(z, ASIN), s_lo))
+fn asin_parts(a: f32) -> (f32, bool) {
+    let big = a > 0.5;
+    let z = if big { mul(1.0 - a, 0.5) } else { mul(a, a) };
+    let (s, lo) = sqrt_ext(z);
+    let (s, lo) = if big { (s, lo) } else { (a, 0.0) };
+    // The polynomial's term from s + lo rounded (s alone is 2^-17 off).
+    (s + fma(mul(s + lo, z), horner(z, ASIN), lo), big)
 }
 
 /// atan(x): max error 2 ulp (CUDA's `atanf`: 2 ulp); ±π/2 for ±inf, NaN for NaN.
@@ -108,28 +118,29 @@ pub fn atan2(y: f32, x: f32) -> f32 {
 #[inline(always)]
 pub fn asin(x: f32) -> f32 {
     let a = x.abs();
-    if a <= 0.5 {
-        asin_kernel(x)
+    let (r, big) = asin_parts(a);
+    let r = if big {
+        PIO2_HI + (PIO2_LO - (r + r))
     } else {
-        // asin a = π/2 − 2·asin √((1 − a)/2); 1 − a is exact, and negative (NaN from the
-        // square root) beyond 1.
-        let (s, lo) = asin_sqrt(mul(1.0 - a, 0.5));
-        let r = s + lo;
-        (PIO2_HI + (PIO2_LO - (r + r))).copysign(x)
-    }
+        r
+    };
+    // A NaN x gives NaN from the polynomial; beyond 1, the parts are finite.
+    if a > 1.0 { f32::NAN } else { r.copysign(x) }
 }
 
 /// acos(x): max error 2 ulp (CUDA's `acosf`: 2 ulp); NaN outside [−1, 1].
 #[inline(always)]
 pub fn acos(x: f32) -> f32 {
     let a = x.abs();
-    if a <= 0.5 {
-        PIO2_HI + (PIO2_LO - asin_kernel(x))
+    let (r, big) = asin_parts(a);
+    // acos x = π/2 − asin x for |x| ≤ 1/2; beyond, acos a = 2·asin s and acos(−a) = π − acos a.
+    let r2 = r + r;
+    let r = if !big {
+        PIO2_HI + (PIO2_LO - r.copysign(x))
+    } else if x > 0.0 {
+        r2
     } else {
-        // acos a = 2·asin √((1 − a)/2), acos(−a) = π − acos a.
-        let (s, lo) = asin_sqrt(mul(1.0 - a, 0.5));
-        let r = s + lo;
-        let r = r + r;
-        if x > 0.0 { r } else { PI_HI + (PI_LO - r) }
-    }
+        PI_HI + (PI_LO - r2)
+    };
+    if a > 1.0 { f32::NAN } else { r }
 }
