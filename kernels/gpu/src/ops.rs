@@ -153,9 +153,9 @@ float_numeric!(f32, f64);
 /// `a + b` rounded once to the 16-bit format, as one instruction on the GPU: `add.rn.f16`, and
 /// for bf16 `fma.rn.bf16` with a factor 1 (`add.bf16` needs sm_90; the PTX targets sm_80). The
 /// host (and simulator) computes it through f32 with `half`'s conversions, which rounds to the
-/// same bits: the f32 sum is rounded to 24 bits first, and with at least 2·11 + 2 bits that
-/// double rounding equals one rounding (f16: 11 bits, bf16: 8). `half`'s conversions are bit
-/// manipulation in software, a few dozen instructions each on the GPU.
+/// same bits (NaN payloads aside): the f32 sum is rounded to 24 bits first, and with at least
+/// 2·11 + 2 bits that double rounding equals one rounding (f16: 11 bits, bf16: 8). `half`'s
+/// conversions are bit manipulation in software, long on the GPU.
 #[cfg(feature = "half")]
 macro_rules! half_numeric {
     ($($t:ty => $add:literal),*) => { $(
