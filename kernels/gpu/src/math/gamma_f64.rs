@@ -11,6 +11,7 @@
 use super::bank::const_bank;
 use super::exp_log_f64::{EXP, LN2_HI_K, LN2_LO_K, MAGIC};
 use super::expm1_log1p_f64::two_sum;
+use super::misc_f64::recip_f64;
 use super::pow_f64::exp2_ext;
 use super::{fma_f64 as fma, fms_f64 as fms, fnma_f64 as fnma, mul64, sinpi_f64, trunc_f64};
 
@@ -118,18 +119,6 @@ fn recip_d(d: f64) -> f64 {
     fma(r, fma(e, e, e), r)
 }
 
-/// 1/x for 1 ≤ x < 2^1000 within about 1 ulp: the magic constant minus the bits of x (relative
-/// error below 0.06), a Newton step and two third-order steps (2^-8.1, 2^-24, 2^-72).
-#[inline(always)]
-fn recip(x: f64) -> f64 {
-    let y = f64::from_bits(0x7fde_6238_22fc_16e6_u64.wrapping_sub(x.to_bits()));
-    let y = fma(y, fnma(x, y, 1.0), y);
-    let e = fnma(x, y, 1.0);
-    let y = fma(y, fma(e, e, e), y);
-    let e = fnma(x, y, 1.0);
-    fma(y, fma(e, e, e), y)
-}
-
 /// ln x + bias·ln 2 as hi + lo (relative error about 2^-61) for a positive normal x (`bias` 0,
 /// or −54 for a subnormal scaled by 2^54): the f32 [`lgamma`](super::lgamma)'s `ln_ext`, with
 /// m + 1 as d + d_lo (exact) in the residual of u.
@@ -172,7 +161,7 @@ fn ln_gamma<const EXACT: bool>(x: f64, l: f64, l_lo: f64) -> (f64, f64) {
         let h = l - 1.0;
         let p = mul64(am, h);
         let p_lo = fms(am, h, p);
-        let z = recip(x);
+        let z = recip_f64(x);
         let lo = fma(am, l_lo, p_lo) + fma(z, STIRLING::horner(mul64(z, z)), C_LO);
         if EXACT {
             let (s, s_lo) = two_sum(p, C_HI);

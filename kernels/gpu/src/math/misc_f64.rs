@@ -3,18 +3,41 @@
 //! reduction for sin/cos; exact scaling by powers of two, a last Newton step on an exactly
 //! computed residual).
 
-use super::{fma_f64, mul64, pow2i64, sincos_f64, sqrt_f64};
+use super::trig_f64::tan_parts;
+use super::{fma_f64, fnma_f64, mul64, pow2i64, sqrt_f64};
 
 /// tan(x) for f64, x in radians: max error 2 ulp (CUDA's `tan`: 2 ulp), every finite x; NaN
-/// for ±inf and NaN. sin/cos after one shared range reduction, as [`tan`](super::tan).
+/// for ±inf and NaN. The quotient of the reduced argument's sine and cosine, each as hi + lo
+/// (`trig_f64`'s kernel before its last rounding): a quotient of the rounded sin x and cos x
+/// reaches 2.07 ulp.
 #[inline(always)]
 pub fn tan_f64(x: f64) -> f64 {
-    let (s, c) = sincos_f64(x);
-    // The quotient with its rounding error corrected (q·c − s is exact): one rounding fewer
-    // (without it the error exceeds 2 ulp). Written as a subtraction, it keeps the sign of a
-    // zero x.
-    let q = s / c;
-    q - fma_f64(q, c, -s) / c
+    let (n, n_lo, d, d_lo) = tan_parts(x);
+    // (n + n_lo)/(d + d_lo) without a division (`div.rn.f64` is a long sequence with a branch
+    // to a slow path): q = n·(1/d) rounded, then q corrected by its residual
+    // (n + n_lo) − q·(d + d_lo) times 1/d (the residual is a tenth of n at most, each of its
+    // roundings far below an ulp of q), rounded once.
+    let dr = d + d_lo;
+    let y = recip_f64(dr.abs()).copysign(dr);
+    let q = mul64(n + n_lo, y);
+    let res = fnma_f64(q, d_lo, fnma_f64(q, d, n) + n_lo);
+    let t = fma_f64(res, y, q);
+    // tan(±0) = ±0 (the reduction gives +0).
+    if x == 0.0 { x } else { t }
+}
+
+/// 1/x for a positive normal x below 2^1022 within about 1 ulp, from IEEE operations only:
+/// the bits of a magic constant minus those of x (relative error below 0.06), a Newton step
+/// and two third-order steps y·(1 + e + e²), e = 1 − x·y (2^-8.1, 2^-24, 2^-72 before the
+/// last rounding).
+#[inline(always)]
+pub(super) fn recip_f64(x: f64) -> f64 {
+    let y = f64::from_bits(0x7fde_6238_22fc_16e6_u64.wrapping_sub(x.to_bits()));
+    let y = fma_f64(y, fnma_f64(x, y, 1.0), y);
+    let e = fnma_f64(x, y, 1.0);
+    let y = fma_f64(y, fma_f64(e, e, e), y);
+    let e = fnma_f64(x, y, 1.0);
+    fma_f64(y, fma_f64(e, e, e), y)
 }
 
 /// Magic constant for the first approximation of a cube root from the high word of its

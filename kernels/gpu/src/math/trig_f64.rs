@@ -185,6 +185,26 @@ fn by_quadrant(x: f64) -> (f64, f64) {
     if q & 2 != 0 { (-s, -c) } else { (s, c) }
 }
 
+/// For [`tan_f64`](super::tan_f64): `(n, n_lo, d, d_lo)` with tan x = (n + n_lo)/(d + d_lo),
+/// the reduced argument's sine and cosine before the kernel's last roundings (r + its
+/// correction, w + its correction), swapped and negated in odd quadrants (tan x = −cos r/sin r
+/// there). +0 for x = −0, as `reduce`.
+#[inline(always)]
+pub(super) fn tan_parts(x: f64) -> (f64, f64, f64, f64) {
+    let (r, lo, q) = reduce(x);
+    let s = mul64(r, r);
+    let z = mul64(s, r);
+    let sin_lo = fma(z, SIN::horner(s), fma(mul64(-0.5, s), lo, lo));
+    let hz = mul64(0.5, s);
+    let w = 1.0 - hz;
+    let cos_lo = fma(mul64(s, s), COS::horner(s), ((1.0 - w) - hz) - mul64(r, lo));
+    if q & 1 != 0 {
+        (-w, -cos_lo, r, sin_lo)
+    } else {
+        (r, sin_lo, w, cos_lo)
+    }
+}
+
 /// sin(x) for f64, x in radians: max error 1 ulp, every finite x; NaN
 /// for ±inf and NaN.
 #[inline(always)]
