@@ -7,7 +7,7 @@
 //!   with a minimax polynomial r for the correction (ln x − 1 is exact);
 //! - negative x (and zeros, subnormals, infinities, NaN, x ≥ 2^23 for lgamma, x ≥ 35 for
 //!   tgamma) on a slower path, not inlined: the reflection |Γ(x)| = π/(|x·sin πx|·Γ(−x))
-//!   ([`sinpi`](super::sinpi)).
+//!   ([`sinpi`]).
 //!
 //! Inputs of a warp are rarely all in one range, so every range's code runs; they share the
 //! logarithm and need no division (1/x by Newton's method). tgamma is then one exponential of
@@ -75,7 +75,7 @@ fn add_ext(a: f32, a_lo: f32, b: f32, b_lo: f32) -> (f32, f32) {
 /// ln x + bias·ln 2 as hi + lo (relative error about 2^-31) for a positive normal x (`bias` is
 /// 0, or −23 for a subnormal scaled by 2^23): x = 2^k·m with m in [√2/2, √2), and
 /// ln m = 2·atanh u = 2u + u³·s(u²) for u = (m − 1)/(m + 1), |u| ≤ 0.172, computed with its
-/// rounding error as [`pow`](super::pow)'s `log2_ext` does (no division). 2u is exact and
+/// rounding error as [`pow`](super::pow())'s `log2_ext` does (no division). 2u is exact and
 /// k·ln 2's high part too; the rest goes to the low part.
 #[inline(always)]
 fn ln_ext(x: f32, bias: i32) -> (f32, f32) {

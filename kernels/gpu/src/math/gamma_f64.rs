@@ -106,7 +106,7 @@ fn add_ext(a: f64, a_lo: f64, b: f64, b_lo: f64) -> (f64, f64) {
 }
 
 /// 1/d for d in [1.7071, 2.4143] within about 1 ulp: the minimax linear seed c0 − c1·d
-/// (relative error 2^-6.06, the f32 [`pow`](super::pow)'s), then two third-order steps
+/// (relative error 2^-6.06, the f32 [`pow`](super::pow())'s), then two third-order steps
 /// r·(1 + e + e²), e = 1 − d·r (2^-18, then 2^-54 before the last rounding).
 #[inline(always)]
 fn recip_d(d: f64) -> f64 {
