@@ -669,7 +669,16 @@ fn erfinv_f64() {
         "erfinv_f64",
         math::erfinv_f64,
         erfinv_reference_big,
-        &[(-1.0, 1.0), (0.8, 0.9), (0.999_999, 1.0), (-1e-3, 1e-3)],
+        // Around the boundaries between the central and the tail formulas (1 − x² = 2^-9) and
+        // between the two tail polynomials (1 − x² = 2^-23.04).
+        &[
+            (-1.0, 1.0),
+            (0.8, 0.9),
+            (0.999_999, 1.0),
+            (-1e-3, 1e-3),
+            (0.998_95, 0.999_1),
+            (1.0 - 8e-8, 1.0 - 4e-8),
+        ],
         300,
         4.0,
     );

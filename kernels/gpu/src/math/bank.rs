@@ -82,13 +82,25 @@ macro_rules! const_bank {
                 $crate::math::bank::const_bank!(@step $sym, x, r, [$first] $($v),*);
                 r
             }
+            /// Horner's rule continued from `r`, the value of the higher-degree terms: returns
+            /// `r·x^n + p(x)` for the table's n coefficients. (Those higher terms can be
+            /// immediate operands, [`horner64`](crate::math::horner64) on an array, when their
+            /// low 32 bits are zero.)
+            #[allow(dead_code)]
+            #[inline(always)]
+            pub(crate) fn horner_from(r: f64, x: f64) -> f64 {
+                #[allow(unused_mut)]
+                let mut r = r;
+                $crate::math::bank::const_bank!(@step $sym, x, r, [] $first $(, $v)*);
+                r
+            }
         }
     };
     (@step $sym:literal, $x:ident, $r:ident, [$($done:expr),*] $head:expr $(, $tail:expr)*) => {
         $r = $crate::math::fma_f64(
             $r,
             $x,
-            $crate::math::bank::load!($sym, 8 * [$($crate::math::bank::each!($done, 0u8)),*].len(), $head),
+            $crate::math::bank::load!($sym, 8 * <[u8]>::len(&[$($crate::math::bank::each!($done, 0u8)),*]), $head),
         );
         $crate::math::bank::const_bank!(@step $sym, $x, $r, [$($done,)* $head] $($tail),*);
     };
