@@ -6,7 +6,7 @@
 // Polynomial coefficients are fitted values printed to round-trip exactly.
 #![allow(clippy::excessive_precision)]
 
-use super::exp_log::{LN2_HI, LN2_MID, LOG, log_special, split};
+use super::exp_log::{LN2_HI, LN2_MID, log_special};
 use super::{exp, fma, horner, mul, pow2i, rint_mul};
 
 /// (e^t − 1 − t − t²/2)/t³ on |t| ≤ 0.35.
@@ -58,22 +58,60 @@ pub fn expm1(x: f32) -> f32 {
     if x == 0.0 { x } else { r }
 }
 
+/// (log(1 + f) − f + f²/2)/f³ on −1/4 ≤ f ≤ 1/2 (`fit_log1p.py f32 7`).
+const LOG1P: [f32; 8] = [
+    -0.045_101_665,
+    0.104_671_93,
+    -0.131_632_05,
+    0.144_784_33,
+    -0.166_470_89,
+    0.199_908_2,
+    -0.250_001_01,
+    0.333_334_5,
+];
+/// ln 2·2^-23 (ln 2 rounded to f32, scaled to multiply an exponent field): its error, below
+/// 2^-28 of ln 2, moves the result by less than 0.07 ulp.
+const LN2_EXP: f32 = f32::from_bits(0x3f31_7218 - (23 << 23));
+
+/// log(1 + w) − m·ln 2 for finite w > −1 and an integer m (as a float: −0.0 for none); for m =
+/// −0.0 a zero w keeps its sign.
+///
+/// 1 + w = 2^i·(1 + f) with 1 + f near [3/4, 3/2]; then f = w·2^-i − (1 − 2^-i), where w·2^-i
+/// is an exponent shift and the difference is exact (Sterbenz: both terms within a factor 2 of
+/// each other, or i = 0 and f = w), so the rounding of 1 + w is not lost and needs no
+/// correction term. (1 − 2^-i rounds only for i > 24, by far less than the result's ulp.) That
+/// takes i = 0 for every w in (−1/4, 1/2), i > 0 only for w ≥ 1/2 and i < 0 only for w < −1/4:
+/// i comes from u = (1 + w)(1 + 2^-23) rounded, whose binades [3/4 + 2^-23, 3/2 + 2^-22)·2^i
+/// hold those ranges whichever way u rounds (with u = 1 + w, rounding up to 3/2 from below
+/// would give i = 1 for w = 1/2 − 2^-25, whose f = −1/4 − 2^-26 is not a float). Then
+/// log(1 + f) = f − f²/2 + f³·p(f).
+#[inline(always)]
+pub(super) fn log1p_minus(w: f32, m: f32) -> f32 {
+    const K: f32 = 1.0 + f32::EPSILON;
+    let u = fma(w, K, K);
+    // −i·2^23: minus the exponent of u relative to 3/4 + 2^-23 (rounded towards −inf), in the
+    // exponent field (((b − C) & mask) negated is (C + 2^23 − 1 − b) & mask).
+    let ne = 0x3fc0_0001_i32.wrapping_sub(u.to_bits() as i32) & (0xff80_0000_u32 as i32);
+    let ws = f32::from_bits((w.to_bits() as i32).wrapping_add(ne) as u32);
+    // 4·2^-i stays normal for i up to 128 (2^-i would not).
+    let s4 = f32::from_bits(0x4080_0000_i32.wrapping_add(ne) as u32);
+    let f = ws - fma(-0.25, s4, 1.0);
+    let s = mul(f, f);
+    let r = fma(fma(horner(f, LOG1P), f, -0.5), s, f);
+    // −(i + m)·2^23, +0.0 for i = 0 and m = −0.0: the product is then −0.0, and a zero r = f
+    // keeps its sign.
+    let j = ne as f32 + m * 8_388_608.0;
+    fma(j, -LN2_EXP, r)
+}
+
 /// log(1 + x): max error 1 ulp (CUDA's `log1pf`: 1 ulp), x itself for tiny x (±0 kept); −inf
 /// at −1, NaN below −1.
 #[inline(always)]
 pub fn log1p(x: f32) -> f32 {
-    let (u, c) = two_sum(1.0, x);
-    let (f, i) = split(u);
-    // log(u + c) = log u + c/u to well below an ulp (|c/u| ≤ 2^-24).
-    let cu = c / u;
-    let s = mul(f, f);
-    let r = f + fma(fma(horner(f, LOG), f, -0.5), s, cu);
-    let r = fma(i, LN2_HI, fma(i, LN2_MID, r));
-    if x == 0.0 {
-        x
-    } else if u > 0.0 && u < f32::INFINITY {
+    let r = log1p_minus(x, -0.0);
+    if x > -1.0 && x < f32::INFINITY {
         r
     } else {
-        log_special(u)
+        log_special(x + 1.0)
     }
 }

@@ -5,11 +5,13 @@
 #![allow(clippy::excessive_precision)]
 
 use super::exp_log::{LN2_HI, LN2_MID};
-use super::{exp, fma, horner, log, log1p, mul, pow2i, sqrt};
+use super::expm1_log1p::log1p_minus;
+use super::{exp, fma, horner, mul, pow2i, sqrt};
 
 /// (sinh x − x)/x³ as a polynomial in x², on x² ≤ 1.
 const SINH: [f32; 4] = [2.806_280_2e-6, 1.983_810_2e-4, 8.333_339e-3, 0.166_666_67];
-/// Beyond this, log(2a) = log a + ln 2 to within an ulp: √(a² ± 1) = a to f32 precision.
+/// Beyond this, asinh a and acosh a are log(2a) to within 2^-26 (√(a² ± 1) = a to f32
+/// precision).
 const LARGE: f32 = 4096.0;
 
 /// `(e^a ± e^−a)/2` for a ≥ 1 (+ for cosh).
@@ -51,57 +53,55 @@ pub fn cosh(x: f32) -> f32 {
     exp_pair(x.abs(), true)
 }
 
-/// `log a + ln 2` for a ≥ [`LARGE`] (+inf for +inf).
-#[inline(always)]
-fn log_twice(a: f32) -> f32 {
-    log(a) + (LN2_HI + LN2_MID)
-}
-
 /// asinh(x): max error 3 ulp (CUDA's `asinhf`: 3 ulp); ±inf for ±inf, NaN for NaN.
 #[inline(always)]
 pub fn asinh(x: f32) -> f32 {
     let a = x.abs();
-    let r = if a > LARGE {
-        log_twice(a)
-    } else if a > 2.0 {
-        // log(a + √(a² + 1)) = log(2a + 1/(√(a² + 1) + a)).
-        log(a + a + 1.0 / (sqrt(fma(a, a, 1.0)) + a))
+    // log1p(a + a²/(1 + √(1 + a²))) (no cancellation near 0, and no branch between small and
+    // large arguments); beyond LARGE, where a² may overflow, log(2a) = log1p(a − 1) + ln 2.
+    let s = mul(a, a);
+    let big = a > LARGE;
+    let w = if big {
+        a - 1.0
     } else {
-        // log1p(a + a²/(1 + √(1 + a²))): no cancellation near 0.
-        let s = mul(a, a);
-        log1p(a + s / (1.0 + sqrt(s + 1.0)))
+        a + s / (1.0 + sqrt(s + 1.0))
     };
+    let r = log1p_minus(w, if big { -1.0 } else { -0.0 });
+    // ±inf and NaN.
+    let r = if a < f32::INFINITY { r } else { a };
     r.copysign(x)
 }
 
 /// acosh(x): max error 3 ulp (CUDA's `acoshf`: 4 ulp); +inf for +inf, NaN below 1 and for NaN.
 #[inline(always)]
 pub fn acosh(x: f32) -> f32 {
-    let r = if x > LARGE {
-        log_twice(x)
-    } else if x > 2.0 {
-        // log(x + √(x² − 1)) = log(2x − 1/(x + √(x² − 1))).
-        log(x + x - 1.0 / (x + sqrt(fma(x, x, -1.0))))
+    // log1p(t + √(t² + 2t)) with t = x − 1 (exact up to 2^24), for every x: no cancellation;
+    // beyond LARGE, where t² may overflow, log(2x) = log1p(x − 1) + ln 2.
+    let t = x - 1.0;
+    let big = x > LARGE;
+    let w = if big { t } else { t + sqrt(fma(t, t, t + t)) };
+    let r = log1p_minus(w, if big { -1.0 } else { -0.0 });
+    if x >= 1.0 && x < f32::INFINITY {
+        r
+    } else if x == f32::INFINITY {
+        x
     } else {
-        // log1p(t + √(t² + 2t)) with t = x − 1 (exact for x in [1, 2]).
-        let t = x - 1.0;
-        log1p(t + sqrt(fma(t, t, t + t)))
-    };
-    if x >= 1.0 { r } else { f32::NAN }
+        f32::NAN
+    }
 }
 
 /// atanh(x): max error 3 ulp (CUDA's `atanhf`: 3 ulp); ±inf at ±1, NaN beyond and for NaN.
 #[inline(always)]
 pub fn atanh(x: f32) -> f32 {
     let a = x.abs();
-    // atanh a = log1p(2a/(1 − a))/2; below 1/2, as 2a + 2a²/(1 − a) to keep 2a exact.
-    let d = 1.0 - a;
-    let w = if a < 0.5 {
-        let t = a + a;
-        t + mul(t, a) / d
+    // atanh a = log1p(2a/(1 − a))/2.
+    let r = mul(log1p_minus((a + a) / (1.0 - a), -0.0), 0.5);
+    let r = if a < 1.0 {
+        r
+    } else if a == 1.0 {
+        f32::INFINITY
     } else {
-        (a + a) / d
+        f32::NAN
     };
-    let r = mul(log1p(w), 0.5);
-    if a > 1.0 { f32::NAN } else { r.copysign(x) }
+    r.copysign(x)
 }

@@ -15,7 +15,7 @@ const TANH: [f32; 5] = [
     -0.333_333_3,
 ];
 /// erf(x)/x − 1 as a polynomial in x², on |x| ≤ 0.9375.
-const ERF_SMALL: [f32; 6] = [
+pub(super) const ERF_SMALL: [f32; 6] = [
     -5.933_306e-4,
     4.982_215e-3,
     -2.675_944e-2,

@@ -1,0 +1,145 @@
+"""Fits the polynomials of `erfc.rs` (f32, `--f32`) and `erf_f64.rs`'s `erfc_f64`: near-minimax
+for the relative error, by Lawson's iteratively reweighted least squares on Chebyshev nodes in
+160-bit arithmetic; then each coefficient is rounded to the target format, lowest degree first,
+and the rest refitted (as `fit_erfinv.py`). Prints the maximum weighted error on a dense grid
+and the coefficients' bits, highest degree first (as the Rust tables).
+
+`fit_erfc.py K A0 A1 D`: g(t) = erfc(a)*e^(a^2)*(a + K) for a in [A0, A1], t = (a - K)/(a + K),
+  so that erfc(a) = e^(-a^2)*g(t)/(a + K).
+`fit_erfc.py shift K0 STEP N`: the K = K0 + i*STEP, |i| <= N, for which g's constant term,
+  g(0) = 2K*erfc(K)*e^(K^2), lies closest to a number of the target format (its rounding is
+  the one no other coefficient can absorb).
+`--f32`: coefficients rounded to f32, else f64. `--imm J` (f64): the coefficients of degree J
+  and above rounded first, highest first, to 21-bit significands (immediate operands).
+Needs mpmath (minutes)."""
+import sys, struct
+from mpmath import mp, mpf, erfc, exp, log, cos, pi, matrix, qr_solve, sqrt
+
+mp.prec = 160
+LN2 = log(2)
+F32 = "--f32" in sys.argv
+if F32:
+    sys.argv.remove("--f32")
+IMM = None
+if "--imm" in sys.argv:
+    i = sys.argv.index("--imm")
+    IMM = int(sys.argv[i + 1])
+    del sys.argv[i:i + 2]
+
+
+def rnd21(v):
+    """v rounded to a 21-bit significand (an f64 with its low 32 bits zero)."""
+    b = struct.unpack('<Q', struct.pack('<d', float(v)))[0]
+    b = (b + (1 << 31)) & ~((1 << 32) - 1)  # round half up on the magnitude's bits
+    return mpf(struct.unpack('<d', struct.pack('<Q', b))[0])
+
+
+def rnd(v):
+    """v rounded to the target format, as an mpf."""
+    if F32:
+        return mpf(struct.unpack('<f', struct.pack('<f', float(v)))[0])
+    return mpf(float(v))
+
+
+def bits(v):
+    if F32:
+        return "f32::from_bits(0x%08x), // %r" % (struct.unpack('<I', struct.pack('<f', float(v)))[0], float(v))
+    return "f64::from_bits(0x%016x), // %r" % (struct.unpack('<Q', struct.pack('<d', float(v)))[0], float(v))
+
+
+if sys.argv[1] == "shift":
+    k0, step, N = mpf(sys.argv[2]), mpf(sys.argv[3]), int(sys.argv[4])
+    res = []
+    for i in range(-N, N + 1):
+        K = k0 + i * step
+        g0 = 2 * K * erfc(K) * exp(K * K)
+        ulp = mpf(2)**(int(mp.floor(log(g0, 2))) - (23 if F32 else 52))
+        res.append((abs(g0 / ulp - mp.floor(g0 / ulp + mpf(1) / 2)), K))
+    for off, K in sorted(res)[:6]:
+        print("K %r: constant term %.4f ulp from the nearest" % (float(K), float(off)))
+    sys.exit(0)
+
+K, a0, a1, deg = mpf(sys.argv[1]), mpf(sys.argv[2]), mpf(sys.argv[3]), int(sys.argv[4])
+kind = "erfc"
+lo, hi = (a0 - K) / (a0 + K), (a1 - K) / (a1 + K)
+
+
+def target(t):
+    a = K * (1 + t) / (1 - t)
+    return erfc(a) * exp(a * a) * (a + K)
+
+
+weight = lambda t: 1 / target(t)
+basis = [(lambda j: lambda t: t**j)(j) for j in range(deg + 1)]
+names = ["g%d" % j for j in range(deg + 1)]
+n = len(basis)
+N = 5 * n
+xs = [(lo + hi) / 2 - (hi - lo) / 2 * cos(pi * (i + mpf(1) / 2) / N) for i in range(N)]
+fs = [target(x) for x in xs]
+ws0 = [weight(x) for x in xs]
+bs = [[b(x) for b in basis] for x in xs]
+
+
+def fit(fixed, ws):
+    """Least squares for the coefficients not in `fixed` (a dict index -> value)."""
+    free = [j for j in range(n) if j not in fixed]
+    A = matrix(N, len(free))
+    b = matrix(N, 1)
+    for i in range(N):
+        r = fs[i] - sum(c * bs[i][j] for j, c in fixed.items())
+        for k, j in enumerate(free):
+            A[i, k] = ws[i] * bs[i][j]
+        b[i] = ws[i] * r
+    sol, _ = qr_solve(A, b)
+    c = dict(fixed)
+    for k, j in enumerate(free):
+        c[j] = sol[k]
+    return c
+
+
+def err(c, i):
+    return ws0[i] * (sum(c[j] * bs[i][j] for j in range(n)) - fs[i])
+
+
+def lawson(fixed, iters):
+    u = [mpf(1) / N] * N
+    best = None
+    for _ in range(iters):
+        c = fit(fixed, [ws0[i] * sqrt(u[i]) for i in range(N)])
+        e = [err(c, i) for i in range(N)]
+        m = max(abs(v) for v in e)
+        if best is None or m < best[0]:
+            best = (m, c)
+        s = sum(u[i] * abs(e[i]) for i in range(N))
+        u = [u[i] * abs(e[i]) / s for i in range(N)]
+    return best
+
+
+m, c = lawson({}, 25)
+print("%s degree %d unrounded: 2^%.2f" % (kind, deg, float(log(m, 2))))
+fixed = {}
+order = list(range(n))
+if IMM is not None:
+    high = [j for j in range(n) if names[j][0] != "l" and j >= IMM]
+    for j in reversed(high):
+        fixed[j] = rnd21(c[j])
+        m, c = lawson(fixed, 10)
+        print("  fixed %s (21 bits): 2^%.2f" % (names[j], float(log(m, 2))), file=sys.stderr)
+    order = [j for j in range(n) if j not in fixed]
+for idx, j in enumerate(order):
+    fixed[j] = rnd(c[j])
+    if idx < len(order) - 1:
+        m, c = lawson(fixed, 10)
+        print("  fixed %s: 2^%.2f" % (names[j], float(log(m, 2))), file=sys.stderr)
+mx = mpf(0)
+for i in range(2000):
+    x = lo + (hi - lo) * (i + mpf(1) / 3) / 2000
+    v = sum(fixed[j] * basis[j](x) for j in range(n))
+    mx = max(mx, abs(weight(x) * (v - target(x))))
+print("rounded: dense 2^%.2f" % float(log(mx, 2)))
+poly = [j for j in range(n) if names[j][0] != "l"]
+for j in reversed(poly):
+    print("    " + bits(fixed[j]))
+for j in range(n):
+    if names[j] == "lo":
+        print("lo: " + bits(fixed[j]))
