@@ -1,0 +1,71 @@
+"""Fits the polynomials of `expm1_log1p.rs`'s `log1p` (f32) near-minimax for the relative error
+each makes in log(1 + f): Lawson's iteratively reweighted least squares on Chebyshev nodes in
+160-bit arithmetic, then each coefficient rounded to the target precision, lowest degree first,
+and the rest refitted (as `fit_erf.py`). Prints the maximum weighted error on a dense grid and
+the coefficients, highest degree first (as the Rust tables).
+
+`python3 fit_log1p.py f32 8`: LOG1P, p(f) with log(1 + f) = f - f²/2 + f³·p(f) on
+[-1/4, 1/2] (widened by 2^-20), weighted by |f³/log(1 + f)|.
+Needs mpmath (minutes)."""
+import sys, struct
+from mpmath import mp, mpf, log1p, cos, pi, matrix, qr_solve, sqrt, log
+mp.prec = 160
+prec = sys.argv[1]
+deg = int(sys.argv[2])
+lo, hi = mpf(-0.25) - mpf(2)**-20, mpf(0.5) + mpf(2)**-20
+target = lambda f: (log1p(f) - f + f*f/2)/f**3
+weight = lambda f: abs(f**3/log1p(f))
+N = 6*(deg + 1)
+xs = [(lo + hi)/2 - (hi - lo)/2*cos(pi*(i + mpf(1)/2)/N) for i in range(N)]
+fs = [target(x) for x in xs]
+ws0 = [weight(x) for x in xs]
+pows = [[x**j for j in range(deg + 1)] for x in xs]
+
+def rnd(c):
+    if prec == "f32":
+        return mpf(struct.unpack('<f', struct.pack('<f', float(c)))[0])
+    return mpf(float(c))
+
+def fit(fixed, ws):
+    k0 = len(fixed)
+    A = matrix(N, deg + 1 - k0); b = matrix(N, 1)
+    for i in range(N):
+        r = fs[i] - sum(c*pows[i][j] for j, c in enumerate(fixed))
+        for j in range(k0, deg + 1):
+            A[i, j - k0] = ws[i]*pows[i][j]
+        b[i] = ws[i]*r
+    sol, _ = qr_solve(A, b)
+    return fixed + [sol[j] for j in range(deg + 1 - k0)]
+
+def lawson(fixed, iters):
+    u = [mpf(1)/N]*N; best = None
+    for _ in range(iters):
+        c = fit(fixed, [ws0[i]*sqrt(u[i]) for i in range(N)])
+        e = [ws0[i]*(sum(cc*pows[i][j] for j, cc in enumerate(c)) - fs[i]) for i in range(N)]
+        m = max(abs(v) for v in e)
+        if best is None or m < best[0]:
+            best = (m, c)
+        s = sum(u[i]*abs(e[i]) for i in range(N))
+        u = [u[i]*abs(e[i])/s for i in range(N)]
+    return best
+
+m, c = lawson([], 25)
+print("degree", deg, "unrounded: 2^%.2f" % float(log(m, 2)))
+fixed = []
+for k in range(deg + 1):
+    fixed.append(rnd(c[k]))
+    if k < deg:
+        m, c = lawson(fixed, 10)
+mx = mpf(0)
+for i in range(3001):
+    x = lo + (hi - lo)*(i + mpf(1)/3)/3000
+    p = mpf(0)
+    for cc in reversed(fixed):
+        p = p*x + cc
+    mx = max(mx, abs(weight(x)*(p - target(x))))
+print("rounded: dense 2^%.2f" % float(log(mx, 2)))
+for cc in reversed(fixed):
+    if prec == "f32":
+        print("    %r," % struct.unpack('<f', struct.pack('<f', float(cc)))[0], "// 0x%08x" % struct.unpack('<I', struct.pack('<f', float(cc)))[0])
+    else:
+        print("    f64::from_bits(0x%016x), // %r" % (struct.unpack('<Q', struct.pack('<d', float(cc)))[0], float(cc)))
