@@ -9,7 +9,7 @@
 #![allow(clippy::excessive_precision)]
 
 use super::bank::const_bank;
-use super::exp_log_f64::{EXP, LN2_HI_K, LN2_LO_K, MAGIC};
+use super::exp_log_f64::{EXP, LN2_HI_K, LN2_LO_K, MAGIC, recip_d};
 use super::expm1_log1p_f64::two_sum;
 use super::misc_f64::recip_f64;
 use super::pow_f64::exp2_ext;
@@ -103,20 +103,6 @@ fn add_ext(a: f64, a_lo: f64, b: f64, b_lo: f64) -> (f64, f64) {
     let e = e + (a_lo + b_lo);
     let r = s + e;
     (r, (s - r) + e)
-}
-
-/// 1/d for d in [1.7071, 2.4143] within about 1 ulp: the minimax linear seed c0 − c1·d
-/// (relative error 2^-6.06, the f32 [`pow`](super::pow())'s), then two third-order steps
-/// r·(1 + e + e²), e = 1 − d·r (2^-18, then 2^-54 before the last rounding).
-#[inline(always)]
-fn recip_d(d: f64) -> f64 {
-    const C0: f64 = f32::from_bits(0x3f7c_2cfe) as f64; // 0.98506153
-    const C1: f64 = f32::from_bits(0x3e74_c09c) as f64; // 0.239016
-    let r = fnma(d, C1, C0);
-    let e = fnma(d, r, 1.0);
-    let r = fma(r, fma(e, e, e), r);
-    let e = fnma(d, r, 1.0);
-    fma(r, fma(e, e, e), r)
 }
 
 /// ln x + bias·ln 2 as hi + lo (relative error about 2^-61) for a positive normal x (`bias` 0,

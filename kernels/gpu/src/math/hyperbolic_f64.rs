@@ -1,12 +1,17 @@
 //! `sinh_f64`, `cosh_f64`, `asinh_f64`, `acosh_f64`, `atanh_f64`: fdlibm's formulas on
-//! [`expm1_f64`], [`exp_f64`], [`log_f64`] and [`log1p_f64`] (e.g. sinh a = (t + t/(t + 1))/2
-//! with t = e^a − 1, which does not cancel near 0), and the f32 functions' e^(a − 64·ln 2)·2^63
-//! near overflow.
+//! [`expm1_f64`], [`exp_f64`] and a division-free log1p (e.g. sinh a = (t + t/(t + 1))/2 with
+//! t = e^a − 1, which does not cancel near 0), and the f32 functions' e^(a − 64·ln 2)·2^63 near
+//! overflow. Quotients are a product with `recip_f64` (IEEE operations only), corrected by their
+//! residual where the quotient is a large part of the result: `div.rn.f64` is a long sequence with
+//! a branch to a slow path. Ranges are chosen by selects where both sides are cheap.
 
 use super::exp_log_f64::{LN2_HI_K, LN2_LO_K};
-use super::{exp_f64, expm1_f64, fma_f64, log_f64, log1p_f64, mul64, pow2i64, sqrt_f64};
+use super::expm1_log1p_f64::log1p_plus;
+use super::misc_f64::recip_f64;
+use super::{exp_f64, expm1_f64, fma_f64, fnma_f64, mul64, pow2i64, sqrt_f64};
 
-/// Beyond this, √(a² ± 1) = a to f64 precision and log(2a) = log a + ln 2.
+/// Beyond this, asinh a and acosh a are log(2a) to within 2^-56 (√(a² ± 1) = a to f64
+/// precision).
 const LARGE: f64 = 268_435_456.0; // 2^28
 
 /// e^a/2 for a ≥ 22 (e^−a is then below 2^-63 of it), finite up to f64's range: e^t·2^63 with
@@ -25,13 +30,23 @@ fn half_exp(a: f64) -> f64 {
     mul64(e, pow2i64(63))
 }
 
+/// t/d for t ≥ 0 and a positive normal d below 2^1021 (and a normal quotient): t·(1/d)
+/// corrected by its residual t − q·d (exact by an FMA), within a fraction of an ulp of a
+/// correctly rounded quotient.
+#[inline(always)]
+fn quotient(t: f64, d: f64) -> f64 {
+    let y = recip_f64(d);
+    let q = mul64(t, y);
+    fma_f64(fnma_f64(q, d, t), y, q)
+}
+
 /// sinh(x) for f64: max error 2 ulp (CUDA's `sinh`: 2 ulp); ±inf beyond ~710.5, NaN for NaN.
 #[inline(always)]
 pub fn sinh_f64(x: f64) -> f64 {
     let a = x.abs();
     let r = if a < 22.0 {
         let t = expm1_f64(a);
-        let q = t / (t + 1.0);
+        let q = quotient(t, t + 1.0);
         // (t + t/(t + 1))/2; below 1 as (2t − t·t/(t + 1))/2 (fdlibm).
         if a < 1.0 {
             mul64(t + t - mul64(t, q), 0.5)
@@ -48,37 +63,35 @@ pub fn sinh_f64(x: f64) -> f64 {
 #[inline(always)]
 pub fn cosh_f64(x: f64) -> f64 {
     let a = x.abs();
-    if a < 0.346_573_590_279_972_6 {
-        // 1 + t²/(2(1 + t)) with t = e^a − 1 (a < ln 2 / 2).
-        let t = expm1_f64(a);
-        let w = 1.0 + t;
-        1.0 + mul64(t, t) / (w + w)
-    } else if a < 22.0 {
+    if a < 22.0 {
+        // e/2 + 1/(2e) for every a below 22, fdlibm's 1 + t²/(2(1 + t)) near 0 included: the
+        // terms are positive, and near 0, where both are near 1/2, the derivative of the sum in
+        // e vanishes, so e's error hardly moves it (one branch instead of a divergent second
+        // one through expm1).
         let e = exp_f64(a);
-        mul64(e, 0.5) + 0.5 / e
+        fma_f64(e, 0.5, quotient(0.5, e))
     } else {
         half_exp(a)
     }
-}
-
-/// `log a + ln 2` for a ≥ [`LARGE`].
-#[inline(always)]
-fn log_twice(a: f64) -> f64 {
-    log_f64(a) + core::f64::consts::LN_2
 }
 
 /// asinh(x) for f64: max error 2 ulp (CUDA's `asinh`: 3 ulp); ±inf for ±inf, NaN for NaN.
 #[inline(always)]
 pub fn asinh_f64(x: f64) -> f64 {
     let a = x.abs();
-    let r = if a > LARGE {
-        log_twice(a)
-    } else if a > 2.0 {
-        log_f64(a + a + 1.0 / (sqrt_f64(fma_f64(a, a, 1.0)) + a))
+    // log1p(a + a²/(1 + √(1 + a²))) for every a (no cancellation near 0, no branch between
+    // small and large arguments); beyond LARGE, where a² may overflow, log(2a) =
+    // log1p(a − 1) + ln 2.
+    let s = mul64(a, a);
+    let big = a > LARGE;
+    let w = if big {
+        a - 1.0
     } else {
-        let s = mul64(a, a);
-        log1p_f64(a + s / (1.0 + sqrt_f64(s + 1.0)))
+        fma_f64(s, recip_f64(1.0 + sqrt_f64(s + 1.0)), a)
     };
+    let r = log1p_plus(w, if big { 1.0 } else { 0.0 });
+    // ±inf and NaN.
+    let r = if a < f64::INFINITY { r } else { a };
     r.copysign(x)
 }
 
@@ -86,15 +99,23 @@ pub fn asinh_f64(x: f64) -> f64 {
 /// for NaN.
 #[inline(always)]
 pub fn acosh_f64(x: f64) -> f64 {
-    let r = if x > LARGE {
-        log_twice(x)
-    } else if x > 2.0 {
-        log_f64(x + x - 1.0 / (x + sqrt_f64(fma_f64(x, x, -1.0))))
+    // log1p(t + √(t² + 2t)) with t = x − 1 (exact below 2^53) for every x: no cancellation and
+    // no division; beyond LARGE, where t² may overflow, log(2x) = log1p(x − 1) + ln 2.
+    let t = x - 1.0;
+    let big = x > LARGE;
+    let w = if big {
+        t
     } else {
-        let t = x - 1.0;
-        log1p_f64(t + sqrt_f64(fma_f64(t, t, t + t)))
+        t + sqrt_f64(fma_f64(t, t, t + t))
     };
-    if x >= 1.0 { r } else { f64::NAN }
+    let r = log1p_plus(w, if big { 1.0 } else { 0.0 });
+    if x >= 1.0 && x < f64::INFINITY {
+        r
+    } else if x == f64::INFINITY {
+        x
+    } else {
+        f64::NAN
+    }
 }
 
 /// atanh(x) for f64: max error 2 ulp (CUDA's `atanh`: 2 ulp); ±inf at ±1, NaN beyond and for
@@ -102,13 +123,21 @@ pub fn acosh_f64(x: f64) -> f64 {
 #[inline(always)]
 pub fn atanh_f64(x: f64) -> f64 {
     let a = x.abs();
+    // atanh a = log1p(2a/(1 − a))/2; below 1/2 as 2a + 2a²/(1 − a), to keep 2a exact.
     let d = 1.0 - a;
+    let t = a + a;
     let w = if a < 0.5 {
-        let t = a + a;
-        t + mul64(t, a) / d
+        fma_f64(mul64(t, a), recip_f64(d), t)
     } else {
-        (a + a) / d
+        quotient(t, d)
     };
-    let r = mul64(log1p_f64(w), 0.5);
-    if a > 1.0 { f64::NAN } else { r.copysign(x) }
+    let r = mul64(log1p_plus(w, 0.0), 0.5);
+    let r = if a < 1.0 {
+        r
+    } else if a == 1.0 {
+        f64::INFINITY
+    } else {
+        f64::NAN
+    };
+    r.copysign(x)
 }
