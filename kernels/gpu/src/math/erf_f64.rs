@@ -2,12 +2,14 @@
 //! scheme) over the whole range, no selection between formulas. erfc:
 //! the f32 [`erfc`](super::erfc)'s structure (CUDA's), erfc(a) = e^(−a²)·p(t)/(1 + 2a) for
 //! a ≥ 0.47 with t = (a − 4)/(a + 4), one minimax polynomial over the rest of the half line, so
-//! small results keep their relative accuracy down to the subnormal range; below, 1 − erf.
+//! small results keep their relative accuracy down to the subnormal range, the quotients by a
+//! Newton reciprocal corrected by their residual (no `div.rn.f64`); below, 1 − erf.
 // Polynomial coefficients are fitted values printed to round-trip exactly.
 #![allow(clippy::excessive_precision)]
 
 use super::bank::const_bank;
 use super::exp_log_f64::{LN2_HI, MAGIC};
+use super::misc_f64::quotient;
 use super::{exp_f64, fma_f64 as fma, fms_f64 as fms, fnma_f64 as fnma, mul64};
 
 const LOG2E: f64 = core::f64::consts::LOG2_E;
@@ -113,8 +115,8 @@ ERFEXP = "__gpu_math_erf_exp_f64", [
 fn erfc_tail(a: f64) -> f64 {
     // Clamped where the result is 0 already (a NaN passes).
     let a = if a > 27.5 { 27.5 } else { a };
-    let t = (a - 4.0) / (a + 4.0);
-    let q = ERFC::horner(t) / fma(2.0, a, 1.0);
+    let t = quotient(a - 4.0, a + 4.0);
+    let q = quotient(ERFC::horner(t), fma(2.0, a, 1.0));
     // e^(−a²) with a² = h + l exactly: e^(−h)·(1 − l). A subnormal e^(−h) is exact to half
     // of 2^-1074, and q < 1 shrinks that absolute error.
     let h = mul64(a, a);

@@ -7,7 +7,7 @@
 
 use super::exp_log_f64::{LN2_HI_K, LN2_LO_K};
 use super::expm1_log1p_f64::log1p_plus;
-use super::misc_f64::recip_f64;
+use super::misc_f64::{quotient, recip_f64};
 use super::{exp_f64, expm1_f64, fma_f64, fnma_f64, mul64, pow2i64, sqrt_f64};
 
 /// Beyond this, asinh a and acosh a are log(2a) to within 2^-56 (√(a² ± 1) = a to f64
@@ -28,16 +28,6 @@ fn half_exp(a: f64) -> f64 {
         e
     };
     mul64(e, pow2i64(63))
-}
-
-/// t/d for t ≥ 0 and a positive normal d below 2^1021 (and a normal quotient): t·(1/d)
-/// corrected by its residual t − q·d (exact by an FMA), within a fraction of an ulp of a
-/// correctly rounded quotient.
-#[inline(always)]
-fn quotient(t: f64, d: f64) -> f64 {
-    let y = recip_f64(d);
-    let q = mul64(t, y);
-    fma_f64(fnma_f64(q, d, t), y, q)
 }
 
 /// sinh(x) for f64: max error 2 ulp (CUDA's `sinh`: 2 ulp); ±inf beyond ~710.5, NaN for NaN.

@@ -40,6 +40,16 @@ pub(super) fn recip_f64(x: f64) -> f64 {
     fma_f64(y, fma_f64(e, e, e), y)
 }
 
+/// t/d for a positive normal d below 2^1021 (and a normal quotient): t·(1/d)
+/// corrected by its residual t − q·d (exact by an FMA), within a fraction of an ulp of a
+/// correctly rounded quotient.
+#[inline(always)]
+pub(super) fn quotient(t: f64, d: f64) -> f64 {
+    let y = recip_f64(d);
+    let q = mul64(t, y);
+    fma_f64(fnma_f64(q, d, t), y, q)
+}
+
 /// ∛x for f64: max error 1 ulp (CUDA's `cbrt`: 1 ulp), exact for perfect cubes of small
 /// integers; ±0, ±inf and NaN map to themselves.
 #[inline(always)]
