@@ -19,7 +19,7 @@
 use super::exp_log::EXP;
 use super::expm1_log1p::two_sum;
 use super::pow::{exp2_ext, recip_d};
-use super::{fma, fms, fnma, horner, mul, sinpi, trunc};
+use super::{fma, fms, fnma, horner, mul, recip, sinpi, trunc};
 
 /// ln 2 as hi + lo; the high part has 9 trailing zero bits, so k·LN2_HI is exact for |k| < 512.
 const LN2_HI: f32 = f32::from_bits(0x3f31_7200);
@@ -94,17 +94,6 @@ fn ln_ext(x: f32, bias: i32) -> (f32, f32) {
     let b = u + u;
     let hi = kh + b;
     (hi, (b - (hi - kh)) + fma(k, LN2_LO, tail))
-}
-
-/// 1/x for 1 ≤ x < 2^100 within about 2 ulp: the bits of the magic constant minus those of x
-/// (relative error below 0.06), then a Newton step and a third-order step (relative error
-/// below 2^-25 before rounding).
-#[inline(always)]
-fn recip(x: f32) -> f32 {
-    let y = f32::from_bits(0x7ef3_11c3_u32.wrapping_sub(x.to_bits()));
-    let y = fma(y, fnma(x, y, 1.0), y);
-    let e = fnma(x, y, 1.0);
-    fma(y, fma(e, e, e), y)
 }
 
 /// ln |Γ(x)| as hi + lo for −0.25 ≤ x < 2^23, x ≠ 0, from `(l, l_lo)` = ln |x| as hi + lo.

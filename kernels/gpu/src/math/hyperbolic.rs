@@ -1,12 +1,16 @@
-//! `sinh`, `cosh`, `asinh`, `acosh`, `atanh` for f32, from [`exp`], [`log`] and [`log1p`]: an odd
-//! polynomial for `sinh` near zero (where e^x − e^−x cancels), and the cancellation-free forms
-//! of the inverse functions (FreeBSD's `e_acoshf`/`s_asinhf`/`e_atanhf` structure).
+//! `sinh`, `cosh`, `asinh`, `acosh`, `atanh` for f32, from [`exp`] and a division-free
+//! [`log1p`]: an odd polynomial for `sinh` near zero (where e^x − e^−x cancels), and the
+//! cancellation-free forms of the inverse functions (FreeBSD's `e_acoshf`/`s_asinhf`/`e_atanhf`
+//! structure), their square roots and quotients by Newton's method from the operands' bits
+//! ([`sqrt_ext`](super::sqrt_ext), [`recip`](super::recip)): `sqrt.rn.f32` and `div.rn.f32` are
+//! long sequences with a branch to a slow path, which also keeps ptxas from interleaving a
+//! thread's elements.
 // Polynomial coefficients are fitted values printed to round-trip exactly.
 #![allow(clippy::excessive_precision)]
 
 use super::exp_log::{LN2_HI, LN2_MID};
 use super::expm1_log1p::log1p_minus;
-use super::{exp, fma, horner, mul, pow2i, sqrt};
+use super::{exp, fma, horner, mul, pow2i, quotient, recip, sqrt_ext};
 
 /// (sinh x − x)/x³ as a polynomial in x², on x² ≤ 1.
 const SINH: [f32; 4] = [2.806_280_2e-6, 1.983_810_2e-4, 8.333_339e-3, 0.166_666_67];
@@ -64,7 +68,8 @@ pub fn asinh(x: f32) -> f32 {
     let w = if big {
         a - 1.0
     } else {
-        a + s / (1.0 + sqrt(s + 1.0))
+        let (r, r_lo) = sqrt_ext(s + 1.0);
+        fma(s, recip(1.0 + (r + r_lo)), a)
     };
     let r = log1p_minus(w, if big { -1.0 } else { -0.0 });
     // ±inf and NaN.
@@ -79,7 +84,8 @@ pub fn acosh(x: f32) -> f32 {
     // beyond LARGE, where t² may overflow, log(2x) = log1p(x − 1) + ln 2.
     let t = x - 1.0;
     let big = x > LARGE;
-    let w = if big { t } else { t + sqrt(fma(t, t, t + t)) };
+    let (r, r_lo) = sqrt_ext(fma(t, t, t + t));
+    let w = if big { t } else { t + (r + r_lo) };
     let r = log1p_minus(w, if big { -1.0 } else { -0.0 });
     if x >= 1.0 && x < f32::INFINITY {
         r
@@ -95,7 +101,7 @@ pub fn acosh(x: f32) -> f32 {
 pub fn atanh(x: f32) -> f32 {
     let a = x.abs();
     // atanh a = log1p(2a/(1 − a))/2.
-    let r = mul(log1p_minus((a + a) / (1.0 - a), -0.0), 0.5);
+    let r = mul(log1p_minus(quotient(a + a, 1.0 - a), -0.0), 0.5);
     let r = if a < 1.0 {
         r
     } else if a == 1.0 {

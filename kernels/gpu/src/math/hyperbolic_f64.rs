@@ -8,7 +8,7 @@
 use super::exp_log_f64::{LN2_HI_K, LN2_LO_K};
 use super::expm1_log1p_f64::log1p_plus;
 use super::misc_f64::{quotient, recip_f64};
-use super::{exp_f64, expm1_f64, fma_f64, fnma_f64, mul64, pow2i64, sqrt_f64};
+use super::{exp_f64, expm1_f64, fma_f64, mul64, pow2i64, sqrt_f64};
 
 /// Beyond this, asinh a and acosh a are log(2a) to within 2^-56 (√(a² ± 1) = a to f64
 /// precision).

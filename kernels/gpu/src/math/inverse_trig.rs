@@ -4,7 +4,7 @@
 // Polynomial coefficients are fitted values printed to round-trip exactly.
 #![allow(clippy::excessive_precision)]
 
-use super::{fma, fnma, horner, mul};
+use super::{fma, horner, mul, sqrt_ext};
 
 /// π/2 and π as hi + lo.
 const PIO2_HI: f32 = f32::from_bits(0x3fc9_0fdb);
@@ -40,21 +40,6 @@ fn atan_kernel(t: f32) -> f32 {
     let s = mul(t, t);
     // `+ 0.0` keeps the sign of a zero t (see `tanh`).
     fma(fma(horner(s, ATAN), s, 0.0), t, t)
-}
-
-/// √z as `s + lo` for 0 ≤ z ≤ 1/4 without `sqrt.rn` (a long sequence with a branch to a slow
-/// path): 1/√z from the bits of z (relative error below 0.035) and two Newton steps
-/// y·(3/2 − z·y²/2) (below 2^-17), s = z·y, and the residual z − s² (one rounding) times
-/// y/2 ≈ 1/(2s): s + lo is √z to about 2^-34. Finite for every z in range, 0 included (z·y
-/// is formed before y·y, which would overflow there).
-#[inline(always)]
-fn sqrt_ext(z: f32) -> (f32, f32) {
-    let hz = mul(z, 0.5);
-    let y = f32::from_bits(0x5f37_59df_u32.wrapping_sub(z.to_bits() >> 1));
-    let y = mul(y, fnma(mul(hz, y), y, 1.5));
-    let y = mul(y, fnma(mul(hz, y), y, 1.5));
-    let s = mul(z, y);
-    (s, mul(fnma(s, s, z), mul(y, 0.5)))
 }
 
 /// `(r, big)` with r = asin a for 0 ≤ a ≤ 1 (a = |x|) and big = a > 1/2: one polynomial for

@@ -162,6 +162,44 @@ pub(crate) fn horner64<const N: usize>(x: f64, c: [f64; N]) -> f64 {
     r
 }
 
+/// 1/x for a positive normal x below 2^125 within about 2 ulp: the bits of a magic constant
+/// minus those of x (relative error below 0.06), then a Newton step and a third-order step
+/// (relative error below 2^-25 before rounding). No `div.rn.f32` (a long sequence with a branch
+/// to a slow path), IEEE operations only.
+#[inline(always)]
+pub(crate) fn recip(x: f32) -> f32 {
+    let y = f32::from_bits(0x7ef3_11c3_u32.wrapping_sub(x.to_bits()));
+    let y = fma(y, fnma(x, y, 1.0), y);
+    let e = fnma(x, y, 1.0);
+    fma(y, fma(e, e, e), y)
+}
+
+/// t/d for a positive normal d below 2^125 and a normal quotient: t·[`recip`]`(d)` corrected by
+/// its residual t − q·d (exact by an FMA), within a fraction of an ulp of the correctly
+/// rounded quotient.
+#[inline(always)]
+pub(crate) fn quotient(t: f32, d: f32) -> f32 {
+    let y = recip(d);
+    let q = mul(t, y);
+    fma(fnma(q, d, t), y, q)
+}
+
+/// √z as `s + lo` for 0 ≤ z < 2^126 without `sqrt.rn` (a long sequence with a branch to a slow
+/// path): 1/√z from the bits of z (relative error below 0.035) and two Newton steps
+/// y·(3/2 − z·y²/2) (below 2^-17), s = z·y, and the residual z − s² (one rounding) times
+/// y/2 ≈ 1/(2s): s + lo is √z to about 2^-34. Finite for every z in range, 0 included (z·y
+/// is formed before y·y, which would overflow there). IEEE operations only, so the simulator's
+/// results are the GPU's.
+#[inline(always)]
+pub(crate) fn sqrt_ext(z: f32) -> (f32, f32) {
+    let hz = mul(z, 0.5);
+    let y = f32::from_bits(0x5f37_59df_u32.wrapping_sub(z.to_bits() >> 1));
+    let y = mul(y, fnma(mul(hz, y), y, 1.5));
+    let y = mul(y, fnma(mul(hz, y), y, 1.5));
+    let s = mul(z, y);
+    (s, mul(fnma(s, s, z), mul(y, 0.5)))
+}
+
 /// `2^n` for `n` in -1022..=1023, from its bits.
 #[inline(always)]
 pub(crate) fn pow2i64(n: i32) -> f64 {
