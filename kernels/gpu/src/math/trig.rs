@@ -22,19 +22,33 @@ const SIN: [f32; 3] = [-1.958_789_1e-4, 8.332_748e-3, -0.166_666_64];
 /// (cos r − 1 + r²/2)/r⁴ as a polynomial in r², on r² ≤ (π/4)².
 const COS: [f32; 3] = [2.454_794_2e-5, -1.388_830_2e-3, 4.166_666_4e-2];
 
-/// `x = r + q·π/2` with |r| ≤ π/4 (to within an ulp); only `q mod 4` is meaningful.
+/// `x = r + q·π/2` with |r| ≤ π/4 (to within an ulp); only `q mod 4` is meaningful. NaN for
+/// ±inf and NaN. The three-constant reduction is computed for every x and replaced by the
+/// rare path's result only beyond [`FAST_REDUCTION_MAX`] (or for a non-finite x): one branch an
+/// element, around a call, instead of one around each path and one for non-finite x.
 #[inline(always)]
 fn reduce(x: f32) -> (f32, i32) {
+    let j = rint_mul(x, TWO_OVER_PI_F);
+    // x − j·PIO2_HI is exact (both are multiples of 2^-24 and the difference is below 1).
+    let r = fma(j, -PIO2_HI, x);
+    let r = fma(j, -PIO2_MID, r);
+    let r = fma(j, -PIO2_LO, r);
+    // For j = 0, x itself: keeps the sign of a zero x.
+    let r = if j == 0.0 { x } else { r };
     if x.abs() <= FAST_REDUCTION_MAX {
-        let j = rint_mul(x, TWO_OVER_PI_F);
-        // x − j·PIO2_HI is exact (both are multiples of 2^-24 and the difference is below 1).
-        let r = fma(j, -PIO2_HI, x);
-        let r = fma(j, -PIO2_MID, r);
-        let r = fma(j, -PIO2_LO, r);
-        // For j = 0, x itself: keeps the sign of a zero x.
-        (if j == 0.0 { x } else { r }, j as i32)
+        (r, j as i32)
     } else {
+        reduce_rare(x)
+    }
+}
+
+/// [`reduce`] beyond [`FAST_REDUCTION_MAX`]: Payne–Hanek for a finite x, NaN otherwise.
+#[inline(never)]
+fn reduce_rare(x: f32) -> (f32, i32) {
+    if x.is_finite() {
         reduce_huge(x)
+    } else {
+        (f32::NAN, 0)
     }
 }
 
@@ -42,7 +56,7 @@ fn reduce(x: f32) -> (f32, i32) {
 /// significand by the 96 bits of 2/π that matter for its exponent, in 32-bit limbs. Bits of 2/π
 /// before the window only add multiples of 4 quarter turns; bits after it change the result
 /// by less than 2^-70 quarter turns.
-#[inline(never)]
+#[inline(always)]
 fn reduce_huge(x: f32) -> (f32, i32) {
     let bits = x.to_bits();
     let m = (bits & 0x007f_ffff) | 0x0080_0000;
@@ -89,11 +103,7 @@ fn kernel(r: f32) -> (f32, f32) {
 /// sin and cos of x from the reduced argument, by quadrant.
 #[inline(always)]
 fn by_quadrant(x: f32) -> (f32, f32) {
-    let (r, q) = if x.is_finite() {
-        reduce(x)
-    } else {
-        (f32::NAN, 0)
-    };
+    let (r, q) = reduce(x);
     let (s, c) = kernel(r);
     let (s, c) = if q & 1 != 0 { (c, -s) } else { (s, c) };
     if q & 2 != 0 { (-s, -c) } else { (s, c) }
