@@ -1,15 +1,14 @@
 //! `sinh_f64`, `cosh_f64`, `asinh_f64`, `acosh_f64`, `atanh_f64`: fdlibm's formulas on
 //! [`expm1_f64`], [`exp_f64`] and a division-free log1p (e.g. sinh a = (t + t/(t + 1))/2 with
 //! t = e^a − 1, which does not cancel near 0), and the f32 functions' e^(a − 64·ln 2)·2^63 near
-//! overflow. Quotients are a product with `recip_f64` and square roots `sqrt_ext` (IEEE
-//! operations only, Newton's method from the operands' bits), the quotients corrected by their
+//! overflow. Quotients are a product with `recip_f64` (IEEE operations only), corrected by their
 //! residual where the quotient is a large part of the result: `div.rn.f64` is a long sequence with
 //! a branch to a slow path. Ranges are chosen by selects where both sides are cheap.
 
 use super::exp_log_f64::{LN2_HI_K, LN2_LO_K};
 use super::expm1_log1p_f64::log1p_plus;
-use super::misc_f64::{quotient, recip_f64, sqrt_ext};
-use super::{exp_f64, expm1_f64, fma_f64, mul64, pow2i64};
+use super::misc_f64::{quotient, recip_f64};
+use super::{exp_f64, expm1_f64, fma_f64, mul64, pow2i64, sqrt_f64};
 
 /// Beyond this, asinh a and acosh a are log(2a) to within 2^-56 (√(a² ± 1) = a to f64
 /// precision).
@@ -78,8 +77,7 @@ pub fn asinh_f64(x: f64) -> f64 {
     let w = if big {
         a - 1.0
     } else {
-        let (r, r_lo) = sqrt_ext(s + 1.0);
-        fma_f64(s, recip_f64(1.0 + (r + r_lo)), a)
+        fma_f64(s, recip_f64(1.0 + sqrt_f64(s + 1.0)), a)
     };
     let r = log1p_plus(w, if big { 1.0 } else { 0.0 });
     // ±inf and NaN.
@@ -95,8 +93,11 @@ pub fn acosh_f64(x: f64) -> f64 {
     // no division; beyond LARGE, where t² may overflow, log(2x) = log1p(x − 1) + ln 2.
     let t = x - 1.0;
     let big = x > LARGE;
-    let (r, r_lo) = sqrt_ext(fma_f64(t, t, t + t));
-    let w = if big { t } else { t + (r + r_lo) };
+    let w = if big {
+        t
+    } else {
+        t + sqrt_f64(fma_f64(t, t, t + t))
+    };
     let r = log1p_plus(w, if big { 1.0 } else { 0.0 });
     if x >= 1.0 && x < f64::INFINITY {
         r

@@ -50,22 +50,6 @@ pub(super) fn quotient(t: f64, d: f64) -> f64 {
     fma_f64(fnma_f64(q, d, t), y, q)
 }
 
-/// √z as `s + lo` for 0 ≤ z < 2^1020 without `sqrt.rn.f64` (a long sequence with a branch to a
-/// slow path): 1/√z from the bits of z (relative error below 0.035), three Newton steps
-/// y·(3/2 − z·y²/2) (below 2^-35), s = z·y, and the residual z − s² (exact by an FMA to first
-/// order) times y/2 ≈ 1/(2s): s + lo is √z to about 2^-70. Finite for every z in range, 0
-/// included (z·y is formed before y·y, which would overflow there).
-#[inline(always)]
-pub(super) fn sqrt_ext(z: f64) -> (f64, f64) {
-    let hz = mul64(z, 0.5);
-    let y = f64::from_bits(0x5fe6_eb50_c7b5_37a9_u64.wrapping_sub(z.to_bits() >> 1));
-    let y = mul64(y, fnma_f64(mul64(hz, y), y, 1.5));
-    let y = mul64(y, fnma_f64(mul64(hz, y), y, 1.5));
-    let y = mul64(y, fnma_f64(mul64(hz, y), y, 1.5));
-    let s = mul64(z, y);
-    (s, mul64(fnma_f64(s, s, z), mul64(y, 0.5)))
-}
-
 /// ∛x for f64: max error 1 ulp (CUDA's `cbrt`: 1 ulp), exact for perfect cubes of small
 /// integers; ±0, ±inf and NaN map to themselves.
 #[inline(always)]
