@@ -4,7 +4,7 @@
 #![allow(clippy::excessive_precision, clippy::approx_constant)]
 
 use super::exp_log::exp_normal;
-use super::{fma, horner, mul};
+use super::{fma, horner, mul, quotient};
 
 /// (tanh x − x)/x³ as a polynomial in x², on |x| ≤ 0.5625.
 const TANH: [f32; 5] = [
@@ -49,7 +49,8 @@ pub fn tanh(x: f32) -> f32 {
     // 1 − 2/(e^2a + 1). From a = 9.1 on this rounds to exactly 1, so a is clamped to 10
     // (a NaN passes through) and e^2a stays in `exp_normal`'s range.
     let c = if a > 10.0 { 10.0 } else { a };
-    let large = (1.0 - 2.0 / (exp_normal(c + c) + 1.0)).copysign(x);
+    // The quotient without `div.rn.f32` (a long sequence with a branch to a slow path).
+    let large = (1.0 - quotient(2.0, exp_normal(c + c) + 1.0)).copysign(x);
     if a <= 0.5625 { small } else { large }
 }
 
