@@ -122,11 +122,12 @@ pub fn exp2(x: f32) -> f32 {
 /// `x = 2^i·m` with m in [2/3, 4/3) for positive finite x (subnormals included): `(m − 1, i)`.
 #[inline(always)]
 pub(super) fn split(x: f32) -> (f32, f32) {
-    // A plain product (exact, and only read as bits: nothing to fuse it with), which LLVM
-    // speculates: a select, not a branch around an inline-assembly `mul`.
     let sub = x < f32::MIN_POSITIVE;
-    let scaled = x * 8_388_608.0;
-    let (x, bias) = if sub { (scaled, -23.0) } else { (x, 0.0) };
+    let (x, bias) = if sub {
+        (mul(x, 8_388_608.0), -23.0)
+    } else {
+        (x, 0.0)
+    };
     let ia = x.to_bits() as i32;
     // Exponent of x relative to 2/3: m keeps x's significand, its exponent moves to 0 or −1.
     let e = ia.wrapping_sub(0x3f2a_aaab) & (0xff80_0000_u32 as i32);
@@ -138,23 +139,12 @@ pub(super) fn split(x: f32) -> (f32, f32) {
 /// +inf, NaN for negatives and NaN.
 #[inline(always)]
 pub(super) fn log_special(x: f32) -> f32 {
-    let r = if x == 0.0 {
+    if x == 0.0 {
         f32::NEG_INFINITY
+    } else if x == f32::INFINITY {
+        x
     } else {
         f32::NAN
-    };
-    if x == f32::INFINITY { x } else { r }
-}
-
-/// `r` for a positive finite x, else [`log_special`]`(x)`: written as selects (`&`, not `&&`),
-/// so that the special cases cost no branch.
-#[inline(always)]
-pub(super) fn log_result(x: f32, r: f32) -> f32 {
-    let special = log_special(x);
-    if (x > 0.0) & (x < f32::INFINITY) {
-        r
-    } else {
-        special
     }
 }
 
@@ -166,7 +156,11 @@ pub fn log(x: f32) -> f32 {
     let s = mul(f, f);
     let r = fma(fma(horner(f, LOG), f, -0.5), s, f);
     let r = fma(i, LN2_HI, fma(i, LN2_MID, r));
-    log_result(x, r)
+    if x > 0.0 && x < f32::INFINITY {
+        r
+    } else {
+        log_special(x)
+    }
 }
 
 /// log2(x): max error 1 ulp, exact for powers of two; −inf for ±0,
@@ -181,7 +175,11 @@ pub fn log2(x: f32) -> f32 {
     // i + hi + r with the rounding error of i + hi kept (|i| ≥ 1 > |hi| or i = 0).
     let sum = i + hi;
     let r = sum + (r + ((i - sum) + hi));
-    log_result(x, r)
+    if x > 0.0 && x < f32::INFINITY {
+        r
+    } else {
+        log_special(x)
+    }
 }
 
 /// (log10(1 + f) − f·log10 e)/f² on |f| ≤ 1/3.
@@ -224,7 +222,11 @@ pub fn log10(x: f32) -> f32 {
     let ih = mul(i, LG2_HI);
     let sum = ih + hi;
     let r = sum + ((r + mul(i, LG2_LO)) + ((ih - sum) + hi));
-    log_result(x, r)
+    if x > 0.0 && x < f32::INFINITY {
+        r
+    } else {
+        log_special(x)
+    }
 }
 
 /// 10^x: max error 1 ulp, subnormal results included; +inf above ~38.53, +0 below ~-45.4.

@@ -6,7 +6,7 @@
 // Polynomial coefficients are fitted values printed to round-trip exactly.
 #![allow(clippy::excessive_precision)]
 
-use super::exp_log::{LN2_HI, LN2_MID, log_result};
+use super::exp_log::{LN2_HI, LN2_MID, log_special};
 use super::{exp, fma, horner, mul, pow2i, rint_mul};
 
 /// (e^t − 1 − t − t²/2)/t³ on |t| ≤ 0.35.
@@ -108,6 +108,10 @@ pub(super) fn log1p_minus(w: f32, m: f32) -> f32 {
 /// at −1, NaN below −1.
 #[inline(always)]
 pub fn log1p(x: f32) -> f32 {
-    // x > −1 exactly when 1 + x > 0 (Sterbenz), and x < inf when 1 + x < inf.
-    log_result(x + 1.0, log1p_minus(x, -0.0))
+    let r = log1p_minus(x, -0.0);
+    if x > -1.0 && x < f32::INFINITY {
+        r
+    } else {
+        log_special(x + 1.0)
+    }
 }
