@@ -4,7 +4,6 @@
 #![allow(clippy::excessive_precision, clippy::approx_constant)]
 
 use super::exp_log_f64::exp_normal_f64;
-use super::misc_f64::quotient;
 use super::{fma_f64 as fma, horner64, mul64};
 
 /// (tanh x − x)/x³ as a polynomial in x², on |x| ≤ 0.5625.
@@ -36,8 +35,7 @@ pub fn tanh_f64(x: f64) -> f64 {
         // From a = 19.1 on this rounds to exactly 1, so a is clamped to 20 (a NaN passes
         // through) and e^2a stays in `exp_normal_f64`'s range.
         let a = if a > 20.0 { 20.0 } else { a };
-        // The quotient without `div.rn.f64` (a long sequence with a branch to a slow path).
-        let r = 1.0 - quotient(2.0, exp_normal_f64(a + a) + 1.0);
+        let r = 1.0 - 2.0 / (exp_normal_f64(a + a) + 1.0);
         r.copysign(x)
     }
 }
