@@ -86,7 +86,7 @@ pub fn acosh(x: f32) -> f32 {
     // `sqrt.rn` here: with `sqrt_ext` this function measured slower.
     let w = if big { t } else { t + sqrt(fma(t, t, t + t)) };
     let r = log1p_minus(w, if big { -1.0 } else { -0.0 });
-    if x >= 1.0 && x < f32::INFINITY {
+    if (1.0..f32::INFINITY).contains(&x) {
         r
     } else if x == f32::INFINITY {
         x

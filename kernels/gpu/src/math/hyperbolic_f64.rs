@@ -99,7 +99,7 @@ pub fn acosh_f64(x: f64) -> f64 {
         t + sqrt_f64(fma_f64(t, t, t + t))
     };
     let r = log1p_plus(w, if big { 1.0 } else { 0.0 });
-    if x >= 1.0 && x < f64::INFINITY {
+    if (1.0..f64::INFINITY).contains(&x) {
         r
     } else if x == f64::INFINITY {
         x
