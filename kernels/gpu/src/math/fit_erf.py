@@ -9,7 +9,8 @@ a·erfc(a)/erf(a) (the relative error of erf = 1 - e^-(a + a·p) per unit error 
 t²/|e^t - 1| (the relative error of e^t - 1 = t + t²·q).
 Needs mpmath (minutes)."""
 import sys, struct
-from mpmath import mp, mpf, erf, erfc, expm1, log, cos, pi, matrix, qr_solve, sqrt
+import fit_lawson
+from mpmath import mp, mpf, erf, erfc, expm1, log, cos, pi, sqrt
 mp.prec = 160
 if sys.argv[1] == "--exp":
     deg = int(sys.argv[2]); lo, hi = -(log(2)/2 + mpf(2)**-40), log(2)/2 + mpf(2)**-40
@@ -26,28 +27,11 @@ fs = [target(x) for x in xs]
 ws0 = [weight(x) for x in xs]
 pows = [[x**j for j in range(deg + 1)] for x in xs]
 
-def fit(fixed, ws):
-    k0 = len(fixed)
-    A = matrix(N, deg + 1 - k0); b = matrix(N, 1)
-    for i in range(N):
-        r = fs[i] - sum(c*pows[i][j] for j, c in enumerate(fixed))
-        for j in range(k0, deg + 1):
-            A[i, j - k0] = ws[i]*pows[i][j]
-        b[i] = ws[i]*r
-    sol, _ = qr_solve(A, b)
-    return fixed + [sol[j] for j in range(deg + 1 - k0)]
-
 def lawson(fixed, iters):
-    u = [mpf(1)/N]*N; best = None
-    for _ in range(iters):
-        c = fit(fixed, [ws0[i]*sqrt(u[i]) for i in range(N)])
-        e = [ws0[i]*(sum(cc*pows[i][j] for j, cc in enumerate(c)) - fs[i]) for i in range(N)]
-        m = max(abs(v) for v in e)
-        if best is None or m < best[0]:
-            best = (m, c)
-        s = sum(u[i]*abs(e[i]) for i in range(N))
-        u = [u[i]*abs(e[i])/s for i in range(N)]
-    return best
+    """`fit_lawson.lawson` with the fixed coefficients (lowest degree first) and the result as
+    lists."""
+    m, c = fit_lawson.lawson(pows, fs, ws0, dict(enumerate(fixed)), iters)
+    return m, [c[j] for j in range(deg + 1)]
 
 m, c = lawson([], 25)
 print("degree", deg, "unrounded: 2^%.2f" % float(log(m, 2)))

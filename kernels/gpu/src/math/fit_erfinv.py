@@ -22,7 +22,8 @@ highest degree first (as the Rust tables).
   an immediate operand of a SASS double instruction, no constant load.
 Needs mpmath (minutes)."""
 import sys, struct
-from mpmath import mp, mpf, erfinv, expm1, log, log1p, cos, pi, matrix, qr_solve, sqrt
+import fit_lawson
+from mpmath import mp, mpf, erfinv, expm1, log, log1p, cos, pi, sqrt
 
 mp.prec = 160
 LN2 = log(2)
@@ -108,39 +109,8 @@ ws0 = [weight(x) for x in xs]
 bs = [[b(x) for b in basis] for x in xs]
 
 
-def fit(fixed, ws):
-    """Least squares for the coefficients not in `fixed` (a dict index -> value)."""
-    free = [j for j in range(n) if j not in fixed]
-    A = matrix(N, len(free))
-    b = matrix(N, 1)
-    for i in range(N):
-        r = fs[i] - sum(c * bs[i][j] for j, c in fixed.items())
-        for k, j in enumerate(free):
-            A[i, k] = ws[i] * bs[i][j]
-        b[i] = ws[i] * r
-    sol, _ = qr_solve(A, b)
-    c = dict(fixed)
-    for k, j in enumerate(free):
-        c[j] = sol[k]
-    return c
-
-
-def err(c, i):
-    return ws0[i] * (sum(c[j] * bs[i][j] for j in range(n)) - fs[i])
-
-
 def lawson(fixed, iters):
-    u = [mpf(1) / N] * N
-    best = None
-    for _ in range(iters):
-        c = fit(fixed, [ws0[i] * sqrt(u[i]) for i in range(N)])
-        e = [err(c, i) for i in range(N)]
-        m = max(abs(v) for v in e)
-        if best is None or m < best[0]:
-            best = (m, c)
-        s = sum(u[i] * abs(e[i]) for i in range(N))
-        u = [u[i] * abs(e[i]) / s for i in range(N)]
-    return best
+    return fit_lawson.lawson(bs, fs, ws0, fixed, iters)
 
 
 m, c = lawson({}, 25)

@@ -8,7 +8,8 @@ the coefficients, highest degree first (as the Rust tables).
 [-1/4, 1/2] (widened by 2^-20), weighted by |f³/log(1 + f)|.
 Needs mpmath (minutes)."""
 import sys, struct
-from mpmath import mp, mpf, log1p, cos, pi, matrix, qr_solve, sqrt, log
+import fit_lawson
+from mpmath import mp, mpf, log1p, cos, pi, sqrt, log
 mp.prec = 160
 prec = sys.argv[1]
 deg = int(sys.argv[2])
@@ -26,28 +27,11 @@ def rnd(c):
         return mpf(struct.unpack('<f', struct.pack('<f', float(c)))[0])
     return mpf(float(c))
 
-def fit(fixed, ws):
-    k0 = len(fixed)
-    A = matrix(N, deg + 1 - k0); b = matrix(N, 1)
-    for i in range(N):
-        r = fs[i] - sum(c*pows[i][j] for j, c in enumerate(fixed))
-        for j in range(k0, deg + 1):
-            A[i, j - k0] = ws[i]*pows[i][j]
-        b[i] = ws[i]*r
-    sol, _ = qr_solve(A, b)
-    return fixed + [sol[j] for j in range(deg + 1 - k0)]
-
 def lawson(fixed, iters):
-    u = [mpf(1)/N]*N; best = None
-    for _ in range(iters):
-        c = fit(fixed, [ws0[i]*sqrt(u[i]) for i in range(N)])
-        e = [ws0[i]*(sum(cc*pows[i][j] for j, cc in enumerate(c)) - fs[i]) for i in range(N)]
-        m = max(abs(v) for v in e)
-        if best is None or m < best[0]:
-            best = (m, c)
-        s = sum(u[i]*abs(e[i]) for i in range(N))
-        u = [u[i]*abs(e[i])/s for i in range(N)]
-    return best
+    """`fit_lawson.lawson` with the fixed coefficients (lowest degree first) and the result as
+    lists."""
+    m, c = fit_lawson.lawson(pows, fs, ws0, dict(enumerate(fixed)), iters)
+    return m, [c[j] for j in range(deg + 1)]
 
 m, c = lawson([], 25)
 print("degree", deg, "unrounded: 2^%.2f" % float(log(m, 2)))

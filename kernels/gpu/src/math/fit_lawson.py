@@ -1,0 +1,43 @@
+"""Lawson's iteratively reweighted least squares, shared by the `fit_*.py` scripts: the
+coefficients of a linear combination of basis functions that is near-minimax for a weighted
+error at a set of nodes (Chebyshev nodes in the scripts), some coefficients held at given
+values. Each iteration solves a weighted least-squares problem (QR) and moves weight towards the
+nodes with the largest error; the best iterate is kept. In mpmath at the caller's precision."""
+from mpmath import mpf, matrix, qr_solve, sqrt
+
+
+def fit(bs, fs, fixed, ws):
+    """Weighted least squares for the coefficients not in `fixed` (a dict index -> value), with
+    `bs[i][j]` basis function j at node i and `fs[i]` the target there. Returns every
+    coefficient as a dict."""
+    n, N = len(bs[0]), len(bs)
+    free = [j for j in range(n) if j not in fixed]
+    A = matrix(N, len(free))
+    b = matrix(N, 1)
+    for i in range(N):
+        r = fs[i] - sum(c * bs[i][j] for j, c in fixed.items())
+        for k, j in enumerate(free):
+            A[i, k] = ws[i] * bs[i][j]
+        b[i] = ws[i] * r
+    sol, _ = qr_solve(A, b)
+    c = dict(fixed)
+    for k, j in enumerate(free):
+        c[j] = sol[k]
+    return c
+
+
+def lawson(bs, fs, ws0, fixed, iters):
+    """`iters` Lawson iterations for the error weighted by `ws0[i]` at node i: `(max weighted
+    error, coefficients as a dict)` of the best iterate."""
+    n, N = len(bs[0]), len(bs)
+    u = [mpf(1) / N] * N
+    best = None
+    for _ in range(iters):
+        c = fit(bs, fs, fixed, [ws0[i] * sqrt(u[i]) for i in range(N)])
+        e = [ws0[i] * (sum(c[j] * bs[i][j] for j in range(n)) - fs[i]) for i in range(N)]
+        m = max(abs(v) for v in e)
+        if best is None or m < best[0]:
+            best = (m, c)
+        s = sum(u[i] * abs(e[i]) for i in range(N))
+        u = [u[i] * abs(e[i]) / s for i in range(N)]
+    return best
