@@ -8,7 +8,7 @@
 // Polynomial coefficients are fitted values printed to round-trip exactly.
 #![allow(clippy::excessive_precision)]
 
-use super::{fma, fms, fnma, horner, mul, sqrt};
+use super::{fma, fms, fnma, horner, mul, sqrt_ext};
 
 /// r(f) = log2(1 + f)/f on √2/2 − 1 ≤ f ≤ √2 − 1: near-minimax for the absolute error of
 /// f·r(f), 2^-27.1 (`fit_erfinv.py logabs 8 --f32`).
@@ -109,7 +109,9 @@ fn tail(a: f32, t: f32, t_lo: f32) -> f32 {
     // The roundings of t and of s = √(−t): −t − t_lo = (s + ρ/(2s))² to first order, with
     // ρ = −t − t_lo − s² (s·s exact in the fma), and p(u + ρ/(2s)) = p(u) + ρ·p'(u)/(2s).
     // s − 3.59375 is exact (Sterbenz). p = P0 + u·p1(u), P0 exact in the final fma.
-    let s = sqrt(-t);
+    // √(−t) without `sqrt.rn` (a branch to a slow path): s + lo rounded once.
+    let (s, s_lo) = sqrt_ext(-t);
+    let s = s + s_lo;
     let rho = -(fma(s, s, t) + t_lo);
     let u = s - TAIL_SHIFT;
     let rest = fma(u, horner(u, TAIL), mul(fma(u, D1, D0), rho));
