@@ -81,26 +81,8 @@ ws0 = [weight(x) for x in xs]
 bs = [[b(x) for b in basis] for x in xs]
 
 
-def lawson(fixed, iters):
-    return fit_lawson.lawson(bs, fs, ws0, fixed, iters)
-
-
-m, c = lawson({}, 25)
+m, fixed = fit_lawson.fit_rounded(bs, fs, ws0, names, rnd, IMM, rnd21)
 print("%s degree %d unrounded: 2^%.2f" % (kind, deg, float(log(m, 2))))
-fixed = {}
-order = list(range(n))
-if IMM is not None:
-    high = [j for j in range(n) if names[j][0] != "l" and j >= IMM]
-    for j in reversed(high):
-        fixed[j] = rnd21(c[j])
-        m, c = lawson(fixed, 10)
-        print("  fixed %s (21 bits): 2^%.2f" % (names[j], float(log(m, 2))), file=sys.stderr)
-    order = [j for j in range(n) if j not in fixed]
-for idx, j in enumerate(order):
-    fixed[j] = rnd(c[j])
-    if idx < len(order) - 1:
-        m, c = lawson(fixed, 10)
-        print("  fixed %s: 2^%.2f" % (names[j], float(log(m, 2))), file=sys.stderr)
 mx = mpf(0)
 for i in range(2000):
     x = lo + (hi - lo) * (i + mpf(1) / 3) / 2000

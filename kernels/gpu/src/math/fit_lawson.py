@@ -3,7 +3,11 @@ coefficients of a linear combination of basis functions that is near-minimax for
 error at a set of nodes (Chebyshev nodes in the scripts), some coefficients held at given
 values. Each iteration solves a weighted least-squares problem (QR) and moves weight towards the
 nodes with the largest error; the best iterate is kept. In mpmath at the caller's precision."""
-from mpmath import mpf, matrix, qr_solve, sqrt
+from mpmath import log, mpf, matrix, qr_solve, sqrt
+
+
+def log2(v):
+    return log(v, 2)
 
 
 def fit(bs, fs, fixed, ws):
@@ -41,3 +45,42 @@ def lawson(bs, fs, ws0, fixed, iters):
         s = sum(u[i] * abs(e[i]) for i in range(N))
         u = [u[i] * abs(e[i]) / s for i in range(N)]
     return best
+
+
+def fit_lowest_first(bs, fs, ws0, rnd):
+    """A near-minimax fit (25 iterations), then each coefficient rounded by `rnd`, lowest
+    index first, the rest refitted (10 iterations) after each: `(max weighted error before
+    rounding, the rounded coefficients as a list)`."""
+    n = len(bs[0])
+    m0, c = lawson(bs, fs, ws0, {}, 25)
+    fixed = {}
+    for j in range(n):
+        fixed[j] = rnd(c[j])
+        if j < n - 1:
+            _, c = lawson(bs, fs, ws0, fixed, 10)
+    return m0, [fixed[j] for j in range(n)]
+
+
+def fit_rounded(bs, fs, ws0, names, rnd, imm=None, rnd_imm=None):
+    """`fit_lowest_first` for `fit_erfc.py` and `fit_erfinv.py`: with `imm`, the polynomial
+    coefficients of index `imm` and above (names not starting with "l") are rounded first,
+    highest first, by `rnd_imm`; each step's refitted error goes to stderr. Returns `(max
+    weighted error before rounding, the coefficients as a dict)`."""
+    import sys
+    n = len(bs[0])
+    m0, c = lawson(bs, fs, ws0, {}, 25)
+    fixed = {}
+    order = list(range(n))
+    if imm is not None:
+        high = [j for j in range(n) if names[j][0] != "l" and j >= imm]
+        for j in reversed(high):
+            fixed[j] = rnd_imm(c[j])
+            m, c = lawson(bs, fs, ws0, fixed, 10)
+            print("  fixed %s (21 bits): 2^%.2f" % (names[j], float(log2(m))), file=sys.stderr)
+        order = [j for j in range(n) if j not in fixed]
+    for idx, j in enumerate(order):
+        fixed[j] = rnd(c[j])
+        if idx < len(order) - 1:
+            m, c = lawson(bs, fs, ws0, fixed, 10)
+            print("  fixed %s: 2^%.2f" % (names[j], float(log2(m))), file=sys.stderr)
+    return m0, fixed

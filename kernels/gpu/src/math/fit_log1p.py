@@ -27,19 +27,8 @@ def rnd(c):
         return mpf(struct.unpack('<f', struct.pack('<f', float(c)))[0])
     return mpf(float(c))
 
-def lawson(fixed, iters):
-    """`fit_lawson.lawson` with the fixed coefficients (lowest degree first) and the result as
-    lists."""
-    m, c = fit_lawson.lawson(pows, fs, ws0, dict(enumerate(fixed)), iters)
-    return m, [c[j] for j in range(deg + 1)]
-
-m, c = lawson([], 25)
+m, fixed = fit_lawson.fit_lowest_first(pows, fs, ws0, rnd)
 print("degree", deg, "unrounded: 2^%.2f" % float(log(m, 2)))
-fixed = []
-for k in range(deg + 1):
-    fixed.append(rnd(c[k]))
-    if k < deg:
-        m, c = lawson(fixed, 10)
 mx = mpf(0)
 for i in range(3001):
     x = lo + (hi - lo)*(i + mpf(1)/3)/3000
