@@ -12,40 +12,22 @@ and the coefficients' bits, highest degree first (as the Rust tables).
 `--f32`: coefficients rounded to f32, else f64. `--imm J` (f64): the coefficients of degree J
   and above rounded first, highest first, to 21-bit significands (immediate operands).
 Needs mpmath (minutes)."""
-import sys, struct
+import sys
 import fit_lawson
 from mpmath import mp, mpf, erfc, exp, log, cos, pi, sqrt
 
 mp.prec = 160
 LN2 = log(2)
-F32 = "--f32" in sys.argv
-if F32:
-    sys.argv.remove("--f32")
-IMM = None
-if "--imm" in sys.argv:
-    i = sys.argv.index("--imm")
-    IMM = int(sys.argv[i + 1])
-    del sys.argv[i:i + 2]
-
-
-def rnd21(v):
-    """v rounded to a 21-bit significand (an f64 with its low 32 bits zero)."""
-    b = struct.unpack('<Q', struct.pack('<d', float(v)))[0]
-    b = (b + (1 << 31)) & ~((1 << 32) - 1)  # round half up on the magnitude's bits
-    return mpf(struct.unpack('<d', struct.pack('<Q', b))[0])
+F32, IMM = fit_lawson.format_options(sys.argv)
+rnd21 = fit_lawson.rnd21
 
 
 def rnd(v):
-    """v rounded to the target format, as an mpf."""
-    if F32:
-        return mpf(struct.unpack('<f', struct.pack('<f', float(v)))[0])
-    return mpf(float(v))
+    return fit_lawson.rnd(v, F32)
 
 
 def bits(v):
-    if F32:
-        return "f32::from_bits(0x%08x), // %r" % (struct.unpack('<I', struct.pack('<f', float(v)))[0], float(v))
-    return "f64::from_bits(0x%016x), // %r" % (struct.unpack('<Q', struct.pack('<d', float(v)))[0], float(v))
+    return fit_lawson.bits(v, F32)
 
 
 if sys.argv[1] == "shift":

@@ -84,3 +84,40 @@ def fit_rounded(bs, fs, ws0, names, rnd, imm=None, rnd_imm=None):
             m, c = lawson(bs, fs, ws0, fixed, 10)
             print("  fixed %s: 2^%.2f" % (names[j], float(log2(m))), file=sys.stderr)
     return m0, fixed
+
+
+def format_options(argv):
+    """Removes `--f32` and `--imm J` from `argv`: `(f32, imm)` (imm None without `--imm`)."""
+    f32 = "--f32" in argv
+    if f32:
+        argv.remove("--f32")
+    imm = None
+    if "--imm" in argv:
+        i = argv.index("--imm")
+        imm = int(argv[i + 1])
+        del argv[i:i + 2]
+    return f32, imm
+
+
+def rnd21(v):
+    """v rounded to a 21-bit significand (an f64 with its low 32 bits zero)."""
+    import struct
+    b = struct.unpack('<Q', struct.pack('<d', float(v)))[0]
+    b = (b + (1 << 31)) & ~((1 << 32) - 1)  # round half up on the magnitude's bits
+    return mpf(struct.unpack('<d', struct.pack('<Q', b))[0])
+
+
+def rnd(v, f32):
+    """v rounded to f32 or f64, as an mpf."""
+    import struct
+    if f32:
+        return mpf(struct.unpack('<f', struct.pack('<f', float(v)))[0])
+    return mpf(float(v))
+
+
+def bits(v, f32):
+    """v as a Rust `from_bits` expression with its value in a comment."""
+    import struct
+    if f32:
+        return "f32::from_bits(0x%08x), // %r" % (struct.unpack('<I', struct.pack('<f', float(v)))[0], float(v))
+    return "f64::from_bits(0x%016x), // %r" % (struct.unpack('<Q', struct.pack('<d', float(v)))[0], float(v))
