@@ -36,30 +36,28 @@ pub(super) const EXP2: [f32; 7] = [
     0.240_226_51,
     0.693_147_2,
 ];
-/// (log(1 + f) − f + f²/2)/f³ on |f| ≤ 1/3.
-pub(super) const LOG: [f32; 9] = [
-    0.113_306_17,
-    -0.124_222,
-    0.109_156_55,
-    -0.122_887_22,
-    0.142_918_68,
-    -0.166_733_16,
-    0.199_999_48,
-    -0.249_999_45,
-    0.333_333_34,
+/// (log(1 + f) − f + f²/2)/f³ on |f| ≤ 1/3 (`fit_log1p.py f32 7 log`).
+pub(super) const LOG: [f32; 8] = [
+    -0.128_854_62,
+    0.139_772_5,
+    -0.121_855_006,
+    0.140_074_43,
+    -0.166_804_15,
+    0.200_103,
+    -0.249_997_99,
+    0.333_332_18,
 ];
-/// (log2(1 + f) − f·log2 e)/f² on |f| ≤ 1/3.
-const LOG2: [f32; 10] = [
-    0.167_528_12,
-    -0.183_601_54,
-    0.156_579_85,
-    -0.176_316_95,
-    0.206_250_27,
-    -0.240_612_3,
-    0.288_536_88,
-    -0.360_671_46,
-    0.480_898_35,
-    -0.721_347_5,
+/// (log2(1 + f) − f·log2 e)/f² on [√2/2 − 1, √2 − 1] (`fit_log2.py 2 8`).
+const LOG2: [f32; 9] = [
+    -0.109_368_11,
+    0.186_164_69,
+    -0.191_292_82,
+    0.204_606_01,
+    -0.239_588_29,
+    0.288_567_16,
+    -0.360_698_04,
+    0.480_898_23,
+    -0.721_347_33,
 ];
 
 /// `rint(x·m)` for |x·m| < 2^22, as a float and as an integer: the add-and-subtract trick with
@@ -122,6 +120,13 @@ pub fn exp2(x: f32) -> f32 {
 /// `x = 2^i·m` with m in [2/3, 4/3) for positive finite x (subnormals included): `(m − 1, i)`.
 #[inline(always)]
 pub(super) fn split(x: f32) -> (f32, f32) {
+    split_from(x, 0x3f2a_aaab)
+}
+
+/// `x = 2^i·m` with m in [b, 2b) for positive finite x (subnormals included), where `b_bits`
+/// are the bits of b (2/3 or √2/2): `(m − 1, i)`.
+#[inline(always)]
+fn split_from(x: f32, b_bits: i32) -> (f32, f32) {
     let sub = x < f32::MIN_POSITIVE;
     let (x, bias) = if sub {
         (mul(x, 8_388_608.0), -23.0)
@@ -129,11 +134,17 @@ pub(super) fn split(x: f32) -> (f32, f32) {
         (x, 0.0)
     };
     let ia = x.to_bits() as i32;
-    // Exponent of x relative to 2/3: m keeps x's significand, its exponent moves to 0 or −1.
-    let e = ia.wrapping_sub(0x3f2a_aaab) & (0xff80_0000_u32 as i32);
+    // Exponent of x relative to b: m keeps x's significand, its exponent moves to 0 or −1.
+    let e = ia.wrapping_sub(b_bits) & (0xff80_0000_u32 as i32);
     let m = f32::from_bits(ia.wrapping_sub(e) as u32);
-    (m - 1.0, (e >> 23) as f32 + bias)
+    // i = e/2^23 + bias by one fma of the converted field (exact: e has at most 8
+    // significant bits), not a shift, a conversion and an add.
+    (m - 1.0, fma(e as f32, 1.0 / 8_388_608.0, bias))
 }
+
+/// √2/2 rounded down: [`log2`] and [`log10`] take m in [√2/2, √2), where |log m| < |i| for
+/// every i ≠ 0, so that adding i rounds once without cancelling.
+const SQRT_HALF_BITS: i32 = 0x3f35_04f3;
 
 /// The results of a logarithm outside its positive finite domain: −inf for ±0, +inf for
 /// +inf, NaN for negatives and NaN.
@@ -148,6 +159,22 @@ pub(super) fn log_special(x: f32) -> f32 {
     }
 }
 
+/// A logarithm's result `r`, computed as if x were positive and finite, with the special
+/// inputs' results put in by two selects, as libdevice does: x·∞ + ∞ for the bit patterns
+/// from +inf's up (+inf gives +inf; NaN, −inf and every negative x give NaN), then −inf for
+/// ±0. One integer compare and one float compare an element, where testing `0 < x < ∞`
+/// first (LLVM turns it into a class test of five integer instructions) and branching to
+/// [`log_special`] cost nine.
+#[inline(always)]
+pub(super) fn log_result(x: f32, r: f32) -> f32 {
+    let r = if x.to_bits() >= 0x7f80_0000 {
+        fma(x, f32::INFINITY, f32::INFINITY)
+    } else {
+        r
+    };
+    if x == 0.0 { f32::NEG_INFINITY } else { r }
+}
+
 /// ln(x): max error 1 ulp (CUDA's `logf`: 1 ulp), subnormal x included; −inf for ±0, NaN
 /// below 0.
 #[inline(always)]
@@ -155,45 +182,35 @@ pub fn log(x: f32) -> f32 {
     let (f, i) = split(x);
     let s = mul(f, f);
     let r = fma(fma(horner(f, LOG), f, -0.5), s, f);
-    let r = fma(i, LN2_HI, fma(i, LN2_MID, r));
-    if x > 0.0 && x < f32::INFINITY {
-        r
-    } else {
-        log_special(x)
-    }
+    let r = fma(i, LN2_HI, r);
+    log_result(x, r)
 }
 
 /// log2(x): max error 1 ulp, exact for powers of two; −inf for ±0,
 /// NaN below 0.
 #[inline(always)]
 pub fn log2(x: f32) -> f32 {
-    let (f, i) = split(x);
-    // f·log2 e as hi + lo, then the polynomial's f² part.
-    let hi = mul(f, LOG2E_HI);
-    let lo = fma(f, LOG2E_LO, fma(f, LOG2E_HI, -hi));
-    let r = fma(mul(f, f), horner(f, LOG2), lo);
-    // i + hi + r with the rounding error of i + hi kept (|i| ≥ 1 > |hi| or i = 0).
-    let sum = i + hi;
-    let r = sum + (r + ((i - sum) + hi));
-    if x > 0.0 && x < f32::INFINITY {
-        r
-    } else {
-        log_special(x)
-    }
+    let (f, i) = split_from(x, SQRT_HALF_BITS);
+    // log2 m = f·log2 e + f²·p(f), f·log2 e as hi + lo, rounded once; then + i.
+    let r = fma(
+        f,
+        LOG2E_HI,
+        fma(f, LOG2E_LO, mul(mul(f, f), horner(f, LOG2))),
+    );
+    log_result(x, i + r)
 }
 
-/// (log10(1 + f) − f·log10 e)/f² on |f| ≤ 1/3.
-const LOG10: [f32; 10] = [
-    5.043_099e-2,
-    -5.526_957_3e-2,
-    4.713_523e-2,
-    -5.307_668_8e-2,
-    6.208_751_7e-2,
-    -7.243_152e-2,
-    8.685_826e-2,
-    -0.108_572_93,
-    0.144_764_83,
-    -0.217_147_25,
+/// (log10(1 + f) − f·log10 e)/f² on [√2/2 − 1, √2 − 1] (`fit_log2.py 10 8`).
+const LOG10: [f32; 9] = [
+    -3.289_363_9e-2,
+    5.598_638_6e-2,
+    -5.756_831_9e-2,
+    6.160_060_7e-2,
+    -7.212_657_5e-2,
+    8.686_703_4e-2,
+    -0.108_580_76,
+    0.144_764_8,
+    -0.217_147_19,
 ];
 /// log10(e) as hi + lo; log10(2) as hi (12 trailing zero bits: i·hi is exact) + lo.
 const LOG10E_HI: f32 = f32::from_bits(0x3ede_5bd9);
@@ -214,19 +231,14 @@ const EXP10: [f32; 7] = [
 /// log10(x): max error 2 ulp; −inf for ±0, NaN below 0.
 #[inline(always)]
 pub fn log10(x: f32) -> f32 {
-    let (f, i) = split(x);
-    let hi = mul(f, LOG10E_HI);
-    let lo = fma(f, LOG10E_LO, fma(f, LOG10E_HI, -hi));
-    let r = fma(mul(f, f), horner(f, LOG10), lo);
-    // i·log10 2 + hi + r with the rounding error of the first sum kept (|i·LG2_HI| > |hi|).
-    let ih = mul(i, LG2_HI);
-    let sum = ih + hi;
-    let r = sum + ((r + mul(i, LG2_LO)) + ((ih - sum) + hi));
-    if x > 0.0 && x < f32::INFINITY {
-        r
-    } else {
-        log_special(x)
-    }
+    let (f, i) = split_from(x, SQRT_HALF_BITS);
+    // log10 m as `log2`'s log2 m; then i·log10 2 (i·LG2_HI is exact in the last fma).
+    let r = fma(
+        f,
+        LOG10E_HI,
+        fma(f, LOG10E_LO, mul(mul(f, f), horner(f, LOG10))),
+    );
+    log_result(x, fma(i, LG2_HI, fma(i, LG2_LO, r)))
 }
 
 /// 10^x: max error 1 ulp, subnormal results included; +inf above ~38.53, +0 below ~-45.4.

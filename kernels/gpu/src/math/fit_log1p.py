@@ -6,6 +6,7 @@ the coefficients, highest degree first (as the Rust tables).
 
 `python3 fit_log1p.py f32 8`: LOG1P, p(f) with log(1 + f) = f - f²/2 + f³·p(f) on
 [-1/4, 1/2] (widened by 2^-20), weighted by |f³/log(1 + f)|.
+`python3 fit_log1p.py f32 7 log`: `exp_log.rs`'s LOG, the same p on `log`'s [-1/3, 1/3].
 Needs mpmath (minutes)."""
 import sys, struct
 import fit_lawson
@@ -13,7 +14,10 @@ from mpmath import mp, mpf, log1p, cos, pi, sqrt, log
 mp.prec = 160
 prec = sys.argv[1]
 deg = int(sys.argv[2])
-lo, hi = mpf(-0.25) - mpf(2)**-20, mpf(0.5) + mpf(2)**-20
+if sys.argv[3:] == ["log"]:
+    lo, hi = mpf(-1)/3 - mpf(2)**-20, mpf(1)/3 + mpf(2)**-20
+else:
+    lo, hi = mpf(-0.25) - mpf(2)**-20, mpf(0.5) + mpf(2)**-20
 target = lambda f: (log1p(f) - f + f*f/2)/f**3
 weight = lambda f: abs(f**3/log1p(f))
 N = 6*(deg + 1)
