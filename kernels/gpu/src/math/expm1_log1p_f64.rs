@@ -5,10 +5,12 @@
 // Polynomial coefficients are fitted values printed to round-trip exactly.
 #![allow(clippy::excessive_precision)]
 
+use super::bank::const_bank;
 use super::exp_log_f64::{LN2_HI_K, LN2_LO_K, log_special, log1p_parts, scale};
-use super::{exp_f64, fma_f64 as fma, fnma_f64 as fnma, horner64, mul64, pow2i64};
+use super::{exp_f64, fma_f64 as fma, fnma_f64 as fnma, mul64, pow2i64};
+const_bank! {
 /// (e^t − 1 − t − t²/2)/t³ on |t| ≤ 0.35.
-const EXPM1: [f64; 11] = [
+EXPM1 = "__gpu_math_expm1_f64", [
     1.608_482_553_369_974e-10,
     2.091_543_359_807_600_3e-9,
     2.505_207_679_486_242_7e-8,
@@ -21,6 +23,7 @@ const EXPM1: [f64; 11] = [
     4.166_666_666_666_667e-2,
     0.166_666_666_666_666_66,
 ];
+}
 
 /// `(s, e)` with s = a + b rounded and s + e = a + b exactly.
 #[inline(always)]
@@ -55,11 +58,7 @@ pub fn expm1_f64(x: f64) -> f64 {
     let hs_err = fma(h, t, -hs);
     let u = t + hs;
     let u_err = hs - (u - t); // |t| ≥ |hs|: exact
-    let rest = fma(
-        mul64(mul64(t, t), t),
-        horner64(t, EXPM1),
-        fma(t_lo, t, t_lo),
-    );
+    let rest = fma(mul64(mul64(t, t), t), EXPM1::horner(t), fma(t_lo, t, t_lo));
     let u_lo = u_err + (hs_err + rest);
     // 2^j·(u + u_lo) + (2^j − 1), summed exactly until the last addition.
     let p = pow2i64(j as i32);

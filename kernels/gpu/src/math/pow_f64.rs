@@ -5,16 +5,25 @@
 // Polynomial coefficients are fitted values printed to round-trip exactly.
 #![allow(clippy::excessive_precision)]
 
+use super::bank::const_bank;
 use super::exp_log_f64::{EXP2, scale, split};
-use super::{fma_f64 as fma, horner64, mul64, trunc_f64};
+use super::{fma_f64 as fma, mul64, trunc_f64};
 
 /// 1/3 and 2·log2(e) as hi + lo.
 const THIRD_HI: f64 = f64::from_bits(0x3fd5_5555_5555_5555);
 const THIRD_LO: f64 = f64::from_bits(0x3c75_5555_5555_5555);
 const K_HI: f64 = f64::from_bits(0x4007_1547_652b_82fe);
 const K_LO: f64 = f64::from_bits(0x3c87_77d0_ffda_0d24);
+const_bank! {
+/// `exp_log_f64`'s EXP2 coefficients in the constant bank.
+EXP2POLY = "__gpu_math_pow_exp2_f64", [
+    EXP2[0], EXP2[1], EXP2[2], EXP2[3], EXP2[4], EXP2[5], EXP2[6], EXP2[7], EXP2[8], EXP2[9],
+    EXP2[10], EXP2[11], EXP2[12],
+];
+}
+const_bank! {
 /// (atanh u − u − u³/3)/u⁵ as a polynomial in u², on |u| ≤ 0.1716 (relative error 2^-57).
-const ATANH: [f64; 8] = [
+ATANH = "__gpu_math_pow_atanh_f64", [
     0.058_630_046_086_851_75,
     0.058_529_818_011_205_88,
     0.066_674_074_831_874_96,
@@ -24,6 +33,7 @@ const ATANH: [f64; 8] = [
     0.142_857_142_857_146_9,
     0.2,
 ];
+}
 
 /// log2(x) as hi + lo for positive finite x (subnormals included), relative error about 2^-68:
 /// x = 2^k·m with m in [√2/2, √2), log2 m = 2·log2(e)·atanh(u) with u = (m − 1)/(m + 1), whose
@@ -46,7 +56,7 @@ pub(super) fn log2_ext(x: f64) -> (f64, f64) {
     let u3_lo = fma(u, u2, -u3) + (mul64(u, u2_lo) + mul64(u_lo, u2));
     let t3 = mul64(u3, THIRD_HI);
     let t3_lo = fma(u3, THIRD_HI, -t3) + (mul64(u3, THIRD_LO) + mul64(u3_lo, THIRD_HI));
-    let rest = mul64(mul64(u3, u2), horner64(u2, ATANH));
+    let rest = mul64(mul64(u3, u2), ATANH::horner(u2));
     // atanh u = s + s_lo; |t3| < |u|.
     let s = u + t3;
     let s_lo = ((u - s) + t3) + (u_lo + t3_lo + rest);
@@ -70,7 +80,7 @@ pub(super) fn exp2_ext(p: f64, p_lo: f64) -> f64 {
     let k = pc + MAGIC;
     let jf = k - MAGIC;
     let t = (pc - jf) + p_lo;
-    let r = fma(t, horner64(t, EXP2), 1.0);
+    let r = fma(t, EXP2POLY::horner(t), 1.0);
     let j = (k.to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64) as i32;
     scale(r, j)
 }
