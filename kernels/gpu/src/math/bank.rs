@@ -35,40 +35,6 @@ macro_rules! load {
 }
 pub(crate) use load;
 
-/// Value at byte offset `$off` (a constant expression) plus `$at` (a `u64` computed at run
-/// time) of the `.const` array `$sym`: one constant-bank load with a register offset
-/// (`LDC.64 R, c[0x3][R + off]`); on the host, `$v`. The caller keeps `$at + $off` inside the
-/// array.
-macro_rules! load_at {
-    ($sym:literal, $at:expr, $off:expr, $v:expr) => {{
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let r: f64;
-            let at: u64 = $at;
-            // SAFETY: reads 8 bytes of the module's own constant array, inside it by the
-            // caller's contract, which nothing writes.
-            unsafe {
-                core::arch::asm!(
-                    concat!(
-                        "{{ .reg .u64 %at; mov.u64 %at, ", $sym, "; add.u64 %at, %at, {at}; ",
-                        "ld.const.f64 {r}, [%at+{off}]; }}"
-                    ),
-                    at = in(reg64) at,
-                    r = out(reg64) r,
-                    off = const $off,
-                    options(pure, nomem, nostack),
-                )
-            };
-            r
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            $v
-        }
-    }};
-}
-pub(crate) use load_at;
-
 /// Placeholder for a repetition: expands to `$s` whatever `$_t` is. (Used only in the GPU
 /// build's offsets and `.const` initializer.)
 #[allow(unused_macros)]
@@ -106,13 +72,6 @@ macro_rules! const_bank {
             pub(crate) fn get<const I: usize>() -> f64 {
                 const { assert!(I < Self::VALUES.len(), "const_bank: index out of the table") };
                 $crate::math::bank::load!($sym, 8 * I, Self::VALUES[I])
-            }
-            /// Value `I + at/8`, `at` a multiple of 8 chosen at run time (`I + at/8` below the
-            /// table's length: the caller's contract, checked on the host).
-            #[allow(dead_code)]
-            #[inline(always)]
-            pub(crate) fn get_at<const I: usize>(at: u64) -> f64 {
-                $crate::math::bank::load_at!($sym, at, 8 * I, Self::VALUES[I + at as usize / 8])
             }
             /// Horner's rule on the coefficients.
             #[allow(dead_code)]

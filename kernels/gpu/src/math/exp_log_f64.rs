@@ -5,7 +5,6 @@
 // 1/3 are fits, not those constants).
 #![allow(clippy::excessive_precision, clippy::approx_constant)]
 
-use super::bank::const_bank;
 use super::{fma_f64 as fma, fnma_f64 as fnma, horner64, mul64, pow2i64};
 
 const LOG2E: f64 = core::f64::consts::LOG2_E;
@@ -79,26 +78,14 @@ pub(super) fn scale(p: f64, j: i32) -> f64 {
     mul64(mul64(p, pow2i64(j1)), pow2i64(j - j1))
 }
 
-const_bank! {
-/// [`EXP`]'s coefficients in the constant bank, for [`exp_normal_f64`].
-EXPPOLY = "__gpu_math_exp_normal_f64", [
-    EXP[0], EXP[1], EXP[2], EXP[3], EXP[4], EXP[5], EXP[6], EXP[7], EXP[8], EXP[9], EXP[10],
-];
-}
-const_bank! {
-/// log2 e, -ln 2 as hi + lo, for [`exp_normal_f64`].
-EXPREDUCE = "__gpu_math_exp_reduction_f64", [LOG2E, -LN2_HI, -LN2_LO];
-}
-
 /// e^x for x in [-700, 700] (normal results, no clamp, one exact scaling): the same value as
-/// [`exp_f64`] there, for callers whose argument is known to be in range (`tanh_f64`). Its
-/// constants come from the constant bank (`bank`: one load per use instead of two moves).
+/// [`exp_f64`] there, for callers whose argument is known to be in range (`tanh_f64`).
 #[inline(always)]
 pub(super) fn exp_normal_f64(x: f64) -> f64 {
-    let (j, ji) = rint_j(fma(x, EXPREDUCE::get::<0>(), MAGIC));
-    let t = fma(j, EXPREDUCE::get::<1>(), x);
-    let t = fma(j, EXPREDUCE::get::<2>(), t);
-    let p = 1.0 + fma(mul64(t, t), EXPPOLY::horner(t), t);
+    let (j, ji) = rint_j(fma(x, LOG2E, MAGIC));
+    let t = fma(j, -LN2_HI, x);
+    let t = fma(j, -LN2_LO, t);
+    let p = 1.0 + fma(mul64(t, t), horner64(t, EXP), t);
     // |j| ≤ 1010: 2^j and the product are normal, so exact.
     mul64(p, pow2i64(ji))
 }
@@ -148,7 +135,7 @@ pub(super) fn split(x: f64) -> (f64, f64) {
 /// (relative error 2^-6.06, the f32 `pow`'s), then two third-order steps
 /// r·(1 + e + e²), e = 1 − d·r (2^-18, then 2^-54 before the last rounding).
 #[inline(always)]
-pub(crate) fn recip_d(d: f64) -> f64 {
+pub(super) fn recip_d(d: f64) -> f64 {
     const C0: f64 = f32::from_bits(0x3f7c_2cfe) as f64; // 0.98506153
     const C1: f64 = f32::from_bits(0x3e74_c09c) as f64; // 0.239016
     let r = fnma(d, C1, C0);

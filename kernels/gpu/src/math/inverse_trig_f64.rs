@@ -5,13 +5,11 @@
 // Polynomial coefficients are fitted values printed to round-trip exactly.
 #![allow(clippy::excessive_precision)]
 
-use super::bank::const_bank;
-use super::{fma_f64, mul64, sqrt_f64};
+use super::{fma_f64, horner64, mul64, sqrt_f64};
 use core::f64::consts::{FRAC_PI_2, FRAC_PI_4, PI};
 
-const_bank! {
 /// (atan t − t)/t³ as a polynomial in t², on t² ≤ (7/16)².
-ATAN = "__gpu_math_atan_f64", [
+const ATAN: [f64; 12] = [
     0.014_773_184_616_983_806,
     -0.033_128_134_256_069_586,
     0.044_922_592_931_936_56,
@@ -25,10 +23,8 @@ ATAN = "__gpu_math_atan_f64", [
     0.199_999_999_999_994_1,
     -0.333_333_333_333_333_3,
 ];
-}
-const_bank! {
 /// (asin √z/√z − 1)/z as a polynomial in z, on z ≤ 1/4.
-ASIN = "__gpu_math_asin_f64", [
+const ASIN: [f64; 13] = [
     0.028_757_851_367_421_566,
     -0.014_851_887_071_247_204,
     0.017_400_879_442_694_02,
@@ -43,7 +39,6 @@ ASIN = "__gpu_math_asin_f64", [
     0.074_999_999_999_984_33,
     0.166_666_666_666_666_69,
 ];
-}
 /// atan(1/2), atan(1), atan(3/2), π/2 as hi + lo; π as hi + lo.
 const ATAN_HALF: (f64, f64) = (0.463_647_609_000_806_1, 2.269_877_745_296_168_7e-17);
 const ATAN_ONE: (f64, f64) = (FRAC_PI_4, 3.061_616_997_868_383e-17);
@@ -68,7 +63,7 @@ fn atan_pos(a: f64) -> f64 {
     };
     let s = mul64(t, t);
     // hi + lo + t + t³·P, the small terms first.
-    hi + ((mul64(mul64(t, s), ATAN::horner(s)) + lo) + t)
+    hi + ((mul64(mul64(t, s), horner64(s, ATAN)) + lo) + t)
 }
 
 /// atan(x) for f64: max error 2 ulp (CUDA's `atan`: 2 ulp); ±π/2 for ±inf, NaN for NaN.
@@ -107,7 +102,7 @@ pub fn atan2_f64(y: f64, x: f64) -> f64 {
 #[inline(always)]
 fn asin_kernel(x: f64) -> f64 {
     let z = mul64(x, x);
-    fma_f64(mul64(x, z), ASIN::horner(z), x)
+    fma_f64(mul64(x, z), horner64(z, ASIN), x)
 }
 
 /// asin √z as `s + lo` for 0 ≤ z ≤ 1/4: s = √z rounded, its rounding error in `lo`.
@@ -119,7 +114,7 @@ fn asin_sqrt(z: f64) -> (f64, f64) {
     } else {
         0.0
     };
-    (s, fma_f64(mul64(s, z), ASIN::horner(z), s_lo))
+    (s, fma_f64(mul64(s, z), horner64(z, ASIN), s_lo))
 }
 
 /// asin(x) for f64: max error 2 ulp (CUDA's `asin`: 2 ulp); NaN outside [−1, 1].

@@ -3,13 +3,11 @@
 // 1/3 are fits, not those constants).
 #![allow(clippy::excessive_precision, clippy::approx_constant)]
 
-use super::bank::const_bank;
 use super::exp_log_f64::exp_normal_f64;
-use super::{fma_f64 as fma, mul64};
+use super::{fma_f64 as fma, horner64, mul64};
 
-const_bank! {
 /// (tanh x − x)/x³ as a polynomial in x², on |x| ≤ 0.5625.
-TANH = "__gpu_math_tanh_f64", [
+const TANH: [f64; 13] = [
     -2.910_322_883_401_469e-6,
     1.316_642_215_852_823e-5,
     -3.793_165_148_079_466e-5,
@@ -24,7 +22,6 @@ TANH = "__gpu_math_tanh_f64", [
     0.133_333_333_333_333_33,
     -0.333_333_333_333_333_3,
 ];
-}
 
 /// tanh(x) for f64: max error 2 ulp; ±1 for large |x|, NaN for NaN.
 #[inline(always)]
@@ -33,7 +30,7 @@ pub fn tanh_f64(x: f64) -> f64 {
     if a <= 0.5625 {
         let s = mul64(x, x);
         // `+ 0.0` keeps the sign of a zero x.
-        fma(fma(TANH::horner(s), s, 0.0), x, x)
+        fma(fma(horner64(s, TANH), s, 0.0), x, x)
     } else {
         // From a = 19.1 on this rounds to exactly 1, so a is clamped to 20 (a NaN passes
         // through) and e^2a stays in `exp_normal_f64`'s range.

@@ -71,19 +71,6 @@ COS = "__gpu_math_cos_f64", [
 ];
 }
 
-const_bank! {
-/// [`SIN`]'s and [`COS`]'s coefficients interleaved (sin's first of each pair), for
-/// [`sin_or_cos`], which reads one polynomial's at an offset chosen at run time.
-SINCOS = "__gpu_math_sin_cos_f64", [
-    SIN::VALUES[0], COS::VALUES[0],
-    SIN::VALUES[1], COS::VALUES[1],
-    SIN::VALUES[2], COS::VALUES[2],
-    SIN::VALUES[3], COS::VALUES[3],
-    SIN::VALUES[4], COS::VALUES[4],
-    SIN::VALUES[5], COS::VALUES[5],
-];
-}
-
 /// `a + b` as hi + lo, exactly (Knuth's two-sum).
 #[inline(always)]
 fn two_sum(a: f64, b: f64) -> (f64, f64) {
@@ -188,35 +175,6 @@ fn kernel(r: f64, lo: f64) -> (f64, f64) {
     (sin, cos)
 }
 
-/// sin(r + lo) (`cos` false) or cos(r + lo) (`cos` true) for |r| ≤ π/4, |lo| ≤ ulp(r): the
-/// same bits as [`kernel`]'s result, with one polynomial evaluated instead of both. Its
-/// coefficients come from [`SINCOS`] at an offset chosen by `cos` (a constant-bank load each,
-/// issued ahead of the Horner steps), the other terms by selects: double operations run at
-/// half the rate of single ones, and a warp's elements need both kinds at once, so a branch
-/// would run both polynomials anyway.
-#[inline(always)]
-fn sin_or_cos(r: f64, lo: f64, cos: bool) -> f64 {
-    let s = mul64(r, r);
-    let z = mul64(s, r);
-    let sin_lo = fma(mul64(-0.5, s), lo, lo);
-    let hz = mul64(0.5, s);
-    let w = 1.0 - hz;
-    let cos_lo = ((1.0 - w) - hz) - mul64(r, lo);
-    let at = if cos { 8 } else { 0 };
-    let mut p = SINCOS::get_at::<0>(at);
-    p = fma(p, s, SINCOS::get_at::<2>(at));
-    p = fma(p, s, SINCOS::get_at::<4>(at));
-    p = fma(p, s, SINCOS::get_at::<6>(at));
-    p = fma(p, s, SINCOS::get_at::<8>(at));
-    p = fma(p, s, SINCOS::get_at::<10>(at));
-    let (a, b, t) = if cos {
-        (w, mul64(s, s), cos_lo)
-    } else {
-        (r, z, sin_lo)
-    };
-    a + fma(b, p, t)
-}
-
 #[inline(always)]
 fn by_quadrant(x: f64) -> (f64, f64) {
     let (r, lo, q) = reduce(x);
@@ -251,21 +209,13 @@ pub(super) fn tan_parts(x: f64) -> (f64, f64, f64, f64) {
 /// for ±inf and NaN.
 #[inline(always)]
 pub fn sin_f64(x: f64) -> f64 {
-    let (r, lo, q) = reduce(x);
-    // sin r in even quadrants, cos r in odd ones, negated in quadrants 2 and 3; sin(±0) = ±0
-    // (the kernel's sum would give +0).
-    let v = sin_or_cos(r, lo, q & 1 != 0);
-    let v = if x == 0.0 { x } else { v };
-    if q & 2 != 0 { -v } else { v }
+    by_quadrant(x).0
 }
 
 /// cos(x) for f64: max error 1 ulp; NaN for ±inf and NaN.
 #[inline(always)]
 pub fn cos_f64(x: f64) -> f64 {
-    let (r, lo, q) = reduce(x);
-    // cos r in even quadrants, −sin r in odd ones, negated again in quadrants 2 and 3.
-    let v = sin_or_cos(r, lo, q & 1 == 0);
-    if (q + 1) & 2 != 0 { -v } else { v }
+    by_quadrant(x).1
 }
 
 /// `(sin x, cos x)` for f64 with one range reduction.
