@@ -47,7 +47,7 @@ pub(super) const LOG: [f32; 8] = [
     -0.249_997_99,
     0.333_332_18,
 ];
-/// (log2(1 + f) − f·log2 e)/f² on [√2/2 − 1, √2 − 1] (`fit_log2.py 2 8`).
+/// (log2(1 + f) − f·log2 e)/f² on [√2/2 − 1, √2 − 1] (`fit_log1p.py f32 8 log2`).
 const LOG2: [f32; 9] = [
     -0.109_368_11,
     0.186_164_69,
@@ -200,7 +200,7 @@ pub fn log2(x: f32) -> f32 {
     log_result(x, i + r)
 }
 
-/// (log10(1 + f) − f·log10 e)/f² on [√2/2 − 1, √2 − 1] (`fit_log2.py 10 8`).
+/// (log10(1 + f) − f·log10 e)/f² on [√2/2 − 1, √2 − 1] (`fit_log1p.py f32 8 log10`).
 const LOG10: [f32; 9] = [
     -3.289_363_9e-2,
     5.598_638_6e-2,
