@@ -4,7 +4,7 @@ each makes in log(1 + f): Lawson's iteratively reweighted least squares on Cheby
 and the rest refitted (as `fit_erf.py`). Prints the maximum weighted error on a dense grid and
 the coefficients, highest degree first (as the Rust tables).
 
-`python3 fit_log1p.py f32 8`: LOG1P, p(f) with log(1 + f) = f - f²/2 + f³·p(f) on
+`python3 fit_log1p.py f32 7`: LOG1P, p(f) with log(1 + f) = f - f²/2 + f³·p(f) on
 [-1/4, 1/2] (widened by 2^-20), weighted by |f³/log(1 + f)|.
 `python3 fit_log1p.py f32 7 log`: `exp_log.rs`'s LOG, the same p on `log`'s [-1/3, 1/3].
 `python3 fit_log1p.py f32 8 log2` (`log10`): `exp_log.rs`'s LOG2 (LOG10), p(f) with
