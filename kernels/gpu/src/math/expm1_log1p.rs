@@ -53,7 +53,11 @@ pub fn expm1(x: f32) -> f32 {
     // 2^j·(u + u_lo) + (2^j − 1): 2^j·u is exact, the sums are kept exactly until the end.
     let p = pow2i(j as i32);
     let (a, a_lo) = two_sum(p, -1.0);
-    let (s, s_lo) = two_sum(a, mul(p, u));
+    // |a| ≥ |2^j·u| (|u| < 0.42: for j ≥ 1, a ≥ 2^(j−1); for j ≤ −1, a ≤ −1/2; for j = 0,
+    // a = 0 and s = 2^j·u exactly), so Dekker's fast two-sum is exact: three additions, not six.
+    let pu = mul(p, u);
+    let s = a + pu;
+    let s_lo = pu - (s - a);
     let r = s + (s_lo + (a_lo + mul(p, u_lo)));
     if x == 0.0 { x } else { r }
 }
