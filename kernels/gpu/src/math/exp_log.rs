@@ -186,18 +186,19 @@ pub fn log(x: f32) -> f32 {
     log_result(x, r)
 }
 
+/// log_b(m) for m = 1 + f from [`split_from`] at √2/2: f·log_b(e) + f²·p(f), with log_b(e) as
+/// `e_hi + e_lo` and the sum rounded once ([`log2`], [`log10`]).
+#[inline(always)]
+fn log_b_m<const N: usize>(f: f32, e_hi: f32, e_lo: f32, p: [f32; N]) -> f32 {
+    fma(f, e_hi, fma(f, e_lo, mul(mul(f, f), horner(f, p))))
+}
+
 /// log2(x): max error 1 ulp, exact for powers of two; −inf for ±0,
 /// NaN below 0.
 #[inline(always)]
 pub fn log2(x: f32) -> f32 {
     let (f, i) = split_from(x, SQRT_HALF_BITS);
-    // log2 m = f·log2 e + f²·p(f), f·log2 e as hi + lo, rounded once; then + i.
-    let r = fma(
-        f,
-        LOG2E_HI,
-        fma(f, LOG2E_LO, mul(mul(f, f), horner(f, LOG2))),
-    );
-    log_result(x, i + r)
+    log_result(x, i + log_b_m(f, LOG2E_HI, LOG2E_LO, LOG2))
 }
 
 /// (log10(1 + f) − f·log10 e)/f² on [√2/2 − 1, √2 − 1] (`fit_log1p.py f32 8 log10`).
@@ -232,12 +233,8 @@ const EXP10: [f32; 7] = [
 #[inline(always)]
 pub fn log10(x: f32) -> f32 {
     let (f, i) = split_from(x, SQRT_HALF_BITS);
-    // log10 m as `log2`'s log2 m; then i·log10 2 (i·LG2_HI is exact in the last fma).
-    let r = fma(
-        f,
-        LOG10E_HI,
-        fma(f, LOG10E_LO, mul(mul(f, f), horner(f, LOG10))),
-    );
+    let r = log_b_m(f, LOG10E_HI, LOG10E_LO, LOG10);
+    // i·log10 2 + r (i·LG2_HI is exact in the last fma).
     log_result(x, fma(i, LG2_HI, fma(i, LG2_LO, r)))
 }
 

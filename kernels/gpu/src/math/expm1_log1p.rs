@@ -26,6 +26,14 @@ pub(super) fn two_sum(a: f32, b: f32) -> (f32, f32) {
     (s, (a - (s - bb)) + (b - bb))
 }
 
+/// `(s, e)` with s = a + b rounded and s + e = a + b exactly, for |a| ≥ |b| or a = 0
+/// (Dekker's fast two-sum: three additions instead of [`two_sum`]'s six).
+#[inline(always)]
+fn fast_two_sum(a: f32, b: f32) -> (f32, f32) {
+    let s = a + b;
+    (s, b - (s - a))
+}
+
 /// e^x − 1: max error 1 ulp (CUDA's `expm1f`: 1 ulp), x itself for tiny x (±0 kept); +inf
 /// above ~88.72, −1 below ~−17.3.
 #[inline(always)]
@@ -54,10 +62,8 @@ pub fn expm1(x: f32) -> f32 {
     let p = pow2i(j as i32);
     let (a, a_lo) = two_sum(p, -1.0);
     // |a| ≥ |2^j·u| (|u| < 0.42: for j ≥ 1, a ≥ 2^(j−1); for j ≤ −1, a ≤ −1/2; for j = 0,
-    // a = 0 and s = 2^j·u exactly), so Dekker's fast two-sum is exact: three additions, not six.
-    let pu = mul(p, u);
-    let s = a + pu;
-    let s_lo = pu - (s - a);
+    // a = 0 and s = 2^j·u exactly), so the fast two-sum is exact.
+    let (s, s_lo) = fast_two_sum(a, mul(p, u));
     let r = s + (s_lo + (a_lo + mul(p, u_lo)));
     if x == 0.0 { x } else { r }
 }
