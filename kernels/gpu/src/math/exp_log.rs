@@ -10,7 +10,7 @@
 
 use super::{fma, horner, mul, pow2i};
 
-const LOG2E: f32 = core::f32::consts::LOG2_E;
+pub(super) const LOG2E: f32 = core::f32::consts::LOG2_E;
 /// ln 2 = `LN2_HI + LN2_MID` to 48 bits.
 pub(super) const LN2_HI: f32 = f32::from_bits(0x3f31_7218);
 pub(super) const LN2_MID: f32 = f32::from_bits(0xb102_e308);
@@ -64,7 +64,7 @@ const LOG2: [f32; 9] = [
 /// 1.5·2^23, whose sum holds the integer in its low bits (no saturating float-to-int
 /// conversion, which costs six instructions).
 #[inline(always)]
-fn rint_j(x: f32, m: f32) -> (f32, i32) {
+pub(super) fn rint_j(x: f32, m: f32) -> (f32, i32) {
     const MAGIC: f32 = 12_582_912.0;
     let k = fma(x, m, MAGIC);
     (
@@ -93,18 +93,6 @@ pub fn exp(x: f32) -> f32 {
     let t = fma(j, -LN2_MID, t);
     let p = fma(fma(horner(t, EXP), t, 1.0), t, 1.0);
     scale(p, ji)
-}
-
-/// e^x for x in [-86, 88] (normal results, no clamp, one exact scaling): the same value as
-/// [`exp`] there, for callers whose argument is known to be in range (`tanh`, `erf`).
-#[inline(always)]
-pub(super) fn exp_normal(x: f32) -> f32 {
-    let (j, ji) = rint_j(x, LOG2E);
-    let t = fma(j, -LN2_HI, x);
-    let t = fma(j, -LN2_MID, t);
-    let p = fma(fma(horner(t, EXP), t, 1.0), t, 1.0);
-    // j in -124..=127 here: 2^j and the product are normal, so exact (p in [0.7, 1.5]).
-    mul(p, pow2i(ji))
 }
 
 /// 2^x: max error 1 ulp, subnormal results included; exact for integer x.

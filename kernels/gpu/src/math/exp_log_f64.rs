@@ -61,33 +61,11 @@ const LOG_R: [f64; 7] = [
 /// 1.5·2^52: `k = v + MAGIC` rounds v (|v| < 2^51) to an integer, held in k's low bits.
 pub(super) const MAGIC: f64 = 6_755_399_441_055_744.0;
 
-/// `(k − MAGIC, the same as an integer)` for `k = v + MAGIC`: the integer from k's bits, without
-/// a saturating float-to-int conversion.
-#[inline(always)]
-fn rint_j(k: f64) -> (f64, i32) {
-    (
-        k - MAGIC,
-        (k.to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64) as i32,
-    )
-}
-
 /// `p·2^j` for `j` in -1077..=1025, rounded once: two exact steps.
 #[inline(always)]
 pub(super) fn scale(p: f64, j: i32) -> f64 {
     let j1 = j >> 1;
     mul64(mul64(p, pow2i64(j1)), pow2i64(j - j1))
-}
-
-/// e^x for x in [-700, 700] (normal results, no clamp, one exact scaling): the same value as
-/// [`exp_f64`] there, for callers whose argument is known to be in range (`tanh_f64`).
-#[inline(always)]
-pub(super) fn exp_normal_f64(x: f64) -> f64 {
-    let (j, ji) = rint_j(fma(x, LOG2E, MAGIC));
-    let t = fma(j, -LN2_HI, x);
-    let t = fma(j, -LN2_LO, t);
-    let p = 1.0 + fma(mul64(t, t), horner64(t, EXP), t);
-    // |j| ≤ 1010: 2^j and the product are normal, so exact.
-    mul64(p, pow2i64(ji))
 }
 
 /// e^x for f64: max error 1 ulp, subnormal results included; +inf above

@@ -147,6 +147,35 @@ pub(crate) fn fms(a: f32, b: f32, c: f32) -> f32 {
     }, sim: { crate::sim::math::fma(a, b, -c) })
 }
 
+/// `if a > b { x } else { y }` as one `selp` once both values exist (false for a NaN `a`, as
+/// `>`). LLVM turns a select between a short and a long formula into a branch around the long
+/// one, which a warp of mixed arguments runs anyway, plus the divergence bookkeeping, and
+/// which keeps ptxas from interleaving the two formulas.
+#[inline(always)]
+pub(crate) fn select_gt(a: f32, b: f32, x: f32, y: f32) -> f32 {
+    device!("math::select_gt", {
+        let r: f32;
+        // SAFETY: a comparison and a select on registers.
+        unsafe {
+            core::arch::asm!("{{ .reg .pred p; setp.gt.f32 p, {a}, {b}; selp.f32 {r}, {x}, {y}, p; }}", r = out(reg32) r, a = in(reg32) a, b = in(reg32) b, x = in(reg32) x, y = in(reg32) y, options(pure, nomem, nostack))
+        };
+        r
+    }, sim: { if a > b { x } else { y } })
+}
+
+/// [`select_gt`] for f64.
+#[inline(always)]
+pub(crate) fn select_gt_f64(a: f64, b: f64, x: f64, y: f64) -> f64 {
+    device!("math::select_gt_f64", {
+        let r: f64;
+        // SAFETY: a comparison and a select on registers.
+        unsafe {
+            core::arch::asm!("{{ .reg .pred p; setp.gt.f64 p, {a}, {b}; selp.f64 {r}, {x}, {y}, p; }}", r = out(reg64) r, a = in(reg64) a, b = in(reg64) b, x = in(reg64) x, y = in(reg64) y, options(pure, nomem, nostack))
+        };
+        r
+    }, sim: { if a > b { x } else { y } })
+}
+
 /// `c − a·b` with one rounding ([`fma`] of `-a`, negated inside the asm block like [`fms`]).
 #[inline(always)]
 pub(crate) fn fnma(a: f32, b: f32, c: f32) -> f32 {

@@ -7,6 +7,11 @@ error on a dense grid and the coefficients' bits, highest degree first (as the R
 a·erfc(a)/erf(a) (the relative error of erf = 1 - e^-(a + a·p) per unit error of p).
 `python3 fit_erf.py --exp 9`: ERFEXP, q(t) = (e^t - 1 - t)/t² on |t| <= ln 2/2, weighted by
 t²/|e^t - 1| (the relative error of e^t - 1 = t + t²·q).
+`python3 fit_erf.py --f32-large 9`: `special.rs`'s ERF_LARGE (f32 coefficients), g(a) = log2 erfc(a)
+on [0.9375, 4], weighted by ln 2·erfc(a)/erf(a) (the relative error of erf = 1 - 2^g per unit
+error of g).
+`python3 fit_erf.py --f32-exp2 4`: `special.rs`'s ERF_EXP2 (f32), q(f) = (2^f - 1)/f on |f| <= 1/2,
+weighted by |f|/2^f (the relative error of 2^f = 1 + f·q).
 Needs mpmath (minutes)."""
 import sys, struct
 import fit_lawson
@@ -16,6 +21,16 @@ if sys.argv[1] == "--exp":
     deg = int(sys.argv[2]); lo, hi = -(log(2)/2 + mpf(2)**-40), log(2)/2 + mpf(2)**-40
     target = lambda t: (expm1(t) - t)/t**2
     weight = lambda t: t**2/abs(expm1(t))
+    N = 6*(deg + 1)
+elif sys.argv[1] == "--f32-large":
+    deg = int(sys.argv[2]); lo, hi = mpf('0.9375'), mpf(4)
+    target = lambda a: log(erfc(a), 2)
+    weight = lambda a: log(2)*erfc(a)/erf(a)
+    N = 6*(deg + 1)
+elif sys.argv[1] == "--f32-exp2":
+    deg = int(sys.argv[2]); lo, hi = -(mpf(1)/2 + mpf(2)**-30), mpf(1)/2 + mpf(2)**-30
+    target = lambda f: (mpf(2)**f - 1)/f
+    weight = lambda f: abs(f)/mpf(2)**f
     N = 6*(deg + 1)
 else:
     deg = int(sys.argv[1]); lo, hi = mpf(0), mpf('5.87')
@@ -27,7 +42,8 @@ fs = [target(x) for x in xs]
 ws0 = [weight(x) for x in xs]
 pows = [[x**j for j in range(deg + 1)] for x in xs]
 
-m, fixed = fit_lawson.fit_lowest_first(pows, fs, ws0, lambda v: mpf(float(v)))
+F32 = sys.argv[1].startswith("--f32")
+m, fixed = fit_lawson.fit_lowest_first(pows, fs, ws0, lambda v: fit_lawson.rnd(v, F32))
 print("degree", deg, "unrounded: 2^%.2f" % float(log(m, 2)))
 mx = mpf(0)
 for i in range(3001):
@@ -38,4 +54,4 @@ for i in range(3001):
     mx = max(mx, abs(weight(x)*(p - target(x))))
 print("rounded: dense 2^%.2f" % float(log(mx, 2)))
 for cc in reversed(fixed):
-    print("    f64::from_bits(0x%016x), // %r" % (struct.unpack('<Q', struct.pack('<d', float(cc)))[0], float(cc)))
+    print("    " + fit_lawson.bits(cc, F32))
