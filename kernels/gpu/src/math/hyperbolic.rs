@@ -9,7 +9,7 @@
 
 use super::exp_log::{LN2_HI, LN2_MID};
 use super::expm1_log1p::log1p_minus;
-use super::{exp, fma, horner, mul, pow2i, quotient, recip, sqrt, sqrt_ext};
+use super::{exp, fma, horner, mul, pow2i, quotient, recip, select_gt, sqrt, sqrt_ext};
 
 /// (sinh x − x)/x³ as a polynomial in x², on x² ≤ 1.
 const SINH: [f32; 4] = [2.806_280_2e-6, 1.983_810_2e-4, 8.333_339e-3, 0.166_666_67];
@@ -43,14 +43,13 @@ fn exp_pair(a: f32, plus: bool) -> f32 {
 /// sinh(x): max error 3 ulp (CUDA's `sinhf`: 3 ulp); ±inf beyond ~89.4, NaN for NaN.
 #[inline(always)]
 pub fn sinh(x: f32) -> f32 {
+    // Both formulas evaluated, one selected (see `tanh`).
     let a = x.abs();
-    if a < 1.0 {
-        let s = mul(x, x);
-        // `+ 0.0` keeps the sign of a zero x (see `tanh`).
-        fma(fma(horner(s, SINH), s, 0.0), x, x)
-    } else {
-        exp_pair(a, false).copysign(x)
-    }
+    let s = mul(x, x);
+    // `+ 0.0` keeps the sign of a zero x (see `tanh`).
+    let small = fma(fma(horner(s, SINH), s, 0.0), x, x);
+    let large = exp_pair(a, false).copysign(x);
+    select_gt(1.0, a, small, large)
 }
 
 /// cosh(x): max error 2 ulp (CUDA's `coshf`: 2 ulp); +inf beyond ~89.4, NaN for NaN.
