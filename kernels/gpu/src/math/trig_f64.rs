@@ -79,14 +79,9 @@ fn two_sum(a: f64, b: f64) -> (f64, f64) {
     (s, (a - (s - bv)) + (b - bv))
 }
 
-/// `a + b` as hi + lo, exactly, for |a| ≥ |b| (Dekker's fast two-sum).
-#[inline(always)]
-fn fast_two_sum(a: f64, b: f64) -> (f64, f64) {
-    let s = a + b;
-    (s, b - (s - a))
-}
-
-/// `x = r + r_lo + q·π/2`, |r| ≤ π/4 (about), |r_lo| ≤ ulp(r); only `q mod 4` is meaningful.
+/// `x = r + r_lo + q·π/2`, |r| ≤ π/4 (about), |r_lo| < 2^-49 (not always below ulp(r): for
+/// x near a multiple of π/2 it may exceed r, which the kernels' first-order correction in r_lo
+/// takes as it is); only `q mod 4` is meaningful.
 /// NaN for ±inf and NaN (one test on the common path: |x| < 2^20 is false for both).
 #[inline(always)]
 fn reduce(x: f64) -> (f64, f64, i64) {
@@ -108,10 +103,6 @@ fn reduce(x: f64) -> (f64, f64, i64) {
         let w_lo = fma(j, pio2_2, -w);
         let (r, e) = two_sum(r1, -w);
         let lo = e - fma(j, pio2_3, w_lo);
-        // |lo| ≤ ulp(r)/2 + 2^-84, and no double is within 2^-62 of a nonzero multiple of π/2
-        // (Muller, "Elementary Functions", the worst cases of range reduction): |lo| < |r|, so
-        // the fast two-sum is exact.
-        let (r, lo) = fast_two_sum(r, lo);
         (r, lo, q)
     } else if x.is_finite() {
         reduce_huge(x)
@@ -159,7 +150,8 @@ fn reduce_huge(x: f64) -> (f64, f64, i64) {
     }
 }
 
-/// sin(r + lo) and cos(r + lo) for |r| ≤ π/4, |lo| ≤ ulp(r).
+/// sin(r + lo) and cos(r + lo) for |r| ≤ π/4, |lo| < 2^-49: the terms of r³ and r² are formed
+/// from r alone, lo enters to first order (what that drops, lo²/2 and r·lo², is below 2^-98).
 #[inline(always)]
 fn kernel(r: f64, lo: f64) -> (f64, f64) {
     let s = mul64(r, r);
