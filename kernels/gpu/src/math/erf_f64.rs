@@ -10,7 +10,7 @@
 use super::bank::const_bank;
 use super::exp_log_f64::{LN2_HI, MAGIC};
 use super::misc_f64::quotient;
-use super::{exp_f64, fma_f64 as fma, fms_f64 as fms, fnma_f64 as fnma, mul64, select_gt_f64};
+use super::{exp_f64, fma_f64 as fma, fms_f64 as fms, fnma_f64 as fnma, mul64};
 
 const LOG2E: f64 = core::f64::consts::LOG2_E;
 
@@ -165,10 +165,11 @@ pub fn erf_f64(x: f64) -> f64 {
 /// included; +0 above ~27.23, 2 for −inf, NaN for NaN.
 #[inline(always)]
 pub fn erfc_f64(x: f64) -> f64 {
-    // Both formulas evaluated, one selected (see `tanh`).
     let a = x.abs();
-    let small = 1.0 - erf_small(x);
-    let r = erfc_tail(a);
-    let large = if x < 0.0 { 2.0 - r } else { r };
-    select_gt_f64(0.47, a, small, large)
+    if a < 0.47 {
+        1.0 - erf_small(x)
+    } else {
+        let r = erfc_tail(a);
+        if x < 0.0 { 2.0 - r } else { r }
+    }
 }
