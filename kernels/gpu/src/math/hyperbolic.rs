@@ -7,7 +7,7 @@
 // Polynomial coefficients are fitted values printed to round-trip exactly.
 #![allow(clippy::excessive_precision)]
 
-use super::exp_log::{LN2_HI, LN2_MID};
+use super::exp_log::{EXP, LN2_HI, LN2_MID, LOG2E, rint_j};
 use super::expm1_log1p::log1p_minus;
 use super::{exp, fma, horner, mul, pow2i, quotient, recip, select_gt, sqrt, sqrt_ext};
 
@@ -30,13 +30,19 @@ fn exp_pair(a: f32, plus: bool) -> f32 {
         let e = exp(th);
         mul(fma(e, tl, e), pow2i(63))
     } else {
-        let e = exp(a);
-        let h = mul(e, 0.5);
-        // e^−a/2 without `div.rn` (a branch to a slow path); from a = 20 on it is below 2^-57
-        // of e^a/2 and dropped (the quotient's seed needs e below 2^125).
-        let g = quotient(0.5, e);
-        let g = if a < 20.0 { g } else { 0.0 };
-        if plus { h + g } else { h - g }
+        // e^a/2 and e^−a/2 from one reduction a = j·ln 2 + t (as in `exp`): 2^(j−1)·e^t and
+        // 2^(−j−1)·e^−t, the polynomial evaluated at t and at −t (no reciprocal, no division),
+        // summed by one fma.
+        let (j, ji) = rint_j(a, LOG2E);
+        let t = fma(j, -LN2_HI, a);
+        let t = fma(j, -LN2_MID, t);
+        let p = fma(fma(horner(t, EXP), t, 1.0), t, 1.0);
+        let m = -t;
+        let q = fma(fma(horner(m, EXP), m, 1.0), m, 1.0);
+        // 2^(−j−1) clamped to 2^-126 (normal): from j = 126 on (a near 88) e^−a/2 is far below
+        // an ulp of e^a/2 anyway.
+        let g = mul(q, pow2i((-ji - 1).max(-126)));
+        fma(p, pow2i(ji - 1), if plus { g } else { -g })
     }
 }
 
