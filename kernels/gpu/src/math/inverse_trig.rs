@@ -4,7 +4,7 @@
 // Polynomial coefficients are fitted values printed to round-trip exactly.
 #![allow(clippy::excessive_precision)]
 
-use super::{fma, horner, mul, sqrt_ext};
+use super::{fma, horner, mul, quotient, sqrt_ext};
 
 /// π/2 and π as hi + lo.
 const PIO2_HI: f32 = f32::from_bits(0x3fc9_0fdb);
@@ -60,13 +60,18 @@ fn asin_parts(a: f32) -> (f32, bool) {
 /// atan(x): max error 2 ulp (CUDA's `atanf`: 2 ulp); ±π/2 for ±inf, NaN for NaN.
 #[inline(always)]
 pub fn atan(x: f32) -> f32 {
+    // One kernel evaluation, on x or on 1/|x|: atan a = π/2 − atan(1/a) beyond 1.
     let a = x.abs();
-    if a <= 1.0 {
-        atan_kernel(x)
-    } else {
-        // atan a = π/2 − atan(1/a); 1/inf = 0 gives π/2.
-        let r = atan_kernel(1.0 / a);
+    let big = a > 1.0;
+    // 1/a by Newton's method (`div.rn` is a long sequence with a branch to a slow path), a
+    // clamped to 2^60: from 2^26 on the result rounds to π/2 whatever the quotient, and the
+    // clamp makes 1/inf (and a NaN, which `big` does not take) finite.
+    let inv = quotient(1.0, a.min(1.152_921_5e18));
+    let r = atan_kernel(if big { inv } else { x });
+    if big {
         (PIO2_HI + (PIO2_LO - r)).copysign(x)
+    } else {
+        r
     }
 }
 

@@ -5,6 +5,7 @@
 // Polynomial coefficients are fitted values printed to round-trip exactly.
 #![allow(clippy::excessive_precision)]
 
+use super::misc_f64::quotient;
 use super::{fma_f64, horner64, mul64, sqrt_f64};
 use core::f64::consts::{FRAC_PI_2, FRAC_PI_4, PI};
 
@@ -49,18 +50,22 @@ const PI_HL: (f64, f64) = (PI, 1.224_646_799_147_353_2e-16);
 /// atan a for a ≥ 0 (or NaN).
 #[inline(always)]
 fn atan_pos(a: f64) -> f64 {
-    // The reductions' numerators are exact (Sterbenz); 1 + 1.5a is rounded once.
-    let (t, (hi, lo)) = if a < 0.4375 {
-        (a, (0.0, 0.0))
-    } else if a < 0.6875 {
-        ((a + a - 1.0) / (2.0 + a), ATAN_HALF)
+    // The reductions' numerators are exact (Sterbenz); 1 + 1.5a is rounded once. The interval's
+    // numerator and denominator are selected and divided once, by a Newton quotient (`div.rn`
+    // is a long sequence with a branch to a slow path, and a branch per interval ran each
+    // division a warp's arguments needed). Beyond 1e300 the denominator is clamped (the
+    // result is π/2 either way; a NaN passes).
+    let (n, d, c) = if a < 0.6875 {
+        (a + a - 1.0, 2.0 + a, ATAN_HALF)
     } else if a < 1.1875 {
-        ((a - 1.0) / (a + 1.0), ATAN_ONE)
+        (a - 1.0, a + 1.0, ATAN_ONE)
     } else if a < 2.4375 {
-        ((a - 1.5) / fma_f64(1.5, a, 1.0), ATAN_THREE_HALVES)
+        (a - 1.5, fma_f64(1.5, a, 1.0), ATAN_THREE_HALVES)
     } else {
-        (-1.0 / a, PIO2)
+        (-1.0, if a > 1e300 { 1e300 } else { a }, PIO2)
     };
+    let q = quotient(n, d);
+    let (t, (hi, lo)) = if a < 0.4375 { (a, (0.0, 0.0)) } else { (q, c) };
     let s = mul64(t, t);
     // hi + lo + t + t³·P, the small terms first.
     hi + ((mul64(mul64(t, s), horner64(s, ATAN)) + lo) + t)
