@@ -1,7 +1,7 @@
 //! `tan`, `cbrt`, `hypot`, `remainder`, `powi` for f32, built on the reductions of the other
 //! modules ([`sincos`], [`pow`], [`fmod`]) or on exact scaling by powers of two.
 
-use super::{fma, fmod, mul, pow, pow2i, quotient, sincos, sqrt};
+use super::{fma, fmod, mul, pow, pow2i, sincos, sqrt};
 
 /// tan(x), x in radians: max error 4 ulp (CUDA's `tanf`: 4 ulp), every finite x; NaN for ±inf
 /// and NaN. sin/cos after one shared range reduction: near a pole the small one of the two is
@@ -9,12 +9,7 @@ use super::{fma, fmod, mul, pow, pow2i, quotient, sincos, sqrt};
 #[inline(always)]
 pub fn tan(x: f32) -> f32 {
     let (s, c) = sincos(x);
-    // |s|/|c| by a Newton quotient (`div.rn` is a long sequence with a branch to a slow path;
-    // |c| is normal, far above 2^-126, for every finite x: no f32 lies that close to a
-    // multiple of π/2; NaN for ±inf and NaN), then the sign of s·c (which
-    // keeps the sign of a zero s: the quotient's correction step would give +0).
-    let q = quotient(s.abs(), c.abs());
-    f32::from_bits(q.to_bits() ^ ((s.to_bits() ^ c.to_bits()) & 0x8000_0000))
+    s / c
 }
 
 /// Magic constant for the first approximation of a cube root from its argument's bits (the
