@@ -7,10 +7,10 @@ error on a dense grid and the coefficients' bits, highest degree first (as the R
 a·erfc(a)/erf(a) (the relative error of erf = 1 - e^-(a + a·p) per unit error of p).
 `python3 fit_erf.py --exp 9`: ERFEXP, q(t) = (e^t - 1 - t)/t² on |t| <= ln 2/2, weighted by
 t²/|e^t - 1| (the relative error of e^t - 1 = t + t²·q).
-`python3 fit_erf.py --f32-large 9`: `special.rs`'s ERF_LARGE (f32 coefficients), g(a) = log2 erfc(a)
+`python3 fit_erf.py --f32-large 6`: `special.rs`'s ERF_LARGE (f32 coefficients), g(a) = log2 erfc(a)
 on [0.9375, 4], weighted by ln 2·erfc(a)/erf(a) (the relative error of erf = 1 - 2^g per unit
 error of g).
-`python3 fit_erf.py --f32-exp2 4`: `special.rs`'s ERF_EXP2 (f32), q(f) = (2^f - 1)/f on |f| <= 1/2,
+`python3 fit_erf.py --f32-exp2 5`: `special.rs`'s ERF_EXP2 (f32), q(f) = (2^f - 1)/f on |f| <= 1/2,
 weighted by |f|/2^f (the relative error of 2^f = 1 + f·q).
 Needs mpmath (minutes)."""
 import sys, struct
