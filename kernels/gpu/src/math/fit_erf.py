@@ -13,7 +13,7 @@ error of g).
 `python3 fit_erf.py --f32-exp2 5`: `special.rs`'s ERF_EXP2 (f32), q(f) = (2^f - 1)/f on |f| <= 1/2,
 weighted by |f|/2^f (the relative error of 2^f = 1 + f·q).
 Needs mpmath (minutes)."""
-import sys, struct
+import sys
 import fit_lawson
 from mpmath import mp, mpf, erf, erfc, expm1, log, cos, pi, sqrt
 mp.prec = 160
