@@ -6,7 +6,7 @@
 #![allow(clippy::excessive_precision)]
 
 use super::misc_f64::quotient;
-use super::{fma_f64, horner64, mul64, sqrt_f64};
+use super::{fma_f64, fnma_f64, horner64, mul64, sqrt_f64};
 use core::f64::consts::{FRAC_PI_2, FRAC_PI_4, PI};
 
 /// (atan t − t)/t³ as a polynomial in t², on t² ≤ (7/16)².
@@ -103,50 +103,50 @@ pub fn atan2_f64(y: f64, x: f64) -> f64 {
     if x.is_nan() || y.is_nan() { x + y } else { r }
 }
 
-/// asin x for |x| ≤ 1/2 (keeps the sign of a zero x).
+/// asin a for a = |x| as `(r, big)`: r = asin a for a ≤ 1/2, else asin √z with z = (1 − a)/2
+/// (asin a = π/2 − 2r). One polynomial in z either way, its argument and leading term
+/// selected (as the f32 `asin_parts`): a warp of mixed arguments evaluates it once, not on
+/// each side of a branch.
 #[inline(always)]
-fn asin_kernel(x: f64) -> f64 {
-    let z = mul64(x, x);
-    fma_f64(mul64(x, z), horner64(z, ASIN), x)
-}
-
-/// asin √z as `s + lo` for 0 ≤ z ≤ 1/4: s = √z rounded, its rounding error in `lo`.
-#[inline(always)]
-fn asin_sqrt(z: f64) -> (f64, f64) {
-    let s = sqrt_f64(z);
-    let s_lo = if s > 0.0 {
-        fma_f64(-s, s, z) / (s + s)
+fn asin_parts(a: f64) -> (f64, bool) {
+    let big = a > 0.5;
+    let z = if big {
+        mul64(1.0 - a, 0.5)
     } else {
-        0.0
+        mul64(a, a)
     };
-    (s, fma_f64(mul64(s, z), horner64(z, ASIN), s_lo))
+    let s = sqrt_f64(z);
+    // √z's rounding error (z − s²)/(2s) (below ulp(s)), with 1/(2s) to 2^-8 by one Newton step
+    // from its bits: no `div.rn`. 2s ≥ 2^-26 wherever it is taken (z = 0 only at a = 1, where
+    // the clamp keeps 0·(1/2s) finite).
+    let d = (s + s).max(1e-300);
+    let y = f64::from_bits(0x7fde_6238_22fc_16e6_u64.wrapping_sub(d.to_bits()));
+    let y = fma_f64(y, fnma_f64(d, y, 1.0), y);
+    let s_lo = mul64(fma_f64(-s, s, z), y);
+    let (s, s_lo) = if big { (s, s_lo) } else { (a, 0.0) };
+    (s + fma_f64(mul64(s, z), horner64(z, ASIN), s_lo), big)
 }
 
 /// asin(x) for f64: max error 2 ulp (CUDA's `asin`: 2 ulp); NaN outside [−1, 1].
 #[inline(always)]
 pub fn asin_f64(x: f64) -> f64 {
-    let a = x.abs();
-    if a <= 0.5 {
-        asin_kernel(x)
-    } else {
-        // asin a = π/2 − 2·asin √((1 − a)/2).
-        let (s, lo) = asin_sqrt(mul64(1.0 - a, 0.5));
-        let r = s + lo;
-        (PIO2.0 + (PIO2.1 - (r + r))).copysign(x)
-    }
+    let (r, big) = asin_parts(x.abs());
+    // asin a = π/2 − 2·asin √((1 − a)/2) beyond 1/2.
+    let r = if big { PIO2.0 + (PIO2.1 - (r + r)) } else { r };
+    r.copysign(x)
 }
 
 /// acos(x) for f64: max error 2 ulp (CUDA's `acos`: 2 ulp); NaN outside [−1, 1].
 #[inline(always)]
 pub fn acos_f64(x: f64) -> f64 {
-    let a = x.abs();
-    if a <= 0.5 {
-        PIO2.0 + (PIO2.1 - asin_kernel(x))
+    let (r, big) = asin_parts(x.abs());
+    // acos x = π/2 − asin x up to 1/2; beyond, acos a = 2·asin √((1 − a)/2), acos(−a) = π − acos a.
+    let r2 = r + r;
+    if !big {
+        PIO2.0 + (PIO2.1 - r.copysign(x))
+    } else if x > 0.0 {
+        r2
     } else {
-        // acos a = 2·asin √((1 − a)/2), acos(−a) = π − acos a.
-        let (s, lo) = asin_sqrt(mul64(1.0 - a, 0.5));
-        let r = s + lo;
-        let r = r + r;
-        if x > 0.0 { r } else { PI_HL.0 + (PI_HL.1 - r) }
+        PI_HL.0 + (PI_HL.1 - r2)
     }
 }
