@@ -5,7 +5,7 @@
 
 use super::exp_log_f64::{EXP, LN2_HI, LN2_LO, MAGIC};
 use super::misc_f64::recip_f64;
-use super::{fma_f64 as fma, horner64, mul64, pow2i64, select_gt_f64};
+use super::{fma_f64 as fma, horner64, mul64, select_gt_f64};
 
 /// (tanh x − x)/x³ as a polynomial in x², on |x| ≤ 0.5625 (`fit_tanh.py 10 0.5625`).
 const TANH: [f64; 11] = [
@@ -42,8 +42,15 @@ pub fn tanh_f64(x: f64) -> f64 {
     let q = fma(mul64(t, t), horner64(t, EXP), t);
     // h = q·2^(j−1) + (2^(j−1) + 1/2), rounded once: the sum is exact up to j = 53, and
     // beyond, 1/h is below half an ulp of 1. Its reciprocal by Newton's method, not a
-    // division (`div.rn.f64` has a range test and a branch to a slow path).
-    let p = pow2i64((k.to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64) as i32 - 1);
+    // division (`div.rn.f64` has a range test and a branch to a slow path). 2^(j−1) from k's
+    // bits by wrapping integer operations: for a NaN x they hold anything (the select below
+    // takes `small` then), and must not overflow.
+    let p = f64::from_bits(
+        k.to_bits()
+            .wrapping_sub(MAGIC.to_bits())
+            .wrapping_add(1022)
+            .wrapping_shl(52),
+    );
     let y = recip_f64(fma(q, p, p + 0.5));
     let large = (1.0 - y).copysign(x);
     select_gt_f64(a, 0.5625, large, small)
