@@ -15,7 +15,7 @@ weighted by |f|/2^f (the relative error of 2^f = 1 + f·q).
 Needs mpmath (minutes)."""
 import sys
 import fit_lawson
-from mpmath import mp, mpf, erf, erfc, expm1, log, cos, pi, sqrt
+from mpmath import mp, mpf, erf, erfc, expm1, log
 mp.prec = 160
 if sys.argv[1] == "--exp":
     deg = int(sys.argv[2]); lo, hi = -(log(2)/2 + mpf(2)**-40), log(2)/2 + mpf(2)**-40
@@ -37,21 +37,4 @@ else:
     target = lambda a: (-log(erfc(a)) - a)/a
     weight = lambda a: a*erfc(a)/erf(a)
     N = 5*(deg + 1)
-xs = [(lo + hi)/2 - (hi - lo)/2*cos(pi*(i + mpf(1)/2)/N) for i in range(N)]
-fs = [target(x) for x in xs]
-ws0 = [weight(x) for x in xs]
-pows = [[x**j for j in range(deg + 1)] for x in xs]
-
-F32 = sys.argv[1].startswith("--f32")
-m, fixed = fit_lawson.fit_lowest_first(pows, fs, ws0, lambda v: fit_lawson.rnd(v, F32))
-print("degree", deg, "unrounded: 2^%.2f" % float(log(m, 2)))
-mx = mpf(0)
-for i in range(3001):
-    x = lo + (hi - lo)*(i + mpf(1)/3)/3000
-    p = mpf(0)
-    for cc in reversed(fixed):
-        p = p*x + cc
-    mx = max(mx, abs(weight(x)*(p - target(x))))
-print("rounded: dense 2^%.2f" % float(log(mx, 2)))
-for cc in reversed(fixed):
-    print("    " + fit_lawson.bits(cc, F32))
+fit_lawson.fit_polynomial(target, weight, lo, hi, deg, N, sys.argv[1].startswith("--f32"))

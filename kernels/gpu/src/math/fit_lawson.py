@@ -61,6 +61,30 @@ def fit_lowest_first(bs, fs, ws0, rnd):
     return m0, [fixed[j] for j in range(n)]
 
 
+def fit_polynomial(target, weight, lo, hi, deg, N, f32):
+    """`fit_lowest_first` of a degree-`deg` polynomial to `target` on `N` Chebyshev nodes of
+    [lo, hi], its error weighted by `weight`, the coefficients rounded to f32 or f64; prints the
+    error before rounding, after it on a dense grid, and the coefficients' bits, highest degree
+    first (as the Rust tables). For `fit_erf.py` and `fit_tanh.py`."""
+    from mpmath import cos, pi
+    xs = [(lo + hi) / 2 - (hi - lo) / 2 * cos(pi * (i + mpf(1) / 2) / N) for i in range(N)]
+    fs = [target(x) for x in xs]
+    ws0 = [weight(x) for x in xs]
+    pows = [[x**j for j in range(deg + 1)] for x in xs]
+    m, fixed = fit_lowest_first(pows, fs, ws0, lambda v: rnd(v, f32))
+    print("degree", deg, "unrounded: 2^%.2f" % float(log2(m)))
+    mx = mpf(0)
+    for i in range(3001):
+        x = lo + (hi - lo) * (i + mpf(1) / 3) / 3000
+        p = mpf(0)
+        for cc in reversed(fixed):
+            p = p * x + cc
+        mx = max(mx, abs(weight(x) * (p - target(x))))
+    print("rounded: dense 2^%.2f" % float(log2(mx)))
+    for cc in reversed(fixed):
+        print("    " + bits(cc, f32))
+
+
 def fit_rounded(bs, fs, ws0, names, rnd, imm=None, rnd_imm=None):
     """`fit_lowest_first` for `fit_erfc.py` and `fit_erfinv.py`: with `imm`, the polynomial
     coefficients of index `imm` and above (names not starting with "l") are rounded first,

@@ -8,7 +8,7 @@ coefficients' bits, highest degree first (as the Rust tables).
 by s·x/tanh x (the relative error of tanh = x + x³·p per unit error of p). Needs mpmath."""
 import sys
 import fit_lawson
-from mpmath import mp, mpf, tanh, sqrt, cos, pi, log
+from mpmath import mp, mpf, tanh, sqrt
 
 mp.prec = 160
 deg, X = int(sys.argv[1]), mpf(sys.argv[2])
@@ -25,21 +25,4 @@ def weight(s):
     return s * x / tanh(x)
 
 
-N = 6 * (deg + 1)
-xs = [(lo + hi) / 2 - (hi - lo) / 2 * cos(pi * (i + mpf(1) / 2) / N) for i in range(N)]
-fs = [target(x) for x in xs]
-ws0 = [weight(x) for x in xs]
-pows = [[x**j for j in range(deg + 1)] for x in xs]
-F32 = "--f32" in sys.argv
-m, fixed = fit_lawson.fit_lowest_first(pows, fs, ws0, lambda v: fit_lawson.rnd(v, F32))
-print("degree", deg, "unrounded: 2^%.2f" % float(log(m, 2)))
-mx = mpf(0)
-for i in range(3001):
-    s = lo + (hi - lo) * (i + mpf(1) / 3) / 3000
-    p = mpf(0)
-    for cc in reversed(fixed):
-        p = p * s + cc
-    mx = max(mx, abs(weight(s) * (p - target(s))))
-print("rounded: dense 2^%.2f" % float(log(mx, 2)))
-for cc in reversed(fixed):
-    print("    " + fit_lawson.bits(cc, F32))
+fit_lawson.fit_polynomial(target, weight, lo, hi, deg, 6 * (deg + 1), "--f32" in sys.argv)
