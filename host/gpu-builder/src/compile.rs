@@ -100,6 +100,22 @@ fn peephole(krate: &KernelCrate) -> Result<bool> {
     on_off_switch(krate, PEEPHOLE_ENV, "peephole", krate.peephole.as_deref())
 }
 
+/// `GPU_KERNEL_RECOMPUTE_INDICES=0` keeps every crate's indices live through loop nests as LLVM
+/// wrote them, `1` recomputes them after the loops (see [`crate::remat`]), overriding the
+/// crates' own settings.
+pub const RECOMPUTE_ENV: &str = "GPU_KERNEL_RECOMPUTE_INDICES";
+
+/// Whether `krate`'s PTX goes through [`crate::remat`]: `GPU_KERNEL_RECOMPUTE_INDICES`, else
+/// `[package.metadata.gpu] recompute_indices`, else yes.
+fn recompute_indices(krate: &KernelCrate) -> Result<bool> {
+    on_off_switch(
+        krate,
+        RECOMPUTE_ENV,
+        "recompute_indices",
+        krate.recompute_indices.as_deref(),
+    )
+}
+
 /// Whether `krate`'s device build fuses multiply-adds: `GPU_KERNEL_FMA`, else
 /// `[package.metadata.gpu] fma = false` turns it off, else on.
 fn fp_contract(krate: &KernelCrate) -> Result<bool> {
@@ -465,13 +481,15 @@ pub fn compile_with(
 
     // The PTX file is shared by the builds of every checks mode (each has its own cargo target
     // directory): `<crate>.from` names the assembly it came from, so switching modes rewrites it.
-    // The branch shape and the peephole rewrite are part of it: switching `GPU_KERNEL_BRANCHES`
-    // or `GPU_KERNEL_PEEPHOLE` rewrites the PTX too.
+    // The branch shape and the peephole and index rewrites are part of it: switching
+    // `GPU_KERNEL_BRANCHES`, `GPU_KERNEL_PEEPHOLE` or `GPU_KERNEL_RECOMPUTE_INDICES` rewrites the
+    // PTX too.
     let from_path = dir.join(format!("{}.from", krate.crate_name));
     let reshape = reshape_branches(krate)?;
     let simplify = peephole(krate)?;
+    let recompute = recompute_indices(krate)?;
     let from = format!(
-        "{} (branches: {}; conversions: {})",
+        "{} (branches: {}; conversions: {}; indices: {})",
         asm_path.display(),
         if reshape {
             crate::branches::REVISION
@@ -480,6 +498,11 @@ pub fn compile_with(
         },
         if simplify {
             crate::peephole::REVISION
+        } else {
+            "LLVM's"
+        },
+        if recompute {
+            crate::remat::REVISION
         } else {
             "LLVM's"
         }
@@ -500,6 +523,11 @@ pub fn compile_with(
         };
         let cleaned = if simplify {
             crate::peephole::simplify(&cleaned)
+        } else {
+            cleaned
+        };
+        let cleaned = if recompute {
+            crate::remat::recompute(&cleaned)
         } else {
             cleaned
         };
@@ -649,6 +677,7 @@ mod tests {
             branches: None,
             peephole: None,
             unroll: unroll.map(str::to_string),
+            recompute_indices: None,
         }
     }
 

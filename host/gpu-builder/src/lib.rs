@@ -25,6 +25,7 @@ pub mod parallel;
 pub mod peephole;
 pub mod ptx;
 pub mod ptxas;
+pub mod remat;
 pub mod sass;
 pub mod shared_pairs;
 pub mod speculate;

@@ -36,6 +36,9 @@ pub struct KernelCrate {
     /// `[package.metadata.gpu] unroll = "llvm"`: keep LLVM's full-unroll threshold in `trap`
     /// builds (by default it is raised to make room for the checks).
     pub unroll: Option<String>,
+    /// `[package.metadata.gpu] recompute_indices = false`: keep indices live through loop nests
+    /// as LLVM wrote them (see [`crate::remat`]).
+    pub recompute_indices: Option<String>,
 }
 
 impl KernelCrate {
@@ -219,6 +222,7 @@ impl Workspace {
             branches,
             peephole,
             unroll,
+            recompute_indices: setting("recompute_indices"),
         })
     }
 }
