@@ -259,6 +259,8 @@ impl KernelBuild {
         println!("cargo:rerun-if-env-changed={FMA_ENV}");
         println!("cargo:rerun-if-env-changed={BRANCHES_ENV}");
         println!("cargo:rerun-if-env-changed={PEEPHOLE_ENV}");
+        println!("cargo:rerun-if-env-changed={UNROLL_ENV}");
+        println!("cargo:rerun-if-env-changed={RECOMPUTE_ENV}");
         println!("cargo:rerun-if-env-changed={}", crate::checks::CHECKS_ENV);
         let module = self.build()?;
         for source in &module.sources {
