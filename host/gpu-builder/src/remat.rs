@@ -460,14 +460,22 @@ mod tests {
         assert_eq!(recompute(&ptx), ptx);
     }
 
-    #[test]
-    fn uses_inside_a_later_loop_or_before_any_loop_are_left_alone() {
-        let ptx = body(&[
+    /// A kernel whose body computes `%rd2` = the thread index, then runs `lines`.
+    fn tid_kernel(lines: &[&str]) -> String {
+        let mut all = vec![
             "\t.reg .pred \t%p<8>;",
             "\t.reg .b32 \t%r<9>;",
             "\t.reg .b64 \t%rd<9>;",
             "\tmov.u32 \t%r2, %tid.x;",
             "\tcvt.u64.u32 \t%rd2, %r2;",
+        ];
+        all.extend_from_slice(lines);
+        body(&all)
+    }
+
+    #[test]
+    fn uses_inside_a_later_loop_or_before_any_loop_are_left_alone() {
+        let ptx = tid_kernel(&[
             "\tst.global.b64 \t[%rd1], %rd2;",
             "$L__BB0_1:",
             "$L__BB0_9:",
@@ -485,12 +493,7 @@ mod tests {
     fn a_use_reached_around_the_first_one_keeps_the_register() {
         // The second store is reached from above the first one too (`@%p2 bra $L__BB0_3`), so
         // a copy at the first would not reach it: both keep %rd2.
-        let ptx = body(&[
-            "\t.reg .pred \t%p<8>;",
-            "\t.reg .b32 \t%r<9>;",
-            "\t.reg .b64 \t%rd<9>;",
-            "\tmov.u32 \t%r2, %tid.x;",
-            "\tcvt.u64.u32 \t%rd2, %r2;",
+        let ptx = tid_kernel(&[
             "$L__BB0_1:",
             "$L__BB0_9:",
             "\t@%p3 bra \t$L__BB0_9;",
