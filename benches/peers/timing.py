@@ -2,6 +2,7 @@
 trials of the mean over enough repetitions to take >= 20 ms — the procedure of
 `benches::time_us` on the Rust side, so ratios compare like with like."""
 import sys
+import time
 
 import torch
 
@@ -34,9 +35,17 @@ def _time_us_fresh(call):
     return min(trial(reps) for _ in range(5))
 
 
-def time_us(fn):
+def time_us(fn, warm_s=0.0):
+    """Mean microseconds per call of `fn`; with `warm_s`, after running it that many seconds
+    untimed (`benches::time_us_warm`: every row timed at the GPU's sustained clock, not the
+    higher one an idle GPU starts at)."""
     if isinstance(fn, Fresh):
         return _time_us_fresh(fn)
+    start_s = time.perf_counter()
+    while time.perf_counter() - start_s < warm_s:
+        for _ in range(4):
+            fn()
+        torch.cuda.synchronize()
     for _ in range(3):
         fn()
     torch.cuda.synchronize()

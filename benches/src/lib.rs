@@ -43,6 +43,25 @@ pub fn time_us(stream: &Stream, run: &mut dyn FnMut(&Stream) -> Result<()>) -> R
     Ok(best)
 }
 
+/// [`time_us`] after running `run` for `warm` first, untimed. A GPU that was idle (while the
+/// bench prepared the next case) runs at a higher clock for its first tenths of a second than
+/// under sustained load, so rows timed one after another from an idle start favour the first:
+/// warming each row up to a sustained clock makes rows of one case comparable.
+pub fn time_us_warm(
+    stream: &Stream,
+    warm: Duration,
+    run: &mut dyn FnMut(&Stream) -> Result<()>,
+) -> Result<f64> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < warm {
+        for _ in 0..4 {
+            run(stream)?;
+        }
+        stream.synchronize()?;
+    }
+    time_us(stream, run)
+}
+
 /// Peer timings written by a `benches/peers/*.py` script: `{case: {peer: {size: microseconds}}}`.
 pub type Peers = std::collections::BTreeMap<
     String,

@@ -184,8 +184,22 @@ pub struct WgmmaSchedule {
     /// only, FlashAttention-3's d64 tile); 0 picks the default ([`default_consumers`]).
     pub consumers: u32,
     /// O leaves through shared memory with TMA stores (one per warpgroup and 64 columns)
-    /// instead of each thread's 4-byte stores (head dimension 64 and 128, fixed lengths).
+    /// instead of each thread's 4-byte stores (head dimension 64 and 128, fixed lengths; the
+    /// default at 128: [`WgmmaSchedule::for_head_dim`]).
     pub tma_store: bool,
+}
+
+impl WgmmaSchedule {
+    /// The schedule [`Dense::attention`] runs at head dimension `head_dim` (fixed lengths):
+    /// [`Default`], with O stored by TMA at head dimension 128, where it measured faster at
+    /// every sequence length of the 16k-token sweep (at 64 the two measured the same; README,
+    /// "Attention on Hopper").
+    pub fn for_head_dim(head_dim: usize) -> Self {
+        WgmmaSchedule {
+            tma_store: head_dim == 128,
+            ..WgmmaSchedule::default()
+        }
+    }
 }
 
 impl Default for WgmmaSchedule {
@@ -337,7 +351,7 @@ impl Dense {
             lse,
             shape,
             causal,
-            WgmmaSchedule::default(),
+            WgmmaSchedule::for_head_dim(shape.head_dim),
             None,
         )
     }
