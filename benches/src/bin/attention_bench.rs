@@ -216,7 +216,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                 let mut f16s = f16s;
                 for name in names {
                     // The f16 rows run the default schedule for the head dimension.
-                    let f16_default = WgmmaSchedule::for_head_dim(d as usize).tma_store;
+                    let f16_default = WgmmaSchedule::for_head_dim(d).tma_store;
                     let schedule = WgmmaSchedule {
                         ping_pong: name != NO_PING_PONG,
                         persistent: name != ONE_TILE_PER_BLOCK,
