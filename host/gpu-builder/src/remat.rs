@@ -10,7 +10,8 @@
 //! flight: the N-body twin's tile loads issued two bodies ahead instead of nvcc's three (nvcc's
 //! `int` index is one register). README, "Writing fast kernels", has the figures.
 //!
-//! The rewrite gives each such use its own copy of the computation, placed just before it:
+//! The rewrite recomputes such a register where it is used after the loops, one copy placed
+//! before its first use there:
 //!
 //! ```text
 //!     mov.u32      %r5, %tid.x;                  mov.u32      %r5, %tid.x;
@@ -18,7 +19,7 @@
 //!     or.b64       %rd4, %rd19, %rd3;            or.b64       %rd4, %rd19, %rd3;
 //!     ...                                        ...
 //! $L__BB0_7:                                     $L__BB0_7:
-//!     ...              // the loop               ...
+//!     ...              // the loop nest          ...
 //!     @%p5 bra     $L__BB0_7;                    @%p5 bra     $L__BB0_7;
 //!     setp.lt.u64  %p7, %rd4, %rd10;    →        mov.u32      %remat_b32_0, %tid.x;
 //!                                                cvt.u64.u32  %remat_b64_0, %remat_b32_0;
@@ -27,15 +28,19 @@
 //!                                                setp.lt.u64  %p7, %remat_b64_3, %rd10;
 //! ```
 //!
-//! so the original registers die before the loop. It is exact: what is recomputed depends on
-//! nothing that changes while a thread runs. A register qualifies when all of this holds, and
-//! is left as it is otherwise:
+//! so the original registers die before the loops. It is exact: what is recomputed depends on
+//! nothing that changes while a thread runs, and the copy is placed where every later use is
+//! reached only through it. A register qualifies when all of this holds, and is left as it is
+//! otherwise:
+//! - it is 64-bit (`.b64`, `.u64`, `.s64`: two registers; a 32-bit one is not worth a copy);
 //! - one unpredicated line writes it, an integer `mov`, `cvt`, `cvta`, `add`, `sub`, `mul`,
 //!   `mad`, `shl`, `shr`, `and`, `or` or `xor` (no carry) or an `ld.param`, whose operands are
 //!   literals, `%tid`, `%ntid`, `%ctaid` or `%nctaid` components, variable names (addresses)
 //!   or registers that qualify themselves, at most [`MAX_LINES`] lines in all;
-//! - a loop (a branch back to a label above it) lies between that line and the use, and does
-//!   not mention the register; the use itself is in no loop, so the copy runs once.
+//! - a loop nest (a branch back to a label above it, with another such loop inside) lies
+//!   between that line and the uses, and does not mention the register; the uses are in no
+//!   loop, so the copy runs once; and no branch from above the first use goes to a label
+//!   between the first and the last.
 //!
 //! It runs after the other rewrites, in every crate unless `[package.metadata.gpu]
 //! recompute_indices = false` (or `GPU_KERNEL_RECOMPUTE_INDICES=0` for a build) turns it off: the
