@@ -7,8 +7,8 @@
 //! case                  seq    ours us  ours TF/s    peer us  peer TF/s   ratio
 //! d64_b4_h16           4096     1234.5      222.8     1000.0      275.0   0.81x
 //! ```
-//! Each of our rows runs its kernel for 200 ms untimed first, so that every row is timed at the
-//! GPU's sustained clock (the peers script times SDPA from its own idle start).
+//! Each row runs its kernel for 200 ms untimed first, so that every row is timed at the GPU's
+//! sustained clock (`benches/peers/attention.py` times SDPA's rows the same way).
 //! TFLOP/s count the two matrix products, `4 · batch · heads · seq² · head_dim` (half of it
 //! when causal); `ratio` = peer time / our time (> 1: we are faster). Rows `bwd` time the
 //! `mma.sync` backward pass (gradients of q, k, v; `bwd-at` with atomic dQ; on an H100
