@@ -62,14 +62,8 @@ pows = [[x**j for j in range(deg + 1)] for x in xs]
 
 m, fixed = fit_lawson.fit_lowest_first(pows, fs, ws0, rnd)
 print(name, "degree", deg, "unrounded: 2^%.2f" % float(log(m, 2)))
-mx = mpf(0)
-for i in range(3001):
-    x = lo + (hi - lo)*(i + mpf(1)/3)/3000
-    p = mpf(0)
-    for cc in reversed(fixed):
-        p = p*x + cc
-    f = target(x)
-    mx = max(mx, abs((p - f)/f))
+# Relative error: weighted by 1/target.
+mx = fit_lawson.dense_error(fixed, target, lambda x: 1 / target(x), lo, hi)
 print("rounded to %s: dense 2^%.2f" % (prec, float(log(mx, 2))))
 def shortest32(v):
     for d in range(1, 12):

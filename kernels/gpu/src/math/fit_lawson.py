@@ -73,16 +73,22 @@ def fit_polynomial(target, weight, lo, hi, deg, N, f32):
     pows = [[x**j for j in range(deg + 1)] for x in xs]
     m, fixed = fit_lowest_first(pows, fs, ws0, lambda v: rnd(v, f32))
     print("degree", deg, "unrounded: 2^%.2f" % float(log2(m)))
+    print("rounded: dense 2^%.2f" % float(log2(dense_error(fixed, target, weight, lo, hi))))
+    for cc in reversed(fixed):
+        print("    " + bits(cc, f32))
+
+
+def dense_error(coeffs, target, weight, lo, hi):
+    """The largest weighted error |weight(x)·(p(x) - target(x))| of the polynomial with
+    `coeffs` (lowest degree first) on 3001 points of [lo, hi], off the fitting nodes."""
     mx = mpf(0)
     for i in range(3001):
         x = lo + (hi - lo) * (i + mpf(1) / 3) / 3000
         p = mpf(0)
-        for cc in reversed(fixed):
+        for cc in reversed(coeffs):
             p = p * x + cc
         mx = max(mx, abs(weight(x) * (p - target(x))))
-    print("rounded: dense 2^%.2f" % float(log2(mx)))
-    for cc in reversed(fixed):
-        print("    " + bits(cc, f32))
+    return mx
 
 
 def fit_rounded(bs, fs, ws0, names, rnd, imm=None, rnd_imm=None):

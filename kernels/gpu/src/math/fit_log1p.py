@@ -41,13 +41,7 @@ def rnd(c):
 
 m, fixed = fit_lawson.fit_lowest_first(pows, fs, ws0, rnd)
 print("degree", deg, "unrounded: 2^%.2f" % float(log(m, 2)))
-mx = mpf(0)
-for i in range(3001):
-    x = lo + (hi - lo)*(i + mpf(1)/3)/3000
-    p = mpf(0)
-    for cc in reversed(fixed):
-        p = p*x + cc
-    mx = max(mx, abs(weight(x)*(p - target(x))))
+mx = fit_lawson.dense_error(fixed, target, weight, lo, hi)
 print("rounded: dense 2^%.2f" % float(log(mx, 2)))
 for cc in reversed(fixed):
     if prec == "f32":
