@@ -105,6 +105,16 @@ fn peephole(krate: &KernelCrate) -> Result<bool> {
 /// crates' own settings.
 pub const RECOMPUTE_ENV: &str = "GPU_KERNEL_RECOMPUTE_INDICES";
 
+/// `GPU_KERNEL_INDEX32=0` builds no 32-bit index variants, `1` builds them in every crate (see
+/// [`crate::index32`]), overriding the crates' own settings.
+pub const INDEX32_ENV: &str = "GPU_KERNEL_INDEX32";
+
+/// Whether `krate`'s kernels get 32-bit index variants ([`crate::index32`]):
+/// `GPU_KERNEL_INDEX32`, else `[package.metadata.gpu] index32`, else yes.
+fn index32_variants(krate: &KernelCrate) -> Result<bool> {
+    on_off_switch(krate, INDEX32_ENV, "index32", krate.index32.as_deref())
+}
+
 /// Whether `krate`'s PTX goes through [`crate::remat`]: `GPU_KERNEL_RECOMPUTE_INDICES`, else
 /// `[package.metadata.gpu] recompute_indices`, else yes.
 fn recompute_indices(krate: &KernelCrate) -> Result<bool> {
@@ -261,6 +271,7 @@ impl KernelBuild {
         println!("cargo:rerun-if-env-changed={PEEPHOLE_ENV}");
         println!("cargo:rerun-if-env-changed={UNROLL_ENV}");
         println!("cargo:rerun-if-env-changed={RECOMPUTE_ENV}");
+        println!("cargo:rerun-if-env-changed={INDEX32_ENV}");
         println!("cargo:rerun-if-env-changed={}", crate::checks::CHECKS_ENV);
         let module = self.build()?;
         for source in &module.sources {
@@ -484,14 +495,23 @@ pub fn compile_with(
     // The PTX file is shared by the builds of every checks mode (each has its own cargo target
     // directory): `<crate>.from` names the assembly it came from, so switching modes rewrites it.
     // The branch shape and the peephole and index rewrites are part of it: switching
-    // `GPU_KERNEL_BRANCHES`, `GPU_KERNEL_PEEPHOLE` or `GPU_KERNEL_RECOMPUTE_INDICES` rewrites the
-    // PTX too.
+    // `GPU_KERNEL_BRANCHES`, `GPU_KERNEL_PEEPHOLE`, `GPU_KERNEL_RECOMPUTE_INDICES` or
+    // `GPU_KERNEL_INDEX32` rewrites the PTX too.
     let from_path = dir.join(format!("{}.from", krate.crate_name));
     let reshape = reshape_branches(krate)?;
     let simplify = peephole(krate)?;
     let recompute = recompute_indices(krate)?;
+    // 32-bit index variants are kept where ptxas makes them shorter (see `code_units`), so they
+    // are built only when there is SASS to choose them by; a change of it rebuilds the module.
+    let variants_for = if index32_variants(krate)? && !options.line_tables {
+        let targets = sass::targets(arch, &sass::archs_from_env()?);
+        let newest = targets.iter().max_by_key(|a| a.sm).copied();
+        newest.filter(|_| ptxas::find(&workspace.root).is_some())
+    } else {
+        None
+    };
     let from = format!(
-        "{} (branches: {}; conversions: {}; indices: {})",
+        "{} (branches: {}; conversions: {}; indices: {}; variants: {})",
         asm_path.display(),
         if reshape {
             crate::branches::REVISION
@@ -507,6 +527,13 @@ pub fn compile_with(
             crate::remat::REVISION
         } else {
             "LLVM's"
+        },
+        match variants_for {
+            Some(newest) => format!(
+                "{} kept where shorter for {newest}",
+                crate::index32::REVISION
+            ),
+            None => "none".to_string(),
         }
     );
     let rebuilt = modified(&asm_path)? > modified(&ptx_path).unwrap_or(SystemTime::UNIX_EPOCH)
@@ -535,6 +562,13 @@ pub fn compile_with(
         };
         let ptx_file = format!("{}.ptx", krate.crate_name);
         let manifest = module.manifest(&krate.crate_name, &arch.to_string(), &ptx_file)?;
+        // Line tables (`xtask ptx`) show the kernels as written; the variants are launch-time
+        // copies.
+        let cleaned = if variants_for.is_some() {
+            crate::index32::add_variants(&cleaned, &manifest)
+        } else {
+            cleaned
+        };
         let json =
             serde_json::to_string_pretty(&manifest).map_err(|e| Error::msg(e.to_string()))?;
         fs::write(&manifest_path, json).map_err(|e| Error::io(&manifest_path, e))?;
@@ -598,6 +632,33 @@ fn code_units(
         None
     };
     let units_dir = dir.join(format!("{}.units", krate.crate_name));
+    let built = sass::build_units(workspace, &units_dir, &split, ptxas.as_deref(), &targets)?;
+    // 32-bit index variants stay where ptxas made them shorter than their kernels for the
+    // newest architecture built (without SASS none stay): a variant that is no shorter was
+    // measured no faster, or slower (ptxas scheduled or if-converted it differently).
+    let entries: Vec<String> = split.iter().flat_map(|u| u.kernels.clone()).collect();
+    if !entries
+        .iter()
+        .any(|e| gpu_abi::index32::kernel_of_variant(e).is_some())
+    {
+        return Ok((built, no_sass));
+    }
+    let mut counts = std::collections::HashMap::new();
+    if let Some(newest) = targets.iter().max_by_key(|a| a.sm) {
+        for unit in &built {
+            if let Some((_, cubin)) = unit.sass.iter().find(|(a, _)| a == newest) {
+                let bytes = fs::read(cubin).map_err(|e| Error::io(cubin, e))?;
+                counts.extend(crate::index32::instruction_counts(&bytes));
+            }
+        }
+    }
+    let dropped = crate::index32::unprofitable(&entries, &counts);
+    if dropped.is_empty() {
+        return Ok((built, no_sass));
+    }
+    let text = crate::index32::remove_variants(&text, &dropped);
+    fs::write(ptx_path, &text).map_err(|e| Error::io(ptx_path, e))?;
+    let split = units::split(&text).map_err(|e| e.context(ptx_path.display()))?;
     let built = sass::build_units(workspace, &units_dir, &split, ptxas.as_deref(), &targets)?;
     Ok((built, no_sass))
 }
@@ -680,6 +741,7 @@ mod tests {
             peephole: None,
             unroll: unroll.map(str::to_string),
             recompute_indices: None,
+            index32: None,
         }
     }
 

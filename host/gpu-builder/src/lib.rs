@@ -18,6 +18,7 @@ pub mod diff;
 pub mod error;
 pub mod generic_launchers;
 pub mod guards;
+pub mod index32;
 pub mod launchers;
 pub mod manifest;
 pub mod nvcc;

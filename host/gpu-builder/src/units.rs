@@ -121,6 +121,17 @@ pub fn split(ptx: &str) -> Result<Vec<CodeUnit>> {
             }
         }
     }
+    // A kernel's 32-bit index variant (`crate::index32`) loads with the kernel: a launch picks
+    // one of the two, and the first launch should not wait for a second load.
+    let entry_name = |e: usize| items[entries[e]].name.as_deref().unwrap_or_default();
+    for e in 0..entries.len() {
+        if let Some(kernel) = gpu_abi::index32::kernel_of_variant(entry_name(e))
+            && let Some(k) = (0..entries.len()).find(|&k| entry_name(k) == kernel)
+        {
+            let (a, b) = (root(&mut parent, k), root(&mut parent, e));
+            parent[b.max(a)] = a.min(b);
+        }
+    }
     let mut groups: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for e in 0..entries.len() {
         let r = root(&mut parent, e);

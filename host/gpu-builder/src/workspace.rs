@@ -39,6 +39,9 @@ pub struct KernelCrate {
     /// `[package.metadata.gpu] recompute_indices = false`: keep indices live through loop nests
     /// as LLVM wrote them (see [`crate::remat`]).
     pub recompute_indices: Option<String>,
+    /// `[package.metadata.gpu] index32 = false`: no 32-bit index variants of the kernels (see
+    /// [`crate::index32`]).
+    pub index32: Option<String>,
 }
 
 impl KernelCrate {
@@ -223,6 +226,7 @@ impl Workspace {
             peephole,
             unroll,
             recompute_indices: setting("recompute_indices"),
+            index32: setting("index32"),
         })
     }
 }

@@ -360,6 +360,17 @@ fn validate_cluster(
     Ok(())
 }
 
+/// `GPU_INDEX32=0` makes generated launchers always run the kernels as built, never their
+/// 32-bit index variants (see [`gpu_abi::index32`]; for comparing the two, or ruling the
+/// variants out when a kernel misbehaves). Read once per process.
+pub const INDEX32_ENV: &str = "GPU_INDEX32";
+
+/// Whether launches may run 32-bit index variants ([`INDEX32_ENV`] is not `0`).
+pub fn index32_enabled() -> bool {
+    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ENABLED.get_or_init(|| std::env::var(INDEX32_ENV).map_or(true, |v| v.trim() != "0"))
+}
+
 /// A validated launch being given its arguments; made by [`Kernel::prepare`].
 ///
 /// Generated launchers push one call per kernel parameter, in the kernel's order, then call
@@ -388,6 +399,9 @@ pub struct KernelLaunch<'a> {
     /// exclusive for outputs): see `launch_args`.
     borrows: PhantomData<&'a mut CudaBytes>,
     error: Option<Box<Error>>,
+    /// The largest buffer pushed with [`KernelLaunch::input`] or [`KernelLaunch::output`]: its
+    /// bytes and its elements (whether the kernel's 32-bit index variant may run).
+    largest_slice: (u64, u64),
 }
 
 impl fmt::Debug for KernelLaunch<'_> {
@@ -454,6 +468,7 @@ impl Kernel {
             args: ArgList::with_capacity(n),
             borrows: PhantomData,
             error: None,
+            largest_slice: (0, 0),
         })
     }
 }
@@ -576,8 +591,47 @@ impl<'a> KernelLaunch<'a> {
     }
 
     #[inline]
-    fn push_len(&mut self, name: &'static str, len: usize) {
+    fn push_len<T>(&mut self, name: &'static str, len: usize) {
+        let bytes = (len as u64).saturating_mul(size_of::<T>() as u64);
+        self.largest_slice = (
+            self.largest_slice.0.max(bytes),
+            self.largest_slice.1.max(len as u64),
+        );
         self.args.push(Param::Word(len as u64), name, Role::Length);
+    }
+
+    /// Whether this launch keeps the limits of a kernel's 32-bit index variant and variants are
+    /// not switched off ([`INDEX32_ENV`]) (see
+    /// [`gpu_abi::index32`]): fewer than 2^31 threads, every buffer below 2 GiB.
+    #[inline]
+    pub(crate) fn fits_index32(&self) -> bool {
+        index32_enabled()
+            && gpu_abi::index32::launch_fits(
+                self.cfg.total_threads(),
+                self.largest_slice.0,
+                self.largest_slice.1,
+            )
+    }
+
+    /// Makes the launch run `kernel` (a variant of the kernel it was prepared for, with the
+    /// same parameters) when `cfg` fits `kernel`'s own limits; otherwise leaves it as it is.
+    #[inline]
+    pub(crate) fn retarget(&mut self, kernel: &'a Kernel) {
+        // Co-residency (cooperative) and cluster checks were made for the kernel prepared;
+        // those launches keep it.
+        if self.cfg.cooperative || self.cfg.cluster.is_some() {
+            return;
+        }
+        if validate_launch(
+            kernel.name(),
+            &self.cfg,
+            kernel.device_arc(),
+            kernel.attributes(),
+        )
+        .is_ok()
+        {
+            self.kernel = kernel;
+        }
     }
 
     /// Pushes a buffer the kernel reads (`&[T]` in the kernel): its device pointer, then its
@@ -590,7 +644,7 @@ impl<'a> KernelLaunch<'a> {
         buf: &'a DeviceBuffer<T>,
     ) -> &mut Self {
         if self.input_ptr(name, buf).error.is_none() {
-            self.push_len(name, buf.len());
+            self.push_len::<T>(name, buf.len());
         }
         self
     }
@@ -606,7 +660,7 @@ impl<'a> KernelLaunch<'a> {
     ) -> &mut Self {
         let len = buf.len();
         if self.output_ptr(name, buf).error.is_none() {
-            self.push_len(name, len);
+            self.push_len::<T>(name, len);
         }
         self
     }

@@ -61,12 +61,16 @@ pub use error::{Error, Result};
 pub use fault::KernelPanic;
 pub use graph::Graph;
 pub use launch::{
-    BlockSizeSuggestion, Dim3, KernelLaunch, LaunchConfig, Occupancy, validate_launch,
+    BlockSizeSuggestion, Dim3, INDEX32_ENV, KernelLaunch, LaunchConfig, Occupancy, index32_enabled,
+    validate_launch,
 };
 pub use module::{Kernel, KernelAttributes, Module, SimEntry};
 pub use profile::{Cost, KernelStats, Profile};
 pub use stream::{Event, Stream};
 pub use typed::{Args, Holds, KernelType};
+
+/// The contract of the kernels' 32-bit index variants (which launches run them).
+pub use gpu_abi::index32;
 
 /// The marker trait (and its derive) for types that may be copied to the device and passed to
 /// kernels by value. The derive expands to paths under `::gpu`, so a crate deriving it needs

@@ -258,6 +258,21 @@ struct IndexEntry {
     name: String,
     part: usize,
     slot: usize,
+    /// The index of this kernel's 32-bit index variant (`k$idx32`, see
+    /// [`gpu_abi::index32`]), when the module has one; `None` for the variants themselves.
+    variant: Option<usize>,
+}
+
+/// Links each kernel of `index` to its 32-bit index variant.
+fn link_variants(index: &mut [IndexEntry]) {
+    for v in 0..index.len() {
+        let Some(kernel) = gpu_abi::index32::kernel_of_variant(&index[v].name) else {
+            continue;
+        };
+        if let Some(k) = index.iter().position(|e| e.name == kernel) {
+            index[k].variant = Some(v);
+        }
+    }
 }
 
 /// One separately loaded piece of a [`Module`].
@@ -371,9 +386,22 @@ impl Module {
             })
     }
 
-    /// The names of the module's kernels, in module order; loads nothing.
+    /// The names of the module's kernels, in module order; loads nothing. The kernels' 32-bit
+    /// index variants (see [`Module::index32_variant`]) are not listed.
     pub fn kernel_names(&self) -> impl Iterator<Item = &str> {
-        self.index.iter().map(|e| e.name.as_str())
+        self.index
+            .iter()
+            .map(|e| e.name.as_str())
+            .filter(|n| gpu_abi::index32::kernel_of_variant(n).is_none())
+    }
+
+    /// The position of the 32-bit index variant of the kernel at `index` (see
+    /// [`gpu_abi::index32`]): the copy of its code that assumes fewer than 2^31 threads and
+    /// slices below 2 GiB, which generated launchers run for launches that keep those limits.
+    /// `None` when the kernel has none (or on the simulator, which runs the Rust code).
+    #[inline]
+    pub fn index32_variant(&self, index: usize) -> Option<usize> {
+        self.index.get(index)?.variant
     }
 
     /// Loads every kernel not loaded yet (for a program that wants all load costs up front, or
@@ -384,15 +412,19 @@ impl Module {
 
     /// The kernels loaded so far, in module order; loads nothing.
     pub fn loaded_kernels(&self) -> impl Iterator<Item = &Kernel> {
-        self.parts
+        self.index
             .iter()
-            .filter_map(|p| p.loaded.get())
-            .flat_map(|p| p.kernels.iter())
+            .filter(|e| gpu_abi::index32::kernel_of_variant(&e.name).is_none())
+            .filter_map(|e| self.parts[e.part].loaded.get()?.kernels.get(e.slot))
     }
 
-    /// Every kernel, in module order, loading those not loaded yet.
+    /// Every kernel, in module order, loading those not loaded yet (their 32-bit index
+    /// variants not included).
     pub fn kernels(&self) -> Result<Vec<&Kernel>> {
-        (0..self.index.len()).map(|i| self.kernel_at(i)).collect()
+        (0..self.index.len())
+            .filter(|&i| gpu_abi::index32::kernel_of_variant(&self.index[i].name).is_none())
+            .map(|i| self.kernel_at(i))
+            .collect()
     }
 
     /// Part `p`, loaded.
@@ -611,6 +643,7 @@ impl Gpu {
                     name: n.to_string(),
                     part: 0,
                     slot,
+                    variant: None,
                 })
                 .collect(),
             parts: vec![Part {
@@ -640,7 +673,12 @@ impl Gpu {
                 name: k.to_string(),
                 part: p,
                 slot,
+                variant: None,
             }));
+        }
+        // The simulator runs each kernel's Rust code: no variants there.
+        if !self.is_simulator() {
+            link_variants(&mut index);
         }
         Ok(Module {
             name: module_name.to_string(),
@@ -791,9 +829,12 @@ impl Gpu {
             let mut attributes = function_attributes(&func, name)?;
             attributes.required_block = required_blocks.get(name).copied();
             attributes.required_grid_dims = grid_dims.get(name).copied();
+            // A 32-bit index variant answers to its kernel's name in errors, fault reports and
+            // launch logs: it is the same kernel.
+            let shown = gpu_abi::index32::kernel_of_variant(name).unwrap_or(name);
             kernels.push(Kernel {
-                name: name.to_string(),
-                log_id: self.epoch().state().log.intern(name),
+                name: shown.to_string(),
+                log_id: self.epoch().state().log.intern(shown),
                 module: module_name.to_string(),
                 code: code.clone(),
                 param_sizes: param_sizes.remove(name).flatten(),
@@ -863,9 +904,12 @@ impl Gpu {
                 required_block: required_blocks.get(name).copied(),
                 required_grid_dims: grid_dims.get(name).copied(),
             };
+            // A 32-bit index variant answers to its kernel's name in errors, fault reports and
+            // launch logs: it is the same kernel.
+            let shown = gpu_abi::index32::kernel_of_variant(name).unwrap_or(name);
             kernels.push(Kernel {
-                name: name.to_string(),
-                log_id: self.epoch().state().log.intern(name),
+                name: shown.to_string(),
+                log_id: self.epoch().state().log.intern(shown),
                 module: module_name.to_string(),
                 code: KernelCode::Simulator,
                 param_sizes: param_sizes.remove(name).flatten(),

@@ -193,6 +193,13 @@ where
     );
     let mut launch = kernel.prepare(stream, config)?;
     K::Params::push_all(&mut launch, K::PARAM_NAMES, args);
+    // A launch small enough for the kernel's 32-bit index variant runs that: the same code with
+    // 32-bit index arithmetic (`gpu_abi::index32`). It takes the same parameters.
+    if let Some(variant) = module.module().index32_variant(M::INDEX)
+        && launch.fits_index32()
+    {
+        launch.retarget(module.module().kernel_at(variant)?);
+    }
     // SAFETY: the arguments were pushed by `K::Params`, which `#[kernel]` built from the
     // signature of the entry at `M::INDEX` (the `KernelType` and `Holds` contracts): their order,
     // count and types are the PTX entry's. The kernel's own contract is the caller's.

@@ -9,6 +9,7 @@
 #![no_std]
 
 mod dim;
+pub mod index32;
 pub mod kernel_type;
 pub mod panic;
 mod param;
