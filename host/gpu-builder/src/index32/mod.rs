@@ -49,7 +49,7 @@ use rewrite::narrow;
 
 /// Names this rewrite in the record of what a module's PTX was made from (see
 /// [`crate::branches::REVISION`]): change it whenever the rewrite's output changes.
-pub const REVISION: &str = "32-bit index variants v1";
+pub const REVISION: &str = "32-bit index variants v2";
 
 /// The prefix of the registers the rewrite declares.
 const PREFIX: &str = "%idx32_";
@@ -492,6 +492,47 @@ mod tests {
             out.contains(&"setp.eq.b64 %p3, %rd1, %rd4;".to_string()),
             "{out:#?}"
         );
+    }
+
+    /// The range of `reg` in `body` (no slices, no block shape).
+    fn range_of(body: &[&str], reg: &str) -> Option<(u128, u128)> {
+        let lines = lines(body);
+        let body = body::Body::new(&lines);
+        let mut ranges = ranges::Ranges::new(&body, Vec::new(), None);
+        ranges.of(reg, 64)
+    }
+
+    #[test]
+    fn ranges_do_not_survive_truncation_or_signed_products() {
+        // 70000 does not fit 16 bits: the truncated value is unknown, and its zero extension
+        // is anything below 2^16.
+        let body = [
+            "mov.u32 %r1, 70000;",
+            "cvt.u16.u32 %rs1, %r1;",
+            "cvt.u64.u16 %rd1, %rs1;",
+            "mov.u32 %r2, 100;",
+            "cvt.u16.u32 %rs2, %r2;",
+        ];
+        assert_eq!(range_of(&body, "%rs1"), None);
+        assert_eq!(range_of(&body, "%rd1"), Some((0, 65535)));
+        assert_eq!(range_of(&body, "%rs2"), Some((100, 100)));
+        // A signed product of a value that may be negative is not the unsigned one.
+        let body = [
+            "ld.param.b32 %r1, [k_param_2];",
+            "mul.wide.s32 %rd1, %r1, 4;",
+            "mov.u32 %r2, %tid.x;",
+            "mul.wide.s32 %rd2, %r2, 4;",
+        ];
+        assert_eq!(range_of(&body, "%rd1"), None);
+        assert_eq!(range_of(&body, "%rd2"), Some((0, 4092)));
+    }
+
+    #[test]
+    fn the_common_scale_is_a_power_of_two() {
+        assert_eq!(rewrite::common_scale([12, 4].into_iter()), 4);
+        assert_eq!(rewrite::common_scale([12].into_iter()), 4);
+        assert_eq!(rewrite::common_scale([3, 6].into_iter()), 1);
+        assert_eq!(rewrite::common_scale([1 << 31].into_iter()), 1 << 30);
     }
 
     fn manifest(ptx_params: &[&str]) -> Manifest {

@@ -182,13 +182,21 @@ impl<'b, 'a> Ranges<'b, 'a> {
                     (bits < 64).then(|| (0, (1u128 << bits) - 1))
                 }
             }
-            ("cvt", [_, src]) if parts.len() == 3 && parts[1].starts_with('u') => {
-                // Zero extension (or a truncation that keeps a small value).
-                let from = width(&format!(".{}", parts[2]));
+            ("cvt", [_, src])
+                if parts.len() == 3
+                    && parts[1].starts_with('u')
+                    && parts[2].starts_with(['u', 'b']) =>
+            {
+                // A zero extension, or a truncation of a value that fits (of one that may
+                // not, nothing is known).
+                let (to, from) = (
+                    width(&format!(".{}", parts[1])),
+                    width(&format!(".{}", parts[2])),
+                );
                 let r = self
                     .at(src, from, i)
                     .unwrap_or((0, (1u128 << from.min(64)) - 1));
-                bounded(r)
+                (r.1 < 1u128 << to).then_some(r)
             }
             ("add", [_, a, b]) => {
                 let ra = self.at(a, bits, i)?;
@@ -205,6 +213,10 @@ impl<'b, 'a> Ranges<'b, 'a> {
             }
             ("mul", [_, a, b]) if parts.get(1).is_some_and(|m| *m == "lo" || *m == "wide") => {
                 let from = if parts[1] == "wide" { 32 } else { bits };
+                if opcode == "mul.wide.s32" && !(self.non_negative(a, i) && self.non_negative(b, i))
+                {
+                    return None;
+                }
                 if let Some(r) = self.block_times_size(a, b) {
                     return Some(r);
                 }
@@ -213,6 +225,10 @@ impl<'b, 'a> Ranges<'b, 'a> {
             }
             ("mad", [_, a, b, c]) if parts.get(1).is_some_and(|m| *m == "lo" || *m == "wide") => {
                 let from = if parts[1] == "wide" { 32 } else { bits };
+                if opcode == "mad.wide.s32" && !(self.non_negative(a, i) && self.non_negative(b, i))
+                {
+                    return None;
+                }
                 let rc = self.at(c, bits, i)?;
                 let rab = match self.block_times_size(a, b) {
                     Some(r) => r,
@@ -270,6 +286,11 @@ impl<'b, 'a> Ranges<'b, 'a> {
             }
             _ => None,
         }
+    }
+
+    /// Whether the 32-bit operand `op`, read as signed at line `at`, is known not negative.
+    fn non_negative(&mut self, op: &'a str, at: usize) -> bool {
+        self.at(op, 32, at).is_some_and(|r| r.1 < 1 << 31)
     }
 
     /// `%ctaid.X * %ntid.X` (each directly or through a `mov`): below the thread limit, however

@@ -229,8 +229,11 @@ fn scaled<'b, 'a>(
     }
 }
 
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 { a } else { gcd(b, a % b) }
+/// The largest power of two dividing every scale (at most 2^30). Only a power of two: the
+/// offset over a scale that does not divide 2^64 is not determined by the offset modulo 2^64.
+pub(super) fn common_scale(scales: impl Iterator<Item = u64>) -> u64 {
+    let zeros = scales.map(u64::trailing_zeros).min().unwrap_or(0).min(30);
+    1 << zeros
 }
 
 /// The body rewritten for the variant, or `None` when nothing changes. `slices`: the PTX names
@@ -347,7 +350,7 @@ pub(super) fn narrow(
                         .iter()
                         .map(|&(t, reader)| scaled(&body, &mut ranges, &mut edits, t, reader))
                         .collect();
-                    let g = parts.iter().fold(0, |g, &(_, s)| gcd(g, s));
+                    let g = common_scale(parts.iter().map(|&(_, s)| s));
                     let mut sum: Option<String> = None;
                     for (index, s) in parts {
                         let mut v = index;
