@@ -83,10 +83,10 @@ pub(crate) fn map_bodies(ptx: &str, rewrite: impl Fn(Vec<String>) -> Vec<String>
 }
 
 /// The line index of the `}` that closes the body opened at `open` (or the last line).
-fn body_end(lines: &[String], open: usize) -> usize {
+pub(crate) fn body_end(lines: &[impl AsRef<str>], open: usize) -> usize {
     let mut depth = 0usize;
     for (i, line) in lines.iter().enumerate().skip(open) {
-        let c = code(line);
+        let c = code(line.as_ref());
         depth += c.matches('{').count();
         depth = depth.saturating_sub(c.matches('}').count());
         if depth == 0 {

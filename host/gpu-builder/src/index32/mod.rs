@@ -38,6 +38,7 @@ use std::collections::HashMap;
 use gpu_abi::ParamKind;
 use gpu_abi::index32::SUFFIX;
 
+use crate::branches::body_end;
 use crate::manifest::Manifest;
 use crate::ptx::code;
 
@@ -123,20 +124,6 @@ fn entry_name(line: &str) -> Option<&str> {
     let rest = c.split(".entry ").nth(1)?;
     let name = rest.split('(').next()?.trim();
     (!name.is_empty()).then_some(name)
-}
-
-/// The line of the `}` that closes the body opened at `open`.
-fn body_end(lines: &[&str], open: usize) -> usize {
-    let mut depth = 0usize;
-    for (i, line) in lines.iter().enumerate().skip(open) {
-        let c = code(line);
-        depth += c.matches('{').count();
-        depth = depth.saturating_sub(c.matches('}').count());
-        if depth == 0 {
-            return i;
-        }
-    }
-    lines.len() - 1
 }
 
 /// `.reqntid x, y, z` in an entry's header.

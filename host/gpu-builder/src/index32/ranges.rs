@@ -258,14 +258,8 @@ impl<'b, 'a> Ranges<'b, 'a> {
                 let ra = self.at(a, bits, i)?;
                 Some((ra.0 >> k, ra.1 >> k))
             }
-            ("and", [_, a, b]) => {
-                let his: Vec<u128> = [self.at(a, bits, i), self.at(b, bits, i)]
-                    .into_iter()
-                    .flatten()
-                    .map(|r| r.1)
-                    .collect();
-                his.into_iter().min().map(|hi| (0, hi))
-            }
+            // Neither can exceed the smaller known operand.
+            ("and", [_, a, b]) => self.below_either(a, b, bits, i),
             ("or", [_, a, b]) => {
                 let (ra, rb) = (self.at(a, bits, i)?, self.at(b, bits, i)?);
                 let hi = ra.1.max(rb.1);
@@ -273,12 +267,7 @@ impl<'b, 'a> Ranges<'b, 'a> {
                 Some((ra.0.max(rb.0), top))
             }
             ("min", [_, a, b]) if parts.get(1).is_some_and(|t| t.starts_with('u')) => {
-                let his: Vec<u128> = [self.at(a, bits, i), self.at(b, bits, i)]
-                    .into_iter()
-                    .flatten()
-                    .map(|r| r.1)
-                    .collect();
-                his.into_iter().min().map(|hi| (0, hi))
+                self.below_either(a, b, bits, i)
             }
             ("selp", [_, a, b, _]) => {
                 let (ra, rb) = (self.at(a, bits, i)?, self.at(b, bits, i)?);
@@ -286,6 +275,18 @@ impl<'b, 'a> Ranges<'b, 'a> {
             }
             _ => None,
         }
+    }
+
+    /// `[0, the smaller upper bound of a and b]` (either known suffices): the range of an
+    /// unsigned `and` or `min` of them.
+    fn below_either(&mut self, a: &'a str, b: &'a str, bits: u32, at: usize) -> Option<Range> {
+        let (ra, rb) = (self.at(a, bits, at), self.at(b, bits, at));
+        let hi = match (ra, rb) {
+            (Some(x), Some(y)) => x.1.min(y.1),
+            (Some(x), None) | (None, Some(x)) => x.1,
+            (None, None) => return None,
+        };
+        Some((0, hi))
     }
 
     /// Whether the 32-bit operand `op`, read as signed at line `at`, is known not negative.
