@@ -195,10 +195,12 @@ where
     K::Params::push_all(&mut launch, K::PARAM_NAMES, args);
     // A launch small enough for the kernel's 32-bit index variant runs that: the same code with
     // 32-bit index arithmetic (`gpu_abi::index32`). It takes the same parameters.
+    // (It shares the kernel's code unit, loaded by now; were it not to load, the kernel runs.)
     if let Some(variant) = module.module().index32_variant(M::INDEX)
         && launch.fits_index32()
+        && let Ok(variant) = module.module().kernel_at(variant)
     {
-        launch.retarget(module.module().kernel_at(variant)?);
+        launch.retarget(variant);
     }
     // SAFETY: the arguments were pushed by `K::Params`, which `#[kernel]` built from the
     // signature of the entry at `M::INDEX` (the `KernelType` and `Holds` contracts): their order,
