@@ -96,6 +96,19 @@ impl<'a> Body<'a> {
         }
     }
 
+    /// The registers written, each by its one line, by the lines `pick` accepts.
+    pub(super) fn written_once_by(&self, pick: impl Fn(&Inst<'a>) -> bool) -> Vec<&'a str> {
+        self.insts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, inst)| {
+                let inst = inst.as_ref()?;
+                let dest = *inst.ops.first()?;
+                (pick(inst) && self.single(dest) == Some(i)).then_some(dest)
+            })
+            .collect()
+    }
+
     pub(super) fn inst(&self, i: usize) -> &Inst<'a> {
         self.insts[i]
             .as_ref()

@@ -286,31 +286,17 @@ pub(super) fn narrow(
 
     // Addresses from 32-bit offsets.
     let pointers: Vec<&str> = slices.iter().map(|(ptr, _)| ptr.as_str()).collect();
-    let raw: Vec<&str> = body
-        .insts
-        .iter()
-        .enumerate()
-        .filter_map(|(i, inst)| {
-            let inst = inst.as_ref()?;
-            let param = inst.ops.get(1)?.trim_matches(['[', ']']);
-            (inst.opcode.starts_with("ld.param")
-                && pointers.contains(&param)
-                && body.single(inst.ops[0]) == Some(i))
-            .then(|| inst.ops[0])
-        })
-        .collect();
-    let bases: Vec<&str> = body
-        .insts
-        .iter()
-        .enumerate()
-        .filter_map(|(i, inst)| {
-            let inst = inst.as_ref()?;
-            (inst.opcode == "cvta.to.global.u64"
-                && raw.contains(inst.ops.get(1)?)
-                && body.single(inst.ops[0]) == Some(i))
-            .then(|| inst.ops[0])
-        })
-        .collect();
+    // Slice bases: `cvta.to.global` of a pointer parameter's `ld.param`, each written once.
+    let raw = body.written_once_by(|inst| {
+        inst.opcode.starts_with("ld.param")
+            && inst
+                .ops
+                .get(1)
+                .is_some_and(|p| pointers.contains(&p.trim_matches(['[', ']'])))
+    });
+    let bases = body.written_once_by(|inst| {
+        inst.opcode == "cvta.to.global.u64" && inst.ops.get(1).is_some_and(|r| raw.contains(r))
+    });
     let mut addresses: HashMap<&str, Option<String>> = HashMap::new();
     for (i, inst) in body.insts.iter().enumerate() {
         let Some(inst) = inst else { continue };
