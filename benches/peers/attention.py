@@ -37,6 +37,12 @@ if TOKENS16K:
     SEQS = [1024, 2048, 4096, 8192, 16384]
 if D256_VARLEN:
     CONFIGS = [(256, 0, 8)]
+# --head-dim D (repeatable): only those head dimensions; --no-varlen: no variable-length cases
+# (as attention_bench.rs).
+HEAD_DIMS = [int(sys.argv[i + 1]) for i, a in enumerate(sys.argv) if a == "--head-dim"]
+if HEAD_DIMS:
+    CONFIGS = [c for c in CONFIGS if c[0] in HEAD_DIMS]
+NO_VARLEN = "--no-varlen" in sys.argv
 # The variable-length cases (keep in sync with attention_bench.rs): sequence lengths, 16384
 # tokens, and (head_dim, heads).
 VARLEN_LENS = [3000, 517, 1, 1300, 4096, 129, 2222, 777, 64, 2500, 1778]
@@ -88,7 +94,7 @@ def main():
             out[case_name(d, b, h, causal)] = {"torch.sdpa": times, "torch.sdpa.f16": times16}
             if backward:
                 out[case_name(d, b, h, causal)]["torch.sdpa.backward"] = backward
-    if TOKENS16K:
+    if TOKENS16K and not NO_VARLEN:
         varlen(out, gen)
     json.dump(out, sys.stdout, indent=1)
 

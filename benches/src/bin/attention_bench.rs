@@ -26,7 +26,9 @@
 //! only; `--tokens16k` runs FlashAttention-3's sweep (16k tokens, hidden 2048, seq 1k…16k) with
 //! the Hopper rows only (default, `wg-tmas`, `wg-m128`, `wg-m192`, `wg-hgrp`, `wg-f16`; head
 //! dimension 256 the default and `wg-f16`) followed by the variable-length rows;
-//! `--d256-varlen` runs only the sweep's head dimension 256 rows and the variable-length rows.
+//! `--d256-varlen` runs only the sweep's head dimension 256 rows and the variable-length rows;
+//! `--head-dim D` (repeatable) keeps the rows of those head dimensions, `--defaults-only` the
+//! default rows (and the backward rows), `--no-varlen` leaves the variable-length rows out.
 //! Variable-length rows (cases `d64_h32_varlen16k` ...): 16384 tokens in ragged sequences
 //! ([`VARLEN_LENS`]) through `Dense::attention_varlen` (`wgmma`, `wg-f16` on f16, `mma` the
 //! `mma.sync` kernel other GPUs run) against SDPA on nested (jagged) tensors
@@ -100,6 +102,9 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let mut backward_only = false;
     // --d256-varlen: the sweep's head dimension 256 rows and the variable-length rows only.
     let mut d256_varlen = false;
+    // --head-dim D (repeatable): only these head dimensions; --defaults-only: only the default
+    // rows (and the backward rows); --no-varlen: no variable-length rows.
+    let (mut head_dims, mut defaults_only, mut no_varlen) = (Vec::<usize>::new(), false, false);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--peers" => peers_path = Some(args.next().ok_or("--peers needs a file")?),
@@ -110,6 +115,13 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
             // FlashAttention-3's sweep: 16k tokens (batch = 16384 / seq), hidden size 2048
             // (heads = 2048 / head_dim), seq 1k ... 16k; forward rows only.
             "--tokens16k" => tokens16k = true,
+            "--head-dim" => head_dims.push(
+                args.next()
+                    .and_then(|d| d.parse().ok())
+                    .ok_or("--head-dim needs 64, 128 or 256")?,
+            ),
+            "--defaults-only" => defaults_only = true,
+            "--no-varlen" => no_varlen = true,
             "--d256-varlen" => {
                 tokens16k = true;
                 d256_varlen = true;
@@ -147,6 +159,10 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     } else {
         CONFIGS.to_vec()
     };
+    let configs: Vec<_> = configs
+        .into_iter()
+        .filter(|(d, _, _)| head_dims.is_empty() || head_dims.contains(d))
+        .collect();
     for &(d, b, h) in &configs {
         for causal in [false, true] {
             let case = if tokens16k {
@@ -214,6 +230,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     None
                 };
                 let mut f16s = f16s;
+                let names = if defaults_only { vec![""] } else { names };
                 for name in names {
                     // The f16 rows run the default schedule for the head dimension.
                     let f16_default = WgmmaSchedule::for_head_dim(d).tma_store;
@@ -376,7 +393,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
-    if tokens16k {
+    if tokens16k && !no_varlen {
         varlen_rows(&gpu, &dense, &peers, hopper)?;
     }
     Ok(())
