@@ -137,8 +137,15 @@ fn select(ptx: &str, kernel: Option<&str>) -> String {
 }
 
 pub fn resources_line(arch: Arch, r: &Resources) -> String {
+    let wgmma = if r.wgmma_serialized.is_some() {
+        "  WGMMA SERIALIZED".to_string()
+    } else if r.wgmma_fences_injected > 0 {
+        format!("  WGMMA FENCES INJECTED x{}", r.wgmma_fences_injected)
+    } else {
+        String::new()
+    };
     format!(
-        "{arch} {:<28} regs {:>3}  stack {:>4} B  spill st/ld {:>3}/{:<3} B  smem {:>6} B  barriers {}{}",
+        "{arch} {:<28} regs {:>3}  stack {:>4} B  spill st/ld {:>3}/{:<3} B  smem {:>6} B  barriers {}{}{wgmma}",
         r.function,
         r.registers,
         r.stack_frame_bytes,
@@ -222,11 +229,18 @@ pub fn report_resources(arches: &[Arch], crates: &[String]) -> Result<Vec<String
     let ptxas = ptxas::find(&ws.root).ok_or_else(|| Error::msg(PTXAS_MISSING))?;
     println!("using {}", ptxas.display());
     let mut spilling = Vec::new();
+    let mut serialized = Vec::new();
     for &arch in arches {
         for module in crate::build(&ws, arch, crates)? {
             let resources = ptxas::assemble(&ptxas, &module.ptx_path, module.arch)?;
             for r in resources.iter().filter(|r| r.is_entry) {
                 println!("    {}", resources_line(module.arch, r));
+                if r.wgmma_serialized.is_some() {
+                    serialized.push(format!(
+                        "{}::{} ({})",
+                        module.krate.crate_name, r.function, module.arch
+                    ));
+                }
                 if r.spills() {
                     spilling.push(format!(
                         "{}::{} ({})",
@@ -245,6 +259,13 @@ pub fn report_resources(arches: &[Arch], crates: &[String]) -> Result<Vec<String
         println!(
             "note: kernels that spill registers: {}",
             spilling.join(", ")
+        );
+    }
+    if !serialized.is_empty() {
+        println!(
+            "warning: ptxas serialized the wgmma products of: {} (each waits for the one before; \
+             see the WGMMA SERIALIZED lines' build warnings for ptxas's reason)",
+            serialized.join(", ")
         );
     }
     Ok(spilling)

@@ -32,8 +32,10 @@ commands:
   resources [--arch sm_XX]... [CRATE...]
         The ptxas report per kernel (registers, stack frame, spill stores/loads, static shared
         memory, barriers) for one architecture (default $GPU_ARCH or sm_80); flags kernels that
-        spill (SPILLS) and kernels with a stack frame but no spills (LOCAL ARRAY: an array
-        indexed at run time, usually a loop over a thread's items left rolled).
+        spill (SPILLS), kernels with a stack frame but no spills (LOCAL ARRAY: an array
+        indexed at run time, usually a loop over a thread's items left rolled), kernels whose
+        wgmma products ptxas serialized (WGMMA SERIALIZED: each waits for the one before) and
+        those where it added fences of its own (WGMMA FENCES INJECTED).
   ptx CRATE[::KERNEL] [--arch sm_XX] [--raw] [--no-std] [--resources]
         The PTX of one kernel (or the whole crate) interleaved with the Rust source lines that
         produced it (`//> file:line  source`), from a build with line tables in
@@ -236,6 +238,9 @@ fn report(module: &BuiltModule, workspace: &Workspace) {
         module.units.len(),
         relative(&module.ptx_path, &workspace.root).display()
     );
+    for warning in gpu_builder::sass::wgmma_warnings(&module.units) {
+        println!("warning: {}: {warning}", module.krate.crate_name);
+    }
 }
 
 fn build_kernels(args: &[String]) -> Result<()> {

@@ -287,6 +287,9 @@ impl KernelBuild {
         if let Some(reason) = &module.no_sass {
             note_no_sass_once(&module, reason);
         }
+        for warning in crate::sass::wgmma_warnings(&module.units) {
+            println!("cargo:warning={}: {warning}", module.krate.crate_name);
+        }
         let code = launchers::generate(&module.manifest, &module.units)?;
         let path = out_dir.join(format!("{}.rs", module.krate.crate_name));
         fs::write(&path, code).map_err(|e| Error::io(&path, e))

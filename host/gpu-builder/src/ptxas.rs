@@ -67,6 +67,18 @@ pub struct Resources {
     pub spill_load_bytes: u32,
     pub shared_bytes: u32,
     pub barriers: u32,
+    /// Why ptxas serialized every `wgmma.mma_async` of the function, in its words, when it did
+    /// (notes C7510-C7520, e.g. "insufficient register resources", "program dependence on
+    /// compiler-inserted WG.AR in divergent path"): each product then waits for the one
+    /// before, the tensor cores never overlap two batches, and nothing else in the report has
+    /// to show it (a kernel slowed down by a quarter had the same registers and no spills).
+    #[serde(default)]
+    pub wgmma_serialized: Option<String>,
+    /// How often ptxas put a `warpgroup.arrive` (`wgmma.fence`) of its own before a `wgmma`
+    /// (note C7519): registers of the product were written after the kernel's last fence, so
+    /// the product waits for them; cheap where it sits outside the hot loop.
+    #[serde(default)]
+    pub wgmma_fences_injected: u32,
 }
 
 impl Resources {
@@ -80,6 +92,20 @@ impl Resources {
     /// out with `gpu::unroll!`), or a call's frame. Each access goes through L1 and L2.
     pub fn local_frame(&self) -> bool {
         self.stack_frame_bytes > 0 && !self.spills()
+    }
+
+    /// ptxas's warning about this function's `wgmma` products, if it gave one: what a kernel
+    /// author must know, since the slowdown shows nowhere else.
+    pub fn wgmma_warning(&self) -> Option<String> {
+        self.wgmma_serialized.as_ref().map(|why| {
+            format!(
+                "ptxas serialized every wgmma of `{}` (each product waits for the one before) \
+                 due to {why}: keep the registers live beside products in flight within the \
+                 budget (no spills), and issue products unconditionally (paths that meet must \
+                 hold the same products in flight)",
+                self.function
+            )
+        })
     }
 }
 
@@ -127,10 +153,31 @@ pub fn assemble_to(
     Ok(parse_verbose(&stderr))
 }
 
-/// Parses `ptxas -v` output.
+/// Parses `ptxas -v` output: the resources of each function, and its `wgmma` notes (which
+/// ptxas prints before the functions' reports, naming the function).
 pub fn parse_verbose(text: &str) -> Vec<Resources> {
     let mut all: Vec<Resources> = Vec::new();
+    // (function, the reason of a serialization or None for an injected fence) per wgmma note.
+    let mut wgmma_notes: Vec<(String, Option<String>)> = Vec::new();
     for line in text.lines() {
+        let serialized = line.contains("wgmma.mma_async instructions are serialized");
+        if (serialized || line.contains("warpgroup.arrive is injected"))
+            && let Some(function) = quoted_function(line)
+        {
+            let reason = serialized.then(|| {
+                let after = line.split_once(" due to ").map_or("", |(_, why)| why);
+                after
+                    .split(" in the function")
+                    .next()
+                    .unwrap_or(after)
+                    .split(" for the function")
+                    .next()
+                    .unwrap_or(after)
+                    .trim()
+                    .to_string()
+            });
+            wgmma_notes.push((function.to_string(), reason));
+        }
         let info = line
             .trim_start_matches("ptxas info")
             .trim_start_matches([' ', ':'])
@@ -176,7 +223,21 @@ pub fn parse_verbose(text: &str) -> Vec<Resources> {
             current.shared_bytes = number_before(" bytes smem").unwrap_or(0);
         }
     }
+    for (function, reason) in wgmma_notes {
+        if let Some(r) = all.iter_mut().find(|r| r.function == function) {
+            match reason {
+                Some(why) => r.wgmma_serialized = Some(why),
+                None => r.wgmma_fences_injected += 1,
+            }
+        }
+    }
     all
+}
+
+/// The function a ptxas note names: `... in [the] function 'name'`.
+fn quoted_function(line: &str) -> Option<&str> {
+    let rest = &line[line.rfind("function '")? + "function '".len()..];
+    rest.split('\'').next().filter(|name| !name.is_empty())
 }
 
 #[cfg(test)]
@@ -202,8 +263,43 @@ mod tests {
                 spill_store_bytes: 4,
                 spill_load_bytes: 4,
                 shared_bytes: 2048,
-                barriers: 1
+                barriers: 1,
+                ..Default::default()
             }
         );
+    }
+
+    #[test]
+    fn reads_the_wgmma_notes_printed_before_the_functions() {
+        let text = "ptxas info    : (C7520) Potential Performance Loss: wgmma.mma_async instructions are serialized due to program dependence on compiler-inserted WG.AR in divergent path in the function 'attn'\n\
+            ptxas info    : (C7512) Potential Performance Loss: wgmma.mma_async instructions are serialized due to insufficient register resources for the function 'plain'\n\
+            ptxas info    : (C7519) warpgroup.arrive is injected in around line 5206 by compiler to allow use of registers in GMMA in function 'bwd'\n\
+            ptxas info    : (C7519) warpgroup.arrive is injected in around line 5265 by compiler to allow use of registers in GMMA in function 'bwd'\n\
+            ptxas info    : Compiling entry function 'attn' for 'sm_90a'\n\
+            ptxas info    : Used 168 registers, used 16 barriers\n\
+            ptxas info    : Compiling entry function 'bwd' for 'sm_90a'\n\
+            ptxas info    : Used 168 registers, used 16 barriers\n\
+            ptxas info    : Compiling entry function 'plain' for 'sm_90a'\n\
+            ptxas info    : Used 40 registers\n";
+        let r = parse_verbose(text);
+        assert_eq!(r.len(), 3);
+        assert_eq!(
+            r[0].wgmma_serialized.as_deref(),
+            Some("program dependence on compiler-inserted WG.AR in divergent path")
+        );
+        assert_eq!(r[0].wgmma_fences_injected, 0);
+        assert!(r[1].wgmma_serialized.is_none() && r[1].wgmma_fences_injected == 2);
+        assert_eq!(
+            r[2].wgmma_serialized.as_deref(),
+            Some("insufficient register resources")
+        );
+        let warning = r[0]
+            .wgmma_warning()
+            .expect("a warning for the serialized one");
+        assert!(
+            warning.contains("`attn`") && warning.contains("divergent path:"),
+            "{warning}"
+        );
+        assert_eq!(r[1].wgmma_warning(), None);
     }
 }

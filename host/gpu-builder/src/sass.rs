@@ -148,6 +148,9 @@ pub fn build_units(
         for &arch in archs {
             let mut hasher = DefaultHasher::new();
             identity.hash(&mut hasher);
+            // The cache's layout: cubins cached before the wgmma warnings were kept beside
+            // them are assembled again.
+            "wgmma warnings kept beside".hash(&mut hasher);
             arch.to_string().hash(&mut hasher);
             unit.ptx.hash(&mut hasher);
             let cubin = cache.join(arch.to_string()).join(format!(
@@ -179,13 +182,41 @@ fn assemble_unit(ptxas: &Path, unit: &BuiltUnit, arch: Arch, cubin: &Path) -> Re
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     // Written under a temporary name and renamed, so a concurrent build never reads half a file.
     let partial = cubin.with_extension(format!("{}.partial", std::process::id()));
-    ptxas::assemble_to(ptxas, &unit.ptx_path, arch, &[], &partial).map_err(|e| {
-        e.context(format!(
-            "assembling kernel(s) {} for {arch}",
-            unit.kernels.join(", ")
-        ))
-    })?;
+    let resources =
+        ptxas::assemble_to(ptxas, &unit.ptx_path, arch, &[], &partial).map_err(|e| {
+            e.context(format!(
+                "assembling kernel(s) {} for {arch}",
+                unit.kernels.join(", ")
+            ))
+        })?;
+    // ptxas's warnings about serialized `wgmma`s go beside the cached cubin (the file names
+    // its content), so a later build that reuses it still reports them.
+    let warnings: Vec<String> = resources
+        .iter()
+        .filter_map(|r| r.wgmma_warning())
+        .map(|w| format!("{arch}: {w}"))
+        .collect();
+    if !warnings.is_empty() {
+        let notes = cubin.with_extension(WGMMA_NOTES);
+        fs::write(&notes, warnings.join("\n")).map_err(|e| Error::io(&notes, e))?;
+    }
     fs::rename(&partial, cubin).map_err(|e| Error::io(cubin, e))
+}
+
+/// Extension of the file beside a cached cubin that holds ptxas's `wgmma` warnings for it.
+const WGMMA_NOTES: &str = "wgmma-warnings";
+
+/// ptxas's warnings about the units' `wgmma` products (see
+/// [`ptxas::Resources::wgmma_warning`]), one line per kernel and architecture: a serialized
+/// `wgmma` costs a Hopper kernel much of its speed and shows in no other figure, so builds
+/// print these.
+pub fn wgmma_warnings(units: &[BuiltUnit]) -> Vec<String> {
+    units
+        .iter()
+        .flat_map(|u| &u.sass)
+        .filter_map(|(_, cubin)| fs::read_to_string(cubin.with_extension(WGMMA_NOTES)).ok())
+        .flat_map(|text| text.lines().map(str::to_string).collect::<Vec<_>>())
+        .collect()
 }
 
 /// `ptxas --version`, once per binary: part of the cache key, so a new ptxas rebuilds.
