@@ -28,7 +28,8 @@
 //! dimension 256 the default and `wg-f16`) followed by the variable-length rows;
 //! `--d256-varlen` runs only the sweep's head dimension 256 rows and the variable-length rows;
 //! `--head-dim D` (repeatable) keeps the rows of those head dimensions, `--defaults-only` the
-//! default rows (and the backward rows), `--no-varlen` leaves the variable-length rows out.
+//! default rows (and the backward rows), `--no-varlen` leaves the variable-length rows out,
+//! `--seq N` (repeatable) keeps those sequence lengths and `--causal yes|no` those cases.
 //! Variable-length rows (cases `d64_h32_varlen16k` ...): 16384 tokens in ragged sequences
 //! ([`VARLEN_LENS`]) through `Dense::attention_varlen` (`wgmma`, `wg-f16` on f16, `mma` the
 //! `mma.sync` kernel other GPUs run) against SDPA on nested (jagged) tensors
@@ -105,6 +106,9 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     // --head-dim D (repeatable): only these head dimensions; --defaults-only: only the default
     // rows (and the backward rows); --no-varlen: no variable-length rows.
     let (mut head_dims, mut defaults_only, mut no_varlen) = (Vec::<usize>::new(), false, false);
+    // --seq N (repeatable): only these sequence lengths; --causal yes|no: only those cases
+    // (for a profiler's --launch-skip to find one shape's launches).
+    let (mut only_seqs, mut only_causal) = (Vec::<usize>::new(), None::<bool>);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--peers" => peers_path = Some(args.next().ok_or("--peers needs a file")?),
@@ -121,6 +125,18 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     .ok_or("--head-dim needs 64, 128 or 256")?,
             ),
             "--defaults-only" => defaults_only = true,
+            "--seq" => only_seqs.push(
+                args.next()
+                    .and_then(|n| n.parse().ok())
+                    .ok_or("--seq needs a sequence length")?,
+            ),
+            "--causal" => {
+                only_causal = match args.next().as_deref() {
+                    Some("yes") => Some(true),
+                    Some("no") => Some(false),
+                    _ => return Err("--causal needs yes or no".into()),
+                }
+            }
             "--no-varlen" => no_varlen = true,
             "--d256-varlen" => {
                 tokens16k = true;
@@ -165,12 +181,18 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
         .collect();
     for &(d, b, h) in &configs {
         for causal in [false, true] {
+            if only_causal.is_some_and(|c| c != causal) {
+                continue;
+            }
             let case = if tokens16k {
                 format!("d{d}_h{h}_t16k{}", if causal { "_causal" } else { "" })
             } else {
                 format!("d{d}_b{b}_h{h}{}", if causal { "_causal" } else { "" })
             };
             for &s in seqs {
+                if !only_seqs.is_empty() && !only_seqs.contains(&s) {
+                    continue;
+                }
                 let b = if tokens16k { 16384 / s } else { b };
                 let shape = AttentionShape::new(b, h, s, s, d);
                 let q = gpu.to_device(&random_bf16(shape.q_len(), 1))?;

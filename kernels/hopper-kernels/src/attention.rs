@@ -312,7 +312,13 @@ fn fresh(x: u32) -> u32 {
 /// `batch_heads` sorts all items (the default), a smaller group keeps the blocks that run
 /// together on fewer heads' K and V.
 #[inline(always)]
-fn work_item(t: u32, blocks_m: u32, batch_heads: u32, head_group: u32, causal: bool) -> (u32, u32) {
+pub fn work_item(
+    t: u32,
+    blocks_m: u32,
+    batch_heads: u32,
+    head_group: u32,
+    causal: bool,
+) -> (u32, u32) {
     if causal {
         let per_group = head_group * blocks_m;
         let (g, within) = (t / per_group, t % per_group);
@@ -331,7 +337,7 @@ fn work_item(t: u32, blocks_m: u32, batch_heads: u32, head_group: u32, causal: b
 /// (causal, or a host-sorted `order`: items sorted by decreasing cost: a block with a heavy item in one round gets a light one
 /// in the next). May be past the last item in the last round.
 #[inline(always)]
-fn item_of(round: u32, block: u32, grid: u32, snake: bool) -> u32 {
+pub fn item_of(round: u32, block: u32, grid: u32, snake: bool) -> u32 {
     let position = if snake && round % 2 == 1 {
         grid - 1 - block
     } else {
