@@ -1,4 +1,5 @@
-//! Every kernel crate compiles to PTX that ptxas 13.0 assembles for sm_80 and sm_90.
+//! Every kernel crate compiles to PTX that ptxas 13.0 assembles for sm_80 and sm_90, with no
+//! Hopper kernel's `wgmma` products serialized.
 //!
 //! Needs no GPU. Without ptxas the test prints SKIPPED, unless `GPU_REQUIRE_PTXAS=1` (set by CI),
 //! which makes a missing ptxas a failure.
@@ -58,6 +59,15 @@ fn every_kernel_crate_assembles_for_sm80_and_sm90() {
                     )
                 });
                 assert!(r.is_entry);
+                // A serialized wgmma costs a Hopper kernel a quarter of its speed or more and
+                // shows in no other figure (README, "Tuning a kernel").
+                assert!(
+                    r.wgmma_serialized.is_none(),
+                    "{}::{}: {}",
+                    krate.crate_name,
+                    kernel.name,
+                    r.wgmma_warning().unwrap_or_default()
+                );
                 println!(
                     "{arch} {}::{}: {} registers, {} B smem, {} B stack",
                     krate.crate_name, kernel.name, r.registers, r.shared_bytes, r.stack_frame_bytes
