@@ -177,8 +177,8 @@ pub struct WgmmaSchedule {
     pub stages: u32,
     /// Causal: order the query tiles heaviest first within groups of this many heads
     /// (`u32::MAX`: the fewest heads per group that keep the blocks' work even, so the
-    /// blocks running together share few heads' K and V in
-    /// L2; 0, the default: that for query lengths up to 4096, all heads beyond).
+    /// blocks running together share few heads' K and V in L2; 0, the default: that for
+    /// query lengths up to 4096, all heads beyond).
     pub head_group: u32,
     /// Consumer warpgroups per block: 2 (128 query rows), or 3 (192 rows, head dimension 64
     /// only, FlashAttention-3's d64 tile); 0 picks the default ([`default_consumers`]).
