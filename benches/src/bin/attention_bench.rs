@@ -18,7 +18,8 @@
 //! On an H100 the default rows (`wgmma`) run the Hopper kernel, `wg-nopp` rows the same without
 //! its ping-pong schedule, `wg-grid` rows with one block per query tile instead of persistent
 //! blocks, `wg-st4` rows (d64) with a 4-stage K/V ring, `wg-hgrp` rows (causal) with the tiles
-//! ordered within groups of a few heads, `wg-m192` / `wg-m128` rows (d64) with three consumer
+//! ordered within balanced groups of heads at every length (the default groups them up to
+//! 4096 rows) and O stored by each thread, `wg-m192` / `wg-m128` rows (d64) with three consumer
 //! warpgroups and 192-row query tiles / two and 128 rows (the default picks by length),
 //! `wg-tmas` rows with O stored through shared memory by TMA, `wg-f16` rows the default on f16
 //! tensors and `f16-192` rows (d64) f16 with 192-row tiles, both against SDPA on f16
@@ -51,7 +52,8 @@ const NO_PING_PONG: &str = "no-ping-pong";
 const ONE_TILE_PER_BLOCK: &str = "one-tile-per-block";
 /// ... and with a 4-stage K/V ring (head dimension 64).
 const FOUR_STAGES: &str = "four-stages";
-/// ... and (causal) with the tiles ordered heaviest first within groups of a few heads.
+/// ... and (causal) with the tiles ordered heaviest first within balanced groups of heads
+/// at every length (`WgmmaSchedule::head_group` = `u32::MAX`), O stored by each thread.
 const HEAD_GROUPS: &str = "head-groups";
 /// ... and (head dimension 64) with three consumer warpgroups, 192-row query tiles, or with
 /// two, 128-row tiles (the default picks by length, see `WgmmaSchedule::consumers`).
