@@ -272,6 +272,29 @@ mod tests {
     }
 
     #[test]
+    fn wgmma_warnings_are_read_from_beside_each_cubin() {
+        let dir = env::temp_dir().join(format!("gpu-sass-notes-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let (noted, plain) = (dir.join("a.cubin"), dir.join("b.cubin"));
+        fs::write(
+            noted.with_extension(WGMMA_NOTES),
+            "sm_90a: one\nsm_90a: two",
+        )
+        .unwrap();
+        let unit = |cubin: &PathBuf| BuiltUnit {
+            kernels: vec!["k".into()],
+            ptx_path: dir.join("k.ptx"),
+            sass: vec![(Arch::SM_90, cubin.clone())],
+        };
+        assert_eq!(
+            wgmma_warnings(&[unit(&plain), unit(&noted)]),
+            ["sm_90a: one", "sm_90a: two"]
+        );
+        assert!(wgmma_warnings(&[unit(&plain)]).is_empty());
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn ptx_is_assembled_for_its_architecture_and_newer_only() {
         let all = DEFAULT_SASS_ARCHS;
         let sm = |a: &[Arch]| a.iter().map(|a| a.to_string()).collect::<Vec<_>>();
