@@ -235,10 +235,10 @@ pub fn report_resources(arches: &[Arch], crates: &[String]) -> Result<Vec<String
             let resources = ptxas::assemble(&ptxas, &module.ptx_path, module.arch)?;
             for r in resources.iter().filter(|r| r.is_entry) {
                 println!("    {}", resources_line(module.arch, r));
-                if r.wgmma_serialized.is_some() {
+                if let Some(warning) = r.wgmma_warning() {
                     serialized.push(format!(
-                        "{}::{} ({})",
-                        module.krate.crate_name, r.function, module.arch
+                        "{} ({}): {warning}",
+                        module.krate.crate_name, module.arch
                     ));
                 }
                 if r.spills() {
@@ -261,12 +261,8 @@ pub fn report_resources(arches: &[Arch], crates: &[String]) -> Result<Vec<String
             spilling.join(", ")
         );
     }
-    if !serialized.is_empty() {
-        println!(
-            "warning: ptxas serialized the wgmma products of: {} (each waits for the one before; \
-             see the WGMMA SERIALIZED lines' build warnings for ptxas's reason)",
-            serialized.join(", ")
-        );
+    for warning in serialized {
+        println!("warning: {warning}");
     }
     Ok(spilling)
 }

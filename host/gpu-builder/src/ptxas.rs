@@ -164,15 +164,14 @@ pub fn parse_verbose(text: &str) -> Vec<Resources> {
         if (serialized || line.contains("warpgroup.arrive is injected"))
             && let Some(function) = quoted_function(line)
         {
+            // "... serialized due to <reason> {in,for} the function 'name'".
             let reason = serialized.then(|| {
-                let after = line.split_once(" due to ").map_or("", |(_, why)| why);
-                after
-                    .split(" in the function")
-                    .next()
-                    .unwrap_or(after)
-                    .split(" for the function")
-                    .next()
-                    .unwrap_or(after)
+                let why = line.split_once(" due to ").map_or("", |(_, why)| why);
+                let why = why
+                    .rsplit_once(" the function '")
+                    .map_or(why, |(why, _)| why);
+                why.trim_end_matches(" in")
+                    .trim_end_matches(" for")
                     .trim()
                     .to_string()
             });
