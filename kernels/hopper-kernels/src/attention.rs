@@ -683,9 +683,21 @@ unsafe fn attention<
     let mut s_acc = [0f32; 64];
     let mut pf = [[0u32; 4]; 8];
     let (mut it, mut round) = (0u32, 0u32);
-    for r in 0..items.div_ceil(step) {
+    // With TMA stores of O, thread 0 waits for a store's reads of the staging tile at the next
+    // item's epilogue rather than right after issuing it, where the whole warpgroup waited for
+    // it at its next turn (head dimension 128, whose default the TMA store is; the same code
+    // cost head dimension 64, which stores from the threads by default, 1-2%).
+    let deferred_store_wait = const { D == 128 };
+    // Then one round more than there are: the loop always leaves through the `break`.
+    for r in 0..items.div_ceil(step) + deferred_store_wait as u32 {
         let index = item_of(r, first, step, snake);
         if index >= items {
+            if deferred_store_wait {
+                // The block's shared memory outlives the last store's reads (a no-op without
+                // stores). Here rather than after the loop: there it cost the fixed-length
+                // kernels their registers (spills, serialized products).
+                tma::store_wait_read();
+            }
             break;
         }
         let (mb, bh) = item(index);
@@ -767,6 +779,11 @@ unsafe fn attention<
                     });
                     pack::<F16>(&s_acc, &mut pf);
                 }
+                // Every score of this item is done (the last was waited for above) and the
+                // last `P·V` reads no Q: the producer may load the next item's Q during it and
+                // the store of O (FA3 releases Q here too). After the loop rather than on its
+                // last iteration: a condition in the loop changed the loop's code.
+                release(empty_q);
                 let (s, phase) = stage(n_tiles - 1);
                 mbarrier::wait_parity(full_v(s), phase);
                 turn();
@@ -813,9 +830,9 @@ unsafe fn attention<
                     pin_o(&mut o_acc, &mut pf);
                     release(empty_v(s));
                 }
+                // Every product of this item is done: Q may be refilled for the next one.
+                release(empty_q);
             }
-            // Every product of this item is done: Q may be refilled for the next one.
-            release(empty_q);
         }
 
         // O / l, rounded to the element. With `tma_store`: into this warpgroup's staging tile
@@ -837,8 +854,13 @@ unsafe fn attention<
             (p.seq_q, 0, 0, 0)
         };
         if tma_store {
-            // Thread 0's wait for the previous store's reads (below) is over for the whole
-            // warpgroup before anyone writes the staging tile again.
+            // The previous item's store (thread 0's bulk group, below) has read the staging
+            // tile, and that is over for the whole warpgroup before anyone writes the tile
+            // again. Every thread waits (no other has a bulk group; a condition on the
+            // thread here cost registers).
+            if deferred_store_wait {
+                tma::store_wait_read();
+            }
             // SAFETY: the whole warpgroup.
             unsafe { sync::named_barrier_sync(store_bar, 128) };
         }
@@ -911,9 +933,11 @@ unsafe fn attention<
                     }
                 }
                 tma::store_commit();
-                // The staging tile is read before the warpgroup writes it again (the shared
-                // memory also outlives the reads).
-                tma::store_wait_read();
+                if !deferred_store_wait {
+                    // The staging tile is read before the warpgroup writes it again (the
+                    // shared memory also outlives the reads).
+                    tma::store_wait_read();
+                }
             }
         }
         it += n_tiles;
