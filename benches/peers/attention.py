@@ -18,9 +18,15 @@ import torch.nn.functional as F
 from timing import time_us as _time_us
 
 
+# --warm-ms N: untimed running before each row (default 200 ms), as attention-bench's flag.
+WARM_S = 0.2
+if "--warm-ms" in sys.argv:
+    WARM_S = int(sys.argv[sys.argv.index("--warm-ms") + 1]) / 1000.0
+
+
 def time_us(fn):
-    """Each SDPA row after 0.2 s of untimed running, as `attention-bench` times ours."""
-    return _time_us(fn, warm_s=0.2)
+    """Each SDPA row after `WARM_S` of untimed running, as `attention-bench` times ours."""
+    return _time_us(fn, warm_s=WARM_S)
 
 # (head_dim, batch, heads) and sequence lengths: keep in sync with attention_bench.rs.
 CONFIGS = [(64, 4, 16), (128, 4, 8)]
@@ -43,6 +49,15 @@ HEAD_DIMS = [int(sys.argv[i + 1]) for i, a in enumerate(sys.argv) if a == "--hea
 if HEAD_DIMS:
     CONFIGS = [c for c in CONFIGS if c[0] in HEAD_DIMS]
 NO_VARLEN = "--no-varlen" in sys.argv
+# --seq N (repeatable): only these sequence lengths; --causal yes|no: only those cases.
+ONLY_SEQS = [int(sys.argv[i + 1]) for i, a in enumerate(sys.argv) if a == "--seq"]
+if ONLY_SEQS:
+    SEQS = [s for s in SEQS if s in ONLY_SEQS]
+# --no-f16: no float16 rows (for attention-bench --defaults-only, which times bf16 only).
+NO_F16 = "--no-f16" in sys.argv
+CAUSAL = (False, True)
+if "--causal" in sys.argv:
+    CAUSAL = (sys.argv[sys.argv.index("--causal") + 1] == "yes",)
 # The variable-length cases (keep in sync with attention_bench.rs): sequence lengths, 16384
 # tokens, and (head_dim, heads).
 VARLEN_LENS = [3000, 517, 1, 1300, 4096, 129, 2222, 777, 64, 2500, 1778]
@@ -59,7 +74,7 @@ def main():
     out = {}
     gen = torch.Generator(device="cuda").manual_seed(1)
     for d, b, h in CONFIGS:
-        for causal in (False, True):
+        for causal in CAUSAL:
             times, backward, times16 = {}, {}, {}
             for s in SEQS:
                 if TOKENS16K:
@@ -72,11 +87,12 @@ def main():
                 times[str(s)] = time_us(
                     lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                 )
-                q16, k16, v16 = (t.to(torch.float16) for t in (q, k, v))
-                times16[str(s)] = time_us(
-                    lambda: F.scaled_dot_product_attention(q16, k16, v16, is_causal=causal)
-                )
-                del q16, k16, v16
+                if not NO_F16:
+                    q16, k16, v16 = (t.to(torch.float16) for t in (q, k, v))
+                    times16[str(s)] = time_us(
+                        lambda: F.scaled_dot_product_attention(q16, k16, v16, is_causal=causal)
+                    )
+                    del q16, k16, v16
                 if TOKENS16K:
                     del q, k, v
                     torch.cuda.empty_cache()
@@ -91,7 +107,9 @@ def main():
                 )
                 del q, k, v, o, g
                 torch.cuda.empty_cache()
-            out[case_name(d, b, h, causal)] = {"torch.sdpa": times, "torch.sdpa.f16": times16}
+            out[case_name(d, b, h, causal)] = {"torch.sdpa": times}
+            if times16:
+                out[case_name(d, b, h, causal)]["torch.sdpa.f16"] = times16
             if backward:
                 out[case_name(d, b, h, causal)]["torch.sdpa.backward"] = backward
     if TOKENS16K and not NO_VARLEN:

@@ -7,7 +7,7 @@
 //! case                  seq    ours us  ours TF/s    peer us  peer TF/s   ratio
 //! d64_b4_h16           4096     1234.5      222.8     1000.0      275.0   0.81x
 //! ```
-//! Each row runs its kernel for 200 ms untimed first, so that every row is timed at the GPU's
+//! Each row runs its kernel for 200 ms (`--warm-ms N`) untimed first, so that every row is timed at the GPU's
 //! sustained clock (`benches/peers/attention.py` times SDPA's rows the same way).
 //! TFLOP/s count the two matrix products, `4 · batch · heads · seq² · head_dim` (half of it
 //! when causal); `ratio` = peer time / our time (> 1: we are faster). Rows `bwd` time the
@@ -62,10 +62,15 @@ const M128: &str = "m128";
 /// The default schedule on f16 tensors, and (head dimension 64) f16 with 192-row tiles.
 const F16: &str = "f16";
 const F16_M192: &str = "f16-m192";
-/// Untimed running before each row ([`benches::time_us_warm`]): rows timed from an idle GPU's
-/// higher clock favoured whichever came first after the case's setup (the default) over the
-/// variant rows of the same shape (README, "Attention on Hopper").
-const WARM: std::time::Duration = std::time::Duration::from_millis(200);
+/// Untimed running before each row ([`benches::time_us_warm`]), in milliseconds: rows timed
+/// from an idle GPU's higher clock favoured whichever came first after the case's setup (the
+/// default) over the variant rows of the same shape (README, "Attention on Hopper").
+/// `--warm-ms N` sets it: seconds of it time a row at the GPU's power-limited steady state.
+static WARM_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(200);
+
+fn warm() -> std::time::Duration {
+    std::time::Duration::from_millis(WARM_MS.load(std::sync::atomic::Ordering::Relaxed))
+}
 /// ... and with O stored through shared memory by TMA.
 const TMA_STORE: &str = "tma-store";
 
@@ -140,6 +145,12 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                 }
             }
             "--no-varlen" => no_varlen = true,
+            "--warm-ms" => WARM_MS.store(
+                args.next()
+                    .and_then(|n| n.parse().ok())
+                    .ok_or("--warm-ms needs milliseconds")?,
+                std::sync::atomic::Ordering::Relaxed,
+            ),
             "--d256-varlen" => {
                 tokens16k = true;
                 d256_varlen = true;
@@ -271,7 +282,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                         },
                         tma_store: name == TMA_STORE || (name == F16 && f16_default),
                     };
-                    let ours = time_us_warm(stream, WARM, &mut |st| {
+                    let ours = time_us_warm(stream, warm(), &mut |st| {
                         if name.is_empty() {
                             dense.attention(st, &q, &k, &v, &mut o, shape, causal)
                         } else if [F16, F16_M192].contains(&name) {
@@ -362,7 +373,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                         rows.extend([("bwd-wg", true, false), ("bwd-wgd", true, true)]);
                     }
                     for (label, wgmma, deterministic) in rows {
-                        let ours = time_us_warm(stream, WARM, &mut |st| {
+                        let ours = time_us_warm(stream, warm(), &mut |st| {
                             let (qkv, grads) = ((&q, &k, &v), (&mut dq, &mut dk, &mut dv));
                             if wgmma {
                                 dense.attention_backward_wgmma(
@@ -470,7 +481,7 @@ fn varlen_rows(
             let mut wgmma_us = None;
             for (label, peer_name) in rows {
                 let cus = (&cu[..], &cu[..]);
-                let ours = time_us_warm(stream, WARM, &mut |st| match label {
+                let ours = time_us_warm(stream, warm(), &mut |st| match label {
                     "wgmma" => dense.attention_varlen(
                         st,
                         (&dq, &dk, &dv),
