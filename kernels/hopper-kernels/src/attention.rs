@@ -473,14 +473,14 @@ unsafe fn attention<
     }
     sync::sync_threads();
 
-    // Broadcast from lane 0 (CUTLASS's `canonical_warp_group_idx`): ptxas then knows the role
-    // branches and everything derived from the warpgroup index are warp-uniform and builds the
-    // wgmma descriptors in uniform registers (with the stages broadcast too, below), not in
-    // vector registers moved over one `R2UR` at a time. Not at head dimension 64 with two
-    // consumers, whose products time 2-4% slower so (the other instances 1-7% faster).
+    // Broadcast from lane 0 (`wgmma::warpgroup_index`): ptxas then knows the role branches and
+    // everything derived from the warpgroup index are warp-uniform and builds the wgmma
+    // descriptors in uniform registers (with the stages broadcast too, below), not in vector
+    // registers moved over one `R2UR` at a time. Not at head dimension 64 with two consumers,
+    // whose products time 2-4% slower so (the other instances 1-7% faster).
     let uniform_roles = const { !(D == 64 && NC == 2) };
     let warpgroup = if uniform_roles {
-        warp::broadcast(tid / 128, 0)
+        wgmma::warpgroup_index()
     } else {
         tid / 128
     };

@@ -19,7 +19,22 @@
 //! the next product with no shared-memory round trip (flash attention's `P · V`). Their B
 //! operand is MN-major (`imm-trans-b` = 1, [`shared_desc_sw128_mn`]): B stored as K rows of N
 //! contiguous elements, as a row-major `[K, N]` matrix (V in `P · V`) arrives from TMA.
+//!
+//! Descriptors are 64-bit values the instruction reads from uniform registers. Built from values
+//! ptxas cannot prove warp-uniform (anything derived from the thread index, even `tid / 128`,
+//! or a loop counter under a role branch on it), they are computed in vector registers and moved
+//! over one `R2UR` a word per product; [`warpgroup_index`] and [`crate::warp::broadcast`] of
+//! such values from lane 0 (CUTLASS's `canonical_warp_group_idx`) let ptxas build them with
+//! uniform instructions instead.
 #![cfg_attr(not(target_arch = "nvptx64"), allow(unused_variables, unused_mut))]
+
+/// This thread's warpgroup in a 1-D block, `thread_idx_x / 128`, broadcast from lane 0 so that
+/// ptxas knows it (and role branches, shared-memory offsets and descriptors derived from it) is
+/// the same in every lane of the warp: see the module docs.
+#[inline(always)]
+pub fn warpgroup_index() -> u32 {
+    crate::warp::broadcast(crate::thread::thread_idx_x() / 128, 0)
+}
 
 /// `wgmma.fence`: orders this warpgroup's earlier register and shared-memory accesses before
 /// the products issued next.
