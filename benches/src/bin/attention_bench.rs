@@ -7,8 +7,9 @@
 //! case                  seq    ours us  ours TF/s    peer us  peer TF/s   ratio
 //! d64_b4_h16           4096     1234.5      222.8     1000.0      275.0   0.81x
 //! ```
-//! Each row runs its kernel for 200 ms (`--warm-ms N`) untimed first, so that every row is timed at the GPU's
-//! sustained clock (`benches/peers/attention.py` times SDPA's rows the same way).
+//! Each row runs its kernel for 200 ms (`--warm-ms N`) untimed first, so that every row is timed
+//! at the GPU's sustained clock (`benches/peers/attention.py` times SDPA's rows the same way;
+//! seconds of it reach the power-capped steady state, README "At the power cap").
 //! TFLOP/s count the two matrix products, `4 · batch · heads · seq² · head_dim` (half of it
 //! when causal); `ratio` = peer time / our time (> 1: we are faster). Rows `bwd` time the
 //! `mma.sync` backward pass (gradients of q, k, v; `bwd-at` with atomic dQ; on an H100
@@ -62,6 +63,9 @@ const M128: &str = "m128";
 /// The default schedule on f16 tensors, and (head dimension 64) f16 with 192-row tiles.
 const F16: &str = "f16";
 const F16_M192: &str = "f16-m192";
+/// ... and with O stored through shared memory by TMA.
+const TMA_STORE: &str = "tma-store";
+
 /// Untimed running before each row ([`benches::time_us_warm`]), in milliseconds: rows timed
 /// from an idle GPU's higher clock favoured whichever came first after the case's setup (the
 /// default) over the variant rows of the same shape (README, "Attention on Hopper").
@@ -71,8 +75,6 @@ static WARM_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new
 fn warm() -> std::time::Duration {
     std::time::Duration::from_millis(WARM_MS.load(std::sync::atomic::Ordering::Relaxed))
 }
-/// ... and with O stored through shared memory by TMA.
-const TMA_STORE: &str = "tma-store";
 
 /// (head_dim, batch, heads); keep in sync with benches/peers/attention.py.
 const CONFIGS: &[(usize, usize, usize)] = &[(64, 4, 16), (128, 4, 8)];

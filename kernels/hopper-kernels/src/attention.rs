@@ -878,8 +878,8 @@ unsafe fn attention<
         if tma_store {
             // The previous item's store (thread 0's bulk group, below) has read the staging
             // tile, and that is over for the whole warpgroup before anyone writes the tile
-            // again. Every thread waits (no other has a bulk group; a condition on the
-            // thread here cost registers).
+            // again. Every thread waits: those with no bulk group (all but thread 0) pass at
+            // once.
             if deferred_store_wait {
                 tma::store_wait_read();
             }
