@@ -28,8 +28,11 @@ def time_us(fn):
     """Each SDPA row after `WARM_S` of untimed running, as `attention-bench` times ours."""
     return _time_us(fn, warm_s=WARM_S)
 
-# (head_dim, batch, heads) and sequence lengths: keep in sync with attention_bench.rs.
-CONFIGS = [(64, 4, 16), (128, 4, 8)]
+# (head_dim, batch, heads, K/V heads) and sequence lengths: keep in sync with
+# attention_bench.rs. The last is grouped-query attention (Llama 3 8B's 32 query heads on 8 K/V
+# heads): SDPA with enable_gqa=True ("torch.sdpa") and on K/V repeated to every query head
+# beforehand ("torch.sdpa.expanded"; its backward includes the repeat's gradient).
+CONFIGS = [(64, 4, 16, 16), (128, 4, 8, 8), (128, 2, 32, 8)]
 SEQS = [1024, 4096, 8192]
 if "--quick" in sys.argv:
     SEQS = [1024, 4096]
@@ -39,10 +42,10 @@ if "--quick" in sys.argv:
 D256_VARLEN = "--d256-varlen" in sys.argv
 TOKENS16K = "--tokens16k" in sys.argv or D256_VARLEN
 if TOKENS16K:
-    CONFIGS = [(64, 0, 32), (128, 0, 16), (256, 0, 8)]
+    CONFIGS = [(64, 0, 32, 32), (128, 0, 16, 16), (256, 0, 8, 8)]
     SEQS = [1024, 2048, 4096, 8192, 16384]
 if D256_VARLEN:
-    CONFIGS = [(256, 0, 8)]
+    CONFIGS = [(256, 0, 8, 8)]
 # --head-dim D (repeatable): only those head dimensions; --no-varlen: no variable-length cases
 # (as attention_bench.rs).
 HEAD_DIMS = [int(sys.argv[i + 1]) for i, a in enumerate(sys.argv) if a == "--head-dim"]
@@ -64,30 +67,56 @@ VARLEN_LENS = [3000, 517, 1, 1300, 4096, 129, 2222, 777, 64, 2500, 1778]
 VARLEN_CONFIGS = [(64, 32), (128, 16), (256, 8)]
 
 
-def case_name(d, b, h, causal):
+def sdpa(q, k, v, causal, gqa):
+    """SDPA; `enable_gqa` (torch 2.5+) only passed for grouped-query shapes."""
+    if gqa:
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+    return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+def case_name(d, b, h, kv_heads, causal):
     if TOKENS16K:
         return f"d{d}_h{h}_t16k" + ("_causal" if causal else "")
-    return f"d{d}_b{b}_h{h}" + ("_causal" if causal else "")
+    gqa = "" if kv_heads == h else f"_kv{kv_heads}"
+    return f"d{d}_b{b}_h{h}{gqa}" + ("_causal" if causal else "")
 
 
 def main():
     out = {}
     gen = torch.Generator(device="cuda").manual_seed(1)
-    for d, b, h in CONFIGS:
+    for d, b, h, kv_heads in CONFIGS:
+        gqa = kv_heads != h
         for causal in CAUSAL:
-            times, backward, times16 = {}, {}, {}
+            times, backward, times16, expanded, expanded_backward = {}, {}, {}, {}, {}
             for s in SEQS:
                 if TOKENS16K:
                     b = 16384 // s
                 q, k, v = (
-                    (torch.rand(b, h, s, d, device="cuda", generator=gen, dtype=torch.float32) * 2 - 1)
+                    (torch.rand(b, heads, s, d, device="cuda", generator=gen, dtype=torch.float32) * 2 - 1)
                     .to(torch.bfloat16)
-                    for _ in range(3)
+                    for heads in (h, kv_heads, kv_heads)
                 )
                 times[str(s)] = time_us(
-                    lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                    lambda: sdpa(q, k, v, causal, gqa)
                 )
-                if not NO_F16:
+                if gqa:
+                    group = h // kv_heads
+                    ke, ve = (t.repeat_interleave(group, dim=1) for t in (k, v))
+                    expanded[str(s)] = time_us(
+                        lambda: F.scaled_dot_product_attention(q, ke, ve, is_causal=causal)
+                    )
+                    del ke, ve
+                    for t in (q, k, v):
+                        t.requires_grad_(True)
+                    ke, ve = (t.repeat_interleave(group, dim=1) for t in (k, v))
+                    o = F.scaled_dot_product_attention(q, ke, ve, is_causal=causal)
+                    g = torch.rand_like(o)
+                    expanded_backward[str(s)] = time_us(
+                        lambda: torch.autograd.grad(o, (q, k, v), g, retain_graph=True)
+                    )
+                    del ke, ve, o, g
+                    q, k, v = (t.detach() for t in (q, k, v))
+                if not NO_F16 and not gqa:
                     q16, k16, v16 = (t.to(torch.float16) for t in (q, k, v))
                     times16[str(s)] = time_us(
                         lambda: F.scaled_dot_product_attention(q16, k16, v16, is_causal=causal)
@@ -100,18 +129,22 @@ def main():
                 # The backward alone: gradients of q, k, v from one forward's graph.
                 for t in (q, k, v):
                     t.requires_grad_(True)
-                o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                o = sdpa(q, k, v, causal, gqa)
                 g = torch.rand_like(o)
                 backward[str(s)] = time_us(
                     lambda: torch.autograd.grad(o, (q, k, v), g, retain_graph=True)
                 )
                 del q, k, v, o, g
                 torch.cuda.empty_cache()
-            out[case_name(d, b, h, causal)] = {"torch.sdpa": times}
-            if times16:
-                out[case_name(d, b, h, causal)]["torch.sdpa.f16"] = times16
-            if backward:
-                out[case_name(d, b, h, causal)]["torch.sdpa.backward"] = backward
+            case = out[case_name(d, b, h, kv_heads, causal)] = {"torch.sdpa": times}
+            for name, t in (
+                ("torch.sdpa.f16", times16),
+                ("torch.sdpa.backward", backward),
+                ("torch.sdpa.expanded", expanded),
+                ("torch.sdpa.expanded.backward", expanded_backward),
+            ):
+                if t:
+                    case[name] = t
     if TOKENS16K and not NO_VARLEN:
         varlen(out, gen)
     json.dump(out, sys.stdout, indent=1)

@@ -32,6 +32,10 @@
 //! `--head-dim D` (repeatable) keeps the rows of those head dimensions, `--defaults-only` the
 //! default rows (and the backward rows), `--no-varlen` leaves the variable-length rows out,
 //! `--seq N` (repeatable) keeps those sequence lengths and `--causal yes|no` those cases.
+//! Grouped-query rows (case `d128_b2_h32_kv8`: 32 query heads reading 8 K/V heads, as Llama 3
+//! 8B's layers; the default and `mma` kernels and the backward rows) against the faster of
+//! SDPA with `enable_gqa=True` and SDPA on K/V repeated to 32 heads beforehand
+//! (`torch.sdpa.expanded`; its backward includes the repeat's gradient, a sum over each group).
 //! Variable-length rows (cases `d64_h32_varlen16k` ...): 16384 tokens in ragged sequences
 //! ([`VARLEN_LENS`]) through `Dense::attention_varlen` (`wgmma`, `wg-f16` on f16, `mma` the
 //! `mma.sync` kernel other GPUs run) against SDPA on nested (jagged) tensors
@@ -76,8 +80,11 @@ fn warm() -> std::time::Duration {
     std::time::Duration::from_millis(WARM_MS.load(std::sync::atomic::Ordering::Relaxed))
 }
 
-/// (head_dim, batch, heads); keep in sync with benches/peers/attention.py.
-const CONFIGS: &[(usize, usize, usize)] = &[(64, 4, 16), (128, 4, 8)];
+/// (head_dim, batch, heads, K/V heads); keep in sync with benches/peers/attention.py. The last
+/// is grouped-query attention as Llama 3 8B's layers (32 query heads share 8 K/V heads); its
+/// case names add `_kv8`.
+const CONFIGS: &[(usize, usize, usize, usize)] =
+    &[(64, 4, 16, 16), (128, 4, 8, 8), (128, 2, 32, 8)];
 
 /// The variable-length rows' sequence lengths: 16384 tokens, 1 to 4096 per sequence, most not
 /// multiples of the tiles; keep in sync with benches/peers/attention.py.
@@ -179,22 +186,27 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
         gpu.properties().multiprocessor_count
     );
     println!(
-        "{:<20}{:<7}{:>6}{:>11}{:>11}{:>11}{:>11}{:>8}",
+        "{:<26}{:<8}{:>6}{:>11}{:>11}{:>11}{:>11}{:>8}",
         "case", "kernel", "seq", "ours us", "ours TF/s", "peer us", "peer TF/s", "ratio"
     );
     let stream: &Stream = gpu.default_stream();
-    let configs: Vec<(usize, usize, usize)> = if d256_varlen {
-        vec![(256, 0, 8)]
+    let configs: Vec<(usize, usize, usize, usize)> = if d256_varlen {
+        vec![(256, 0, 8, 8)]
     } else if tokens16k {
-        vec![(64, 0, 32), (128, 0, 16), (256, 0, 8)]
+        vec![(64, 0, 32, 32), (128, 0, 16, 16), (256, 0, 8, 8)]
     } else {
         CONFIGS.to_vec()
     };
     let configs: Vec<_> = configs
         .into_iter()
-        .filter(|(d, _, _)| head_dims.is_empty() || head_dims.contains(d))
+        .filter(|(d, _, _, _)| head_dims.is_empty() || head_dims.contains(d))
         .collect();
-    for &(d, b, h) in &configs {
+    for &(d, b, h, kv_heads) in &configs {
+        let gqa = if kv_heads == h {
+            String::new()
+        } else {
+            format!("_kv{kv_heads}")
+        };
         for causal in [false, true] {
             if only_causal.is_some_and(|c| c != causal) {
                 continue;
@@ -202,14 +214,14 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
             let case = if tokens16k {
                 format!("d{d}_h{h}_t16k{}", if causal { "_causal" } else { "" })
             } else {
-                format!("d{d}_b{b}_h{h}{}", if causal { "_causal" } else { "" })
+                format!("d{d}_b{b}_h{h}{gqa}{}", if causal { "_causal" } else { "" })
             };
             for &s in seqs {
                 if !only_seqs.is_empty() && !only_seqs.contains(&s) {
                     continue;
                 }
                 let b = if tokens16k { 16384 / s } else { b };
-                let shape = AttentionShape::new(b, h, s, s, d);
+                let shape = AttentionShape::new(b, h, s, s, d).with_kv_heads(kv_heads);
                 let q = gpu.to_device(&random_bf16(shape.q_len(), 1))?;
                 let k = gpu.to_device(&random_bf16(shape.kv_len(), 2))?;
                 let v = gpu.to_device(&random_bf16(shape.kv_len(), 3))?;
@@ -223,6 +235,9 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     attention_kernel_names(d).collect()
                 } else if backward_only {
                     vec![]
+                } else if hopper && !gqa.is_empty() {
+                    // Grouped-query rows: the default and the mma.sync kernel.
+                    vec!["", &mma_default]
                 } else if d == 256 {
                     // Hopper only (elsewhere an error): the default and f16.
                     if hopper { vec!["", F16] } else { vec![] }
@@ -330,20 +345,16 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     } else {
                         "torch.sdpa"
                     };
-                    let peer = peers
-                        .get(&case)
-                        .and_then(|p| p.get(peer_name))
-                        .and_then(|t| t.get(&s.to_string()))
-                        .copied();
+                    let peer = best_peer(&peers, &case, &[peer_name, "torch.sdpa.expanded"], s);
                     match peer {
                         Some(p) => println!(
-                            "{case:<20}{label:<7}{s:>6}{ours:>11.1}{:>11.1}{p:>11.1}{:>11.1}{:>7.2}x",
+                            "{case:<26}{label:<8}{s:>6}{ours:>11.1}{:>11.1}{p:>11.1}{:>11.1}{:>7.2}x",
                             tflops(ours),
                             tflops(p),
                             p / ours
                         ),
                         None => println!(
-                            "{case:<20}{label:<7}{s:>6}{ours:>11.1}{:>11.1}{:>11}{:>11}{:>8}",
+                            "{case:<26}{label:<8}{s:>6}{ours:>11.1}{:>11.1}{:>11}{:>11}{:>8}",
                             tflops(ours),
                             "-",
                             "-",
@@ -405,20 +416,21 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                         })?;
                         // Five matrix products against the forward's two.
                         let tflops = |us: f64| 2.5 * shape.flops(causal) / us * 1e-6;
-                        let peer = peers
-                            .get(&case)
-                            .and_then(|p| p.get("torch.sdpa.backward"))
-                            .and_then(|t| t.get(&s.to_string()))
-                            .copied();
+                        let peer = best_peer(
+                            &peers,
+                            &case,
+                            &["torch.sdpa.backward", "torch.sdpa.expanded.backward"],
+                            s,
+                        );
                         match peer {
                             Some(p) => println!(
-                                "{case:<20}{label:<7}{s:>6}{ours:>11.1}{:>11.1}{p:>11.1}{:>11.1}{:>7.2}x",
+                                "{case:<26}{label:<8}{s:>6}{ours:>11.1}{:>11.1}{p:>11.1}{:>11.1}{:>7.2}x",
                                 tflops(ours),
                                 tflops(p),
                                 p / ours
                             ),
                             None => println!(
-                                "{case:<20}{label:<7}{s:>6}{ours:>11.1}{:>11.1}{:>11}{:>11}{:>8}",
+                                "{case:<26}{label:<8}{s:>6}{ours:>11.1}{:>11.1}{:>11}{:>11}{:>8}",
                                 tflops(ours),
                                 "-",
                                 "-",
@@ -434,6 +446,16 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
         varlen_rows(&gpu, &dense, &peers, hopper)?;
     }
     Ok(())
+}
+
+/// The fastest of `names`' times for `case` at sequence length `seq` (peers missing from the
+/// file are skipped: the grouped-query rows' `torch.sdpa.expanded` exists for those only).
+fn best_peer(peers: &benches::Peers, case: &str, names: &[&str], seq: usize) -> Option<f64> {
+    let times = peers.get(case)?;
+    names
+        .iter()
+        .filter_map(|name| times.get(*name)?.get(&seq.to_string()).copied())
+        .reduce(f64::min)
 }
 
 /// The variable-length rows (see the module docs).
@@ -548,13 +570,13 @@ fn print_row(case: &str, label: &str, size: usize, ours: f64, flops: f64, peer: 
     let tflops = |us: f64| flops / us * 1e-6;
     match peer {
         Some(p) => println!(
-            "{case:<20}{label:<7}{size:>6}{ours:>11.1}{:>11.1}{p:>11.1}{:>11.1}{:>7.2}x",
+            "{case:<26}{label:<8}{size:>6}{ours:>11.1}{:>11.1}{p:>11.1}{:>11.1}{:>7.2}x",
             tflops(ours),
             tflops(p),
             p / ours
         ),
         None => println!(
-            "{case:<20}{label:<7}{size:>6}{ours:>11.1}{:>11.1}{:>11}{:>11}{:>8}",
+            "{case:<26}{label:<8}{size:>6}{ours:>11.1}{:>11.1}{:>11}{:>11}{:>8}",
             tflops(ours),
             "-",
             "-",
