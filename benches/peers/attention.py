@@ -37,7 +37,7 @@ SEQS = [1024, 4096, 8192]
 if "--quick" in sys.argv:
     SEQS = [1024, 4096]
 # --tokens16k: FlashAttention-3's sweep, 16k tokens (batch = 16384 / seq), hidden size 2048
-# (heads = 2048 / head_dim), forward only; case names "d64_h32_t16k" (keep in sync with
+# (heads = 2048 / head_dim), forward only unless --backward; case names "d64_h32_t16k" (keep in sync with
 # attention_bench.rs).
 D256_VARLEN = "--d256-varlen" in sys.argv
 TOKENS16K = "--tokens16k" in sys.argv or D256_VARLEN
@@ -46,6 +46,11 @@ if TOKENS16K:
     SEQS = [1024, 2048, 4096, 8192, 16384]
 if D256_VARLEN:
     CONFIGS = [(256, 0, 8, 8)]
+# --backward: the backward rows only ("torch.sdpa.backward"); with --tokens16k the sweep's
+# head dimensions 64 and 128 (the shapes attention-bench --tokens16k --backward times).
+BACKWARD_ONLY = "--backward" in sys.argv
+if BACKWARD_ONLY:
+    CONFIGS = [c for c in CONFIGS if c[0] != 256]
 # --head-dim D (repeatable): only those head dimensions; --no-varlen: no variable-length cases
 # (as attention_bench.rs).
 HEAD_DIMS = [int(sys.argv[i + 1]) for i, a in enumerate(sys.argv) if a == "--head-dim"]
@@ -96,10 +101,9 @@ def main():
                     .to(torch.bfloat16)
                     for heads in (h, kv_heads, kv_heads)
                 )
-                times[str(s)] = time_us(
-                    lambda: sdpa(q, k, v, causal, gqa)
-                )
-                if gqa:
+                if not BACKWARD_ONLY:
+                    times[str(s)] = time_us(lambda: sdpa(q, k, v, causal, gqa))
+                if gqa and not BACKWARD_ONLY:
                     group = h // kv_heads
                     ke, ve = (t.repeat_interleave(group, dim=1) for t in (k, v))
                     expanded[str(s)] = time_us(
@@ -116,13 +120,13 @@ def main():
                     )
                     del ke, ve, o, g
                     q, k, v = (t.detach() for t in (q, k, v))
-                if not NO_F16 and not gqa:
+                if not NO_F16 and not gqa and not BACKWARD_ONLY:
                     q16, k16, v16 = (t.to(torch.float16) for t in (q, k, v))
                     times16[str(s)] = time_us(
                         lambda: F.scaled_dot_product_attention(q16, k16, v16, is_causal=causal)
                     )
                     del q16, k16, v16
-                if TOKENS16K:
+                if TOKENS16K and not BACKWARD_ONLY:
                     del q, k, v
                     torch.cuda.empty_cache()
                     continue
@@ -136,8 +140,9 @@ def main():
                 )
                 del q, k, v, o, g
                 torch.cuda.empty_cache()
-            case = out[case_name(d, b, h, kv_heads, causal)] = {"torch.sdpa": times}
+            case = out[case_name(d, b, h, kv_heads, causal)] = {}
             for name, t in (
+                ("torch.sdpa", times),
                 ("torch.sdpa.f16", times16),
                 ("torch.sdpa.backward", backward),
                 ("torch.sdpa.expanded", expanded),
@@ -145,7 +150,7 @@ def main():
             ):
                 if t:
                     case[name] = t
-    if TOKENS16K and not NO_VARLEN:
+    if TOKENS16K and not NO_VARLEN and not BACKWARD_ONLY:
         varlen(out, gen)
     json.dump(out, sys.stdout, indent=1)
 

@@ -27,7 +27,8 @@
 //! (`torch.sdpa.f16`), and `mma` rows the mma.sync kernel; `--backward` times the backward rows
 //! only; `--tokens16k` runs FlashAttention-3's sweep (16k tokens, hidden 2048, seq 1k…16k) with
 //! the Hopper rows only (default, `wg-tmas`, `wg-m128`, `wg-m192`, `wg-hgrp`, `wg-f16`; head
-//! dimension 256 the default and `wg-f16`) followed by the variable-length rows;
+//! dimension 256 the default and `wg-f16`) followed by the variable-length rows, and with
+//! `--backward` the sweep's backward rows instead (`bwd-wg`, `bwd-wgd`; d64 and d128);
 //! `--d256-varlen` runs only the sweep's head dimension 256 rows and the variable-length rows;
 //! `--head-dim D` (repeatable) keeps the rows of those head dimensions, `--defaults-only` the
 //! default rows (and the backward rows), `--no-varlen` leaves the variable-length rows out,
@@ -115,7 +116,8 @@ fn main() -> ExitCode {
 fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let (mut peers_path, mut quick, mut variants, mut tokens16k) = (None, false, false, false);
-    // --backward: the backward rows only.
+    // --backward: the backward rows only (with --tokens16k: the sweep's shapes, head
+    // dimensions 64 and 128, as `benches/peers/attention.py --tokens16k --backward`).
     let mut backward_only = false;
     // --d256-varlen: the sweep's head dimension 256 rows and the variable-length rows only.
     let mut d256_varlen = false;
@@ -133,7 +135,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
             // Also time the tuning variants (other tilings) of each head dimension.
             "--variants" => variants = true,
             // FlashAttention-3's sweep: 16k tokens (batch = 16384 / seq), hidden size 2048
-            // (heads = 2048 / head_dim), seq 1k ... 16k; forward rows only.
+            // (heads = 2048 / head_dim), seq 1k ... 16k; forward rows only unless --backward.
             "--tokens16k" => tokens16k = true,
             "--head-dim" => head_dims.push(
                 args.next()
@@ -200,6 +202,8 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let configs: Vec<_> = configs
         .into_iter()
         .filter(|(d, _, _, _)| head_dims.is_empty() || head_dims.contains(d))
+        // The backward pass takes head dimensions 64 and 128.
+        .filter(|(d, _, _, _)| !backward_only || *d != 256)
         .collect();
     for &(d, b, h, kv_heads) in &configs {
         let gqa = if kv_heads == h {
@@ -270,7 +274,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     vec![""]
                 };
                 // The backward pass (default tiling rows only): gradients of q, k, v.
-                let backward_row = !variants && !tokens16k;
+                let backward_row = !variants && (!tokens16k || backward_only);
                 let f16s = if hopper && !variants {
                     Some((
                         gpu.to_device(&to_f16(random_bf16(shape.q_len(), 1)))?,
@@ -381,7 +385,11 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     // The mma.sync kernels (deterministic dQ, and FlashAttention-2's atomic
                     // dQ) and, on Hopper, the wgmma kernel with atomic dQ (`bwd-wg`) and with
                     // the dQ tiles added in a fixed order (`bwd-wgd`, deterministic).
+                    // (The sweep's backward rows time the Hopper kernels only there.)
                     let mut rows = vec![("bwd", false, true), ("bwd-at", false, false)];
+                    if hopper && tokens16k {
+                        rows.clear();
+                    }
                     if hopper {
                         rows.extend([("bwd-wg", true, false), ("bwd-wgd", true, true)]);
                     }
@@ -442,7 +450,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
-    if tokens16k && !no_varlen {
+    if tokens16k && !no_varlen && !backward_only {
         varlen_rows(&gpu, &dense, &peers, hopper)?;
     }
     Ok(())
