@@ -3,7 +3,7 @@
 //! picks it on compute capability 9.0 devices.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use ::hopper_kernels::attention::{self as kernel, FlashParams};
 use gpu_host::cudarc::driver::sys;
@@ -19,6 +19,27 @@ use crate::{AttentionInputs, AttentionShape, Dense, TensorMap};
 /// (see `hopper_gemm`).
 #[derive(Default)]
 pub(crate) struct MapCache(Mutex<HashMap<[u64; 14], DeviceBuffer<TensorMap>>>);
+
+impl MapCache {
+    /// The cache, holding the maps of `key` (encoded by `encode` and uploaded on `stream` the
+    /// first time; the cache is cleared when full): `&guard[&key]` while the guard lives.
+    pub(crate) fn lookup(
+        &self,
+        stream: &Stream,
+        key: [u64; 14],
+        encode: impl FnOnce() -> Result<Vec<TensorMap>>,
+    ) -> Result<MutexGuard<'_, HashMap<[u64; 14], DeviceBuffer<TensorMap>>>> {
+        let mut cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if !cache.contains_key(&key) {
+            let maps = encode()?;
+            if cache.len() >= MAP_CACHE_LIMIT {
+                cache.clear();
+            }
+            cache.insert(key, stream.to_device(&maps)?);
+        }
+        Ok(cache)
+    }
+}
 
 /// Element types of the attention: bf16 everywhere, f16 on Hopper (the `mma.sync` kernels
 /// other GPUs run are bf16 only). Scores, softmax and accumulators are f32 for both.
@@ -259,7 +280,7 @@ const M192_MIN_SEQ: usize = 2048;
 /// ... with the causal mask.
 const M192_MIN_SEQ_CAUSAL: usize = 8192;
 
-/// Most cached map triples; the cache is cleared when full (a triple is 384 bytes of device
+/// Most cached map sets; the cache is cleared when full (a set of four is 512 bytes of device
 /// memory).
 const MAP_CACHE_LIMIT: usize = 64;
 
@@ -526,12 +547,7 @@ impl Dense {
             total_q,
             total_k,
         ];
-        let mut cache = self
-            .wgmma_attention_maps
-            .0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        if !cache.contains_key(&key) {
+        let cache = self.wgmma_attention_maps.lookup(stream, key, || {
             let d = shape.head_dim;
             // Fixed lengths: a matrix per (batch, head); variable lengths: per head, the rows
             // of all sequences.
@@ -543,18 +559,14 @@ impl Dense {
                 Some((tq, tk)) => ((shape.heads, tq, d), (shape.kv_heads, tk, d)),
             };
             let packed = totals.is_some();
-            let maps = [
+            Ok(vec![
                 encode_map::<T>(key[0], q_dims, packed, bm, name)?,
                 encode_map::<T>(key[1], kv_dims, packed, kernel::BN, name)?,
                 encode_map::<T>(key[2], kv_dims, packed, kernel::BN, name)?,
                 // O, stored by each consumer warpgroup in 64-row boxes (fixed lengths only).
                 encode_map::<T>(key[3], q_dims, packed, 64, name)?,
-            ];
-            if cache.len() >= MAP_CACHE_LIMIT {
-                cache.clear();
-            }
-            cache.insert(key, stream.to_device(&maps)?);
-        }
+            ])
+        })?;
         let maps = &cache[&key];
         let bh = (shape.batch * shape.heads) as u32;
         let blocks_m = shape.seq_q.div_ceil(bm as usize) as u32;

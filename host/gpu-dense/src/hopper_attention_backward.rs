@@ -123,31 +123,59 @@ impl Dense {
         let (bh, kv_bh) = (shape.batch * shape.heads, shape.batch * shape.kv_heads);
         let seq_pad = kernel::padded_rows(shape.seq_q as u32);
         let rows_pad = bh * seq_pad as usize;
-        // Δ and L·log2 e, padded per head.
-        let mut delta = stream.alloc_zeroed::<f32>(rows_pad)?;
-        let mut lse2 = stream.alloc_zeroed::<f32>(rows_pad)?;
-        let warps = (kernel::PREP_THREADS / 32) as usize;
+        // Δ and L·log2 e, padded per head, and dQ's f32 accumulator (padded rows, the kernel's
+        // order: `kernel::dq_index`): the prep kernel writes all three in full (the
+        // accumulator's zeros), so no memsets.
+        let mut delta = stream.alloc_uninit::<f32>(rows_pad)?;
+        let mut lse2 = stream.alloc_uninit::<f32>(rows_pad)?;
+        let mut dq_acc = stream.alloc_uninit::<f32>(rows_pad * d)?;
+        // dim / 8 threads a row (rows_pad is a multiple of kernel::PAD).
+        let prep_threads = rows_pad * d / 8;
         module.attention_bwd_prep_bf16(
             stream,
-            LaunchConfig::new(rows_pad.div_ceil(warps) as u32, kernel::PREP_THREADS),
+            LaunchConfig::new(
+                prep_threads.div_ceil(kernel::PREP_THREADS as usize) as u32,
+                kernel::PREP_THREADS,
+            ),
             o,
             d_o,
             lse,
             &mut delta,
             &mut lse2,
+            &mut dq_acc,
             shape.seq_q as u32,
             seq_pad,
             d as u32,
         )?;
         let bm = kernel::block_m(d as u32);
         let blocks_n = shape.seq_k.div_ceil(kernel::BN as usize) as u32;
-        let maps = [
-            encode_map(q.device_ptr(), bh, shape.seq_q, d, bm, name)?,
-            encode_map(k.device_ptr(), kv_bh, shape.seq_k, d, kernel::BN, name)?,
-            encode_map(v.device_ptr(), kv_bh, shape.seq_k, d, kernel::BN, name)?,
-            encode_map(d_o.device_ptr(), bh, shape.seq_q, d, bm, name)?,
+        // The maps depend only on the four addresses and the shape: cached, as the forward's
+        // (encoding and uploading them took a host-to-device copy every call).
+        let key = [
+            q.device_ptr(),
+            k.device_ptr(),
+            v.device_ptr(),
+            d_o.device_ptr(),
+            shape.batch as u64,
+            shape.heads as u64,
+            shape.kv_heads as u64,
+            shape.seq_q as u64,
+            shape.seq_k as u64,
+            d as u64,
+            bm as u64,
+            kernel::BN as u64,
+            0,
+            0,
         ];
-        let maps = stream.to_device(&maps)?;
+        let cache = self.wgmma_attention_backward_maps.lookup(stream, key, || {
+            Ok(vec![
+                encode_map(key[0], bh, shape.seq_q, d, bm, name)?,
+                encode_map(key[1], kv_bh, shape.seq_k, d, kernel::BN, name)?,
+                encode_map(key[2], kv_bh, shape.seq_k, d, kernel::BN, name)?,
+                encode_map(key[3], bh, shape.seq_q, d, bm, name)?,
+            ])
+        })?;
+        let maps = &cache[&key];
         let scale = 1.0 / (d as f64).sqrt();
         let params = BwdParams {
             seq_q: shape.seq_q as u32,
@@ -160,10 +188,7 @@ impl Dense {
             group: (shape.heads / shape.kv_heads) as u32,
             dq_order: dq_order(deterministic, blocks_n, self.wgmma.sm_count),
         };
-        // dQ's f32 accumulator (padded rows, the kernel's order: `kernel::dq_index`), and
-        // deterministic, a turn counter per query tile.
-        let q_len = shape.q_len();
-        let mut dq_acc = stream.alloc_zeroed::<f32>(rows_pad * d)?;
+        // Deterministic: a turn counter per query tile.
         let turns = if deterministic {
             bh * shape.seq_q.div_ceil(bm as usize)
         } else {
@@ -185,7 +210,7 @@ impl Dense {
             k,
             v,
             d_o,
-            &maps,
+            maps,
             &lse2,
             &delta,
             &mut dq_acc,
@@ -196,7 +221,7 @@ impl Dense {
         )?;
         module.attention_bwd_dq_convert_bf16(
             stream,
-            LaunchConfig::for_elements(q_len, kernel::PREP_THREADS),
+            LaunchConfig::new((rows_pad * d / 4096) as u32, kernel::CONVERT_THREADS),
             &dq_acc,
             dq,
             shape.seq_q as u32,

@@ -43,6 +43,8 @@ pub struct Dense {
     wgmma: hopper_gemm::WgmmaState,
     /// `attention_wgmma`'s tensor-map cache.
     wgmma_attention_maps: hopper_attention::MapCache,
+    /// `attention_backward_wgmma`'s tensor-map cache (Q, K, V, dO).
+    wgmma_attention_backward_maps: hopper_attention::MapCache,
     /// Shared memory a block may have on this device (opt-in included), in bytes: picks the
     /// mma.sync GEMM's policy.
     shared_limit: u32,
@@ -64,6 +66,7 @@ impl Dense {
             hopper,
             wgmma: hopper_gemm::WgmmaState::new(gpu),
             wgmma_attention_maps: Default::default(),
+            wgmma_attention_backward_maps: Default::default(),
             shared_limit: gpu.properties().shared_memory_limit_per_block(),
         })
     }

@@ -315,7 +315,28 @@ impl Stream {
     ///
     /// All-zero bytes are a valid value of every `DeviceCopy` type (plain numeric data).
     pub fn alloc_zeroed<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<T>> {
-        let n = byte_len::<T>(len, "alloc_zeroed")?;
+        self.alloc_with(len, true, "alloc_zeroed")
+    }
+
+    /// Allocates `len` values of `T` on this stream without setting them, for buffers a kernel
+    /// writes in full before anything reads them (scratch space): it saves
+    /// [`alloc_zeroed`](Self::alloc_zeroed)'s memset. On a GPU the values are whatever the
+    /// memory held before; on the simulator they are zeros. Every bit pattern is a valid
+    /// `DeviceCopy` value, so reading an unset element is not undefined behaviour, only
+    /// meaningless.
+    pub fn alloc_uninit<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        self.alloc_with(len, false, "alloc_uninit")
+    }
+
+    /// [`alloc_zeroed`](Self::alloc_zeroed) (`zeroed`) or [`alloc_uninit`](Self::alloc_uninit),
+    /// `api` naming the caller in errors.
+    fn alloc_with<T: DeviceCopy>(
+        &self,
+        len: usize,
+        zeroed: bool,
+        api: &str,
+    ) -> Result<DeviceBuffer<T>> {
+        let n = byte_len::<T>(len, api)?;
         let what = || {
             format!(
                 "allocating {n} bytes of device memory ({len} x {})",
@@ -325,12 +346,19 @@ impl Stream {
         self.check(what)?;
         let bytes = match self.cuda_stream() {
             _ if n == 0 => None,
-            Some(stream) => Some(Bytes::Cuda(CudaBytes::new(
-                stream
-                    .alloc_zeros::<u8>(n)
-                    .map_err(alloc_error(self, n, what()))?,
-                stream,
-            ))),
+            Some(stream) => {
+                let slice = if zeroed {
+                    stream.alloc_zeros::<u8>(n)
+                } else {
+                    // SAFETY: the bytes are unset, and every bit pattern is a valid `u8` (and,
+                    // `DeviceCopy`'s contract, a valid `T`), so no read of them is undefined.
+                    unsafe { stream.alloc::<u8>(n) }
+                };
+                Some(Bytes::Cuda(CudaBytes::new(
+                    slice.map_err(alloc_error(self, n, what()))?,
+                    stream,
+                )))
+            }
             None => Some(Bytes::Host(host_alloc(n, what())?)),
         };
         Ok(DeviceBuffer {
