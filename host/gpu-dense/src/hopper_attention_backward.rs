@@ -129,10 +129,14 @@ impl Dense {
         let mut delta = stream.alloc_uninit::<f32>(rows_pad)?;
         let mut lse2 = stream.alloc_uninit::<f32>(rows_pad)?;
         let mut dq_acc = stream.alloc_uninit::<f32>(rows_pad * d)?;
-        let warps = (kernel::PREP_THREADS / 32) as usize;
+        // dim / 8 threads a row (rows_pad is a multiple of kernel::PAD).
+        let prep_threads = rows_pad * d / 8;
         module.attention_bwd_prep_bf16(
             stream,
-            LaunchConfig::new(rows_pad.div_ceil(warps) as u32, kernel::PREP_THREADS),
+            LaunchConfig::new(
+                prep_threads.div_ceil(kernel::PREP_THREADS as usize) as u32,
+                kernel::PREP_THREADS,
+            ),
             o,
             d_o,
             lse,
@@ -217,7 +221,7 @@ impl Dense {
         )?;
         module.attention_bwd_dq_convert_bf16(
             stream,
-            LaunchConfig::for_elements(shape.q_len(), kernel::PREP_THREADS),
+            LaunchConfig::new((rows_pad * d / 4096) as u32, kernel::CONVERT_THREADS),
             &dq_acc,
             dq,
             shape.seq_q as u32,

@@ -53,7 +53,7 @@ pub const STAGES: u32 = 2;
 /// The padded L and Δ buffers hold `seq_q` rounded up to a multiple of this many rows per
 /// query head (a multiple of both query tiles).
 pub const PAD: u32 = 128;
-/// Threads per block of [`attention_bwd_prep_bf16`] (a warp per row).
+/// Threads per block of [`attention_bwd_prep_bf16`] (`dim / 8` threads per row).
 pub const PREP_THREADS: u32 = 256;
 /// Bytes of one swizzled row: 64 two-byte elements.
 const ROW: u32 = 128;
@@ -103,25 +103,81 @@ pub const fn dq_index(bh: u32, row: u32, col: u32, seq_pad: u32, head_dim: u32) 
         + (part * 4096 + 128 * r + t) as usize
 }
 
-/// `dq = bf16(scale · acc)` for the `batch · heads · seq_q · dim` elements of dQ, read from
-/// the kernel's accumulator order ([`dq_index`]).
-#[kernel]
+/// Threads per block of [`attention_bwd_dq_convert_bf16`]: a warpgroup, one thread per thread
+/// of the kernel that stored the part.
+pub const CONVERT_THREADS: u32 = 128;
+/// Words per row of the convert kernel's staging tile: 32 bf16 pairs and 4 of padding, so
+/// that a warp's stores of one register pair hit 32 banks.
+const CONVERT_ROW_WORDS: usize = 36;
+
+/// `dq = bf16(scale · acc)` for the `batch · heads · seq_q · dim` elements of dQ from the
+/// kernel's accumulator order ([`dq_index`]): a block per 64×64 part (4096 values; grid
+/// `acc.len() / 4096` of [`CONVERT_THREADS`]). Thread `t` reads its registers `r` at
+/// `128 r + t` (each a warp's 128 contiguous bytes), packs the pairs of adjacent columns into
+/// a shared 64×64 tile, and the block writes the tile's rows out in order (a warp's 64
+/// contiguous bytes per store). Read element by element in dQ's order instead, as before, a
+/// warp's 32 values came from eight 512-byte-apart places (half of every sector wasted) and
+/// the kernel took twice cuDNN's `convert_dq_to_16bits`.
+#[kernel(block(128))]
 pub fn attention_bwd_dq_convert_bf16(
     acc: &[f32],
-    mut dq: DisjointSlice<bf16>,
+    dq: DisjointSlice<bf16>,
     seq_q: u32,
     seq_pad: u32,
     dim: u32,
     scale: f32,
 ) {
-    let i = thread::global_index();
-    let n = i.get();
-    if n < dq.len() {
-        let (row_all, col) = ((n / dim as usize) as u32, (n % dim as usize) as u32);
-        let (bh, row) = (row_all / seq_q, row_all % seq_q);
-        let x = acc[dq_index(bh, row, col, seq_pad, dim)];
-        dq.set(i, gpu::packed::f32_to_bf16(x * scale));
+    let tile = shared_array!(u32, 64 * CONVERT_ROW_WORDS);
+    let t = thread::thread_idx_x();
+    let part = thread::block_idx_x();
+    let base = part as usize * 4096;
+    if base + 4096 > acc.len() {
+        return;
     }
+    // Register r of thread t is (row 16 (t / 32) + 8 ((r % 4) / 2) + (t % 32) / 4, column
+    // 8 (r / 4) + 2 (t % 4) + r % 2) of the part (the wgmma accumulator layout).
+    unroll!(16, |rp| {
+        let r = 2 * rp as u32;
+        let lo = acc[base + (128 * r + t) as usize];
+        let hi = acc[base + (128 * (r + 1) + t) as usize];
+        let pr = 16 * (t / 32) + 8 * ((r % 4) / 2) + (t % 32) / 4;
+        let pc = 8 * (r / 4) + 2 * (t % 4);
+        let word = wgmma::pack_bf16x2(lo * scale, hi * scale);
+        // SAFETY: pr < 64 and pc / 2 < 32: inside the tile.
+        unsafe { tile.write_unchecked(pr as usize * CONVERT_ROW_WORDS + (pc / 2) as usize, word) };
+    });
+    sync::sync_threads();
+    // Two query tiles' parts per (query tile): head dimension 64, rows 0-63 and 64-127 of a
+    // 128-row tile; 128, columns 0-63 and 64-127 of a 64-row tile.
+    let bm = block_m(dim);
+    let (tile_all, sub) = (part / 2, part % 2);
+    let padded = tile_all * bm;
+    let (bh, row0) = (padded / seq_pad, padded % seq_pad);
+    let (row0, col0) = if dim == 64 {
+        (row0 + 64 * sub, 0)
+    } else {
+        (row0, 64 * sub)
+    };
+    let col = t % 64;
+    unroll!(32, |pass| {
+        let pr = 2 * pass as u32 + t / 64;
+        let row = row0 + pr;
+        if row < seq_q {
+            // SAFETY: inside the tile.
+            let word = unsafe {
+                tile.read_unchecked(pr as usize * CONVERT_ROW_WORDS + (col / 2) as usize)
+            };
+            let bits = if col % 2 == 0 {
+                word & 0xffff
+            } else {
+                word >> 16
+            };
+            let at = (bh * seq_q + row) as usize * dim as usize + (col0 + col) as usize;
+            // SAFETY: (row, col0 + col) of query head bh is written by this thread alone; the
+            // index is bounds-checked.
+            unsafe { dq.write_unchecked_race(at, bf16::from_bits(bits as u16)) };
+        }
+    });
 }
 
 /// Sizes and flags of one launch; grid `(ceil(seq_k / BN), batch · kv_heads)`.
@@ -223,11 +279,41 @@ pub const fn dq_turn(
     }
 }
 
+/// Eight bf16 values (or four f32 zeros' worth of words) read or written as one 16-byte access.
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+struct Words([u32; 4]);
+
+/// Elements `at .. at + 8` of `x` as f32: one 16-byte load where they are 16-byte aligned (any
+/// allocation's rows are: `dim` is 64 or 128), else eight loads.
+#[inline(always)]
+fn load8(x: &[bf16], at: usize) -> [f32; 8] {
+    let chunk = &x[at..at + 8];
+    let mut out = [0f32; 8];
+    if chunk.as_ptr() as usize % 16 == 0 {
+        // SAFETY: 16 aligned bytes of the slice (checked just above), read-only in the kernel.
+        let Words(w) = unsafe { chunk.as_ptr().cast::<Words>().read() };
+        unroll!(4, |k| {
+            out[2 * k] = f32::from_bits(w[k] << 16);
+            out[2 * k + 1] = f32::from_bits(w[k] & 0xffff_0000);
+        });
+    } else {
+        unroll!(8, |k| {
+            out[k] = chunk[k].to_f32();
+        });
+    }
+    out
+}
+
 /// `delta[r] = Σ_d o·d_o` and `lse2[r] = lse·log2 e` for the padded rows `r` of every query
-/// head (`rows` = `batch · heads · seq_pad`); padding rows get 0 and +∞. A warp per row. When
-/// `dq_acc` is not empty (`rows · dim` values), each warp also zeroes its row's `dim` values of
-/// it (the main kernel's dQ accumulator: one launch instead of a memset beside this one).
-#[kernel]
+/// head (`rows` = `batch · heads · seq_pad`, a multiple of [`PAD`]); padding rows get 0 and
+/// +∞. `dim / 8` threads per row (`rows · dim / 8` threads in [`PREP_THREADS`] blocks), each
+/// reading 8 elements of O and dO with 16-byte loads and summing with the row's other threads
+/// by shuffles (with a warp per row and 2-byte loads, as before, a warp had only its row's bytes
+/// in flight: 1.6x cuDNN's `compute_dot_do_o`). When `dq_acc` is not empty (`rows · dim`
+/// values), each thread also zeroes its 8 values of the row there (the main kernel's dQ
+/// accumulator: one launch instead of a memset beside this one).
+#[kernel(block(256))]
 #[allow(clippy::too_many_arguments)]
 pub fn attention_bwd_prep_bf16(
     o: &[bf16],
@@ -240,40 +326,50 @@ pub fn attention_bwd_prep_bf16(
     seq_pad: u32,
     dim: u32,
 ) {
-    let lane = thread::lane_id() as usize;
-    let r = (thread::block_idx_x() * (thread::block_dim_x() / 32) + thread::warp_id()) as usize;
+    let per_row = dim / 8;
+    let tid = thread::block_idx_x() * PREP_THREADS + thread::thread_idx_x();
+    let (r, part) = ((tid / per_row) as usize, tid % per_row);
+    // A warp's rows (32 / per_row of them, dim 64 or 128) are all inside or all outside: the
+    // row count is a multiple of PAD.
     if r >= delta.len() {
         return;
     }
     let (bh, i) = (r / seq_pad as usize, r % seq_pad as usize);
     let dim = dim as usize;
+    let at = r * dim + 8 * part as usize;
     if !dq_acc.is_empty() {
-        let mut c = lane;
-        while c < dim {
-            // SAFETY: one lane per element of row r; r · dim + c < rows · dim, the
-            // accumulator's length when it is not empty (host-sized).
-            unsafe { dq_acc.write_unchecked_race(r * dim + c, 0.0) };
-            c += 32;
+        assert!(at + 8 <= dq_acc.len());
+        // SAFETY: in bounds (asserted); values at .. at + 8 of row r belong to this thread; the
+        // accumulator is an allocation of its own (256-byte aligned) and at is a multiple of 8
+        // f32, so both 16-byte stores are aligned.
+        unsafe {
+            let p = dq_acc.as_mut_ptr().add(at).cast::<Words>();
+            p.write(Words([0; 4]));
+            p.add(1).write(Words([0; 4]));
         }
     }
     let mut sum = 0f32;
     let valid = i < seq_q as usize;
     let src = bh * seq_q as usize + i;
     if valid {
-        let mut c = lane;
-        while c < dim {
-            sum += o[src * dim + c].to_f32() * d_o[src * dim + c].to_f32();
-            c += 32;
-        }
+        let at = src * dim + 8 * part as usize;
+        let (a, b) = (load8(o, at), load8(d_o, at));
+        unroll!(8, |k| {
+            sum = math::fma(a[k], b[k], sum);
+        });
     }
-    sum = warp::reduce(sum, gpu::ops::Sum);
-    if lane == 0 {
+    let mut lanes = 1;
+    while lanes < per_row {
+        sum += warp::shuffle_xor(sum, lanes);
+        lanes *= 2;
+    }
+    if part == 0 {
         let l = if valid {
             lse[src] * core::f32::consts::LOG2_E
         } else {
             f32::INFINITY
         };
-        // SAFETY: one lane per row; `r < delta.len()`, and the host sizes `lse2` as `delta`.
+        // SAFETY: one thread per row; `r < delta.len()`, and the host sizes `lse2` as `delta`.
         unsafe {
             delta.write_unchecked_race(r, sum);
             lse2.write_unchecked_race(r, l);
