@@ -167,7 +167,7 @@ pub fn attention_bwd_dq_convert_bf16(
             let word = unsafe {
                 tile.read_unchecked(pr as usize * CONVERT_ROW_WORDS + (col / 2) as usize)
             };
-            let bits = if col % 2 == 0 {
+            let bits = if col.is_multiple_of(2) {
                 word & 0xffff
             } else {
                 word >> 16
@@ -290,7 +290,7 @@ struct Words([u32; 4]);
 fn load8(x: &[bf16], at: usize) -> [f32; 8] {
     let chunk = &x[at..at + 8];
     let mut out = [0f32; 8];
-    if chunk.as_ptr() as usize % 16 == 0 {
+    if (chunk.as_ptr() as usize).is_multiple_of(16) {
         // SAFETY: 16 aligned bytes of the slice (checked just above), read-only in the kernel.
         let Words(w) = unsafe { chunk.as_ptr().cast::<Words>().read() };
         unroll!(4, |k| {
