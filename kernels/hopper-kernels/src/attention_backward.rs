@@ -574,6 +574,12 @@ unsafe fn backward<
 
     // SAFETY: the whole consumer warpgroup; 128 * 24 + 256 * 240 <= 65536.
     unsafe { wgmma::set_max_registers_inc::<240>() };
+    // The warpgroup index broadcast from lane 0 (`wgmma::warpgroup_index`): ptxas then knows
+    // everything derived from it is warp-uniform and builds the consumers' wgmma descriptors in
+    // uniform registers, not in vector registers moved over one `R2UR` a product. Only here:
+    // the producer's and reducer's code, taken on `tid / 128` above, stays as it was (built
+    // from the broadcast index too, the deterministic dQ ran 3-6% slower at d128).
+    let warpgroup = wgmma::warpgroup_index();
     let consumer = warpgroup - 1;
     let t = tid - 128 * warpgroup;
     let (w, l) = (t / 32, t % 32);
