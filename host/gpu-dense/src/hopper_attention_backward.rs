@@ -59,7 +59,7 @@ impl Dense {
         causal: bool,
         deterministic: bool,
     ) -> Result<()> {
-        let name = wgmma_name(shape.head_dim);
+        let name = wgmma_name(shape.head_dim, deterministic);
         let (q, k, v) = qkv;
         let lens = [
             q.len(),
@@ -112,7 +112,7 @@ impl Dense {
         causal: bool,
         deterministic: bool,
     ) -> Result<()> {
-        let name = wgmma_name(shape.head_dim);
+        let name = wgmma_name(shape.head_dim, deterministic);
         let Some(module) = self.hopper.as_ref() else {
             return Err(Error::LaunchConfig {
                 kernel: name.to_string(),
@@ -197,10 +197,10 @@ impl Dense {
         let mut dq_turns = stream.alloc_zeroed::<u32>(turns)?;
         let cfg = LaunchConfig::new((blocks_n, kv_bh as u32, 1), (kernel::THREADS, 1, 1))
             .with_shared_mem(kernel::shared_bytes(d as u32));
-        let launch = if d == 64 {
-            crate::hopper_kernels::Module::attention_bwd_bf16_d64_wgmma
-        } else {
-            crate::hopper_kernels::Module::attention_bwd_bf16_d128_wgmma
+        let launch = match (d, deterministic) {
+            (64, _) => crate::hopper_kernels::Module::attention_bwd_bf16_d64_wgmma,
+            (_, false) => crate::hopper_kernels::Module::attention_bwd_bf16_d128_wgmma,
+            (_, true) => crate::hopper_kernels::Module::attention_bwd_bf16_d128_ordered_wgmma,
         };
         launch(
             module,
@@ -243,11 +243,12 @@ fn dq_order(deterministic: bool, blocks_n: u32, sm_count: u32) -> u32 {
     }
 }
 
-/// The Hopper backward kernel's name for error messages.
-fn wgmma_name(head_dim: usize) -> &'static str {
-    match head_dim {
-        64 => "attention_bwd_bf16_d64_wgmma",
-        128 => "attention_bwd_bf16_d128_wgmma",
+/// The Hopper backward kernel's name for error messages (the one that would run).
+fn wgmma_name(head_dim: usize, deterministic: bool) -> &'static str {
+    match (head_dim, deterministic) {
+        (64, _) => "attention_bwd_bf16_d64_wgmma",
+        (128, false) => "attention_bwd_bf16_d128_wgmma",
+        (128, true) => "attention_bwd_bf16_d128_ordered_wgmma",
         _ => "attention_bwd_bf16_wgmma",
     }
 }

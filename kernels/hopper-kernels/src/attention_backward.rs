@@ -399,6 +399,7 @@ unsafe fn backward<
     const ON: usize,
     const SJ: usize,
     const OJ: usize,
+    const UNIFORM_CONSUMERS: bool,
 >(
     maps: &[TensorMap],
     lse2: &[f32],
@@ -574,12 +575,17 @@ unsafe fn backward<
 
     // SAFETY: the whole consumer warpgroup; 128 * 24 + 256 * 240 <= 65536.
     unsafe { wgmma::set_max_registers_inc::<240>() };
-    // The warpgroup index broadcast from lane 0 (`wgmma::warpgroup_index`): ptxas then knows
-    // everything derived from it is warp-uniform and builds the consumers' wgmma descriptors in
-    // uniform registers, not in vector registers moved over one `R2UR` a product. Only here:
-    // the producer's and reducer's code, taken on `tid / 128` above, stays as it was (built
-    // from the broadcast index too, the deterministic dQ ran 3-6% slower at d128).
-    let warpgroup = wgmma::warpgroup_index();
+    // With `UNIFORM_CONSUMERS`, the warpgroup index broadcast from lane 0
+    // (`wgmma::warpgroup_index`): ptxas then knows everything derived from it is warp-uniform
+    // and builds the consumers' wgmma descriptors in uniform registers, not in vector
+    // registers moved over one `R2UR` a product (the producer's and reducer's code, taken on
+    // `tid / 128` above, stays as it is). Not for the deterministic dQ at head dimension 128,
+    // which ran slower so (see `attention_bwd_bf16_d128_ordered_wgmma`).
+    let warpgroup = if UNIFORM_CONSUMERS {
+        wgmma::warpgroup_index()
+    } else {
+        warpgroup
+    };
     let consumer = warpgroup - 1;
     let t = tid - 128 * warpgroup;
     let (w, l) = (t / 32, t % 32);
@@ -906,7 +912,7 @@ pub fn attention_bwd_bf16_d64_wgmma(
     let _ = (q, k, v, d_o);
     // SAFETY: the host launcher (`Dense::attention_backward_wgmma`) upholds the contract.
     unsafe {
-        backward::<64, 128, 4, 64, 8, 32, 16, 8>(
+        backward::<64, 128, 4, 64, 8, 32, 16, 8, true>(
             maps,
             lse2,
             delta,
@@ -940,7 +946,45 @@ pub fn attention_bwd_bf16_d128_wgmma(
     let _ = (q, k, v, d_o);
     // SAFETY: the host launcher (`Dense::attention_backward_wgmma`) upholds the contract.
     unsafe {
-        backward::<128, 64, 8, 32, 4, 64, 8, 16>(
+        backward::<128, 64, 8, 32, 4, 64, 8, 16, true>(
+            maps,
+            lse2,
+            delta,
+            dq,
+            dq_turns,
+            dk.as_mut_ptr().cast(),
+            dv.as_mut_ptr().cast(),
+            p,
+        )
+    }
+}
+
+/// Flash-attention backward, head dimension 128, for the deterministic dQ (`p.dq_order` ≠ 0);
+/// as [`attention_bwd_bf16_d128_wgmma`] but with the consumers' warpgroup index left
+/// per-thread (`tid / 128`), their wgmma descriptors moved to uniform registers per product:
+/// with the descriptors built in uniform registers this mode ran 3-5% slower at head dimension
+/// 128 (the default mode 1-3% faster; H200, docs/gemm-tuning.md), so it keeps the code it was
+/// measured with.
+#[allow(clippy::too_many_arguments)]
+#[kernel(launch_bounds(384, 1))]
+pub fn attention_bwd_bf16_d128_ordered_wgmma(
+    q: &[bf16],
+    k: &[bf16],
+    v: &[bf16],
+    d_o: &[bf16],
+    maps: &[TensorMap],
+    lse2: &[f32],
+    delta: &[f32],
+    dq: DisjointSlice<f32>,
+    dq_turns: DisjointSlice<u32>,
+    dk: DisjointSlice<bf16>,
+    dv: DisjointSlice<bf16>,
+    p: BwdParams,
+) {
+    let _ = (q, k, v, d_o);
+    // SAFETY: the host launcher (`Dense::attention_backward_wgmma`) upholds the contract.
+    unsafe {
+        backward::<128, 64, 8, 32, 4, 64, 8, 16, false>(
             maps,
             lse2,
             delta,
