@@ -883,116 +883,64 @@ unsafe fn backward<
     });
 }
 
-/// Flash-attention backward, head dimension 64, on Hopper (see the module docs). Grid
-/// `(ceil(seq_k / BN), batch · kv_heads)` of [`THREADS`] threads, `shared_bytes(64)` bytes of
-/// dynamic shared memory; `maps` holds the TMA descriptors of Q, K, V, dO encoded by
-/// `gpu-dense`; `dq` is empty (no dQ) or a zeroed f32 accumulator of Q's shape; `dq_turns`
-/// is empty or, with `p.dq_order`, `batch · heads · ceil(seq_q / BM)` zeroed counters (one per
-/// query tile), and then the grid's x runs the key blocks last-first when causal
-/// ([`dq_turn`]).
-///
-/// `q`, `k`, `v` and `d_o` are read only through the tensor maps; they are parameters so that
-/// the host runtime orders the launch after their writers and keeps them alive.
-#[allow(clippy::too_many_arguments)]
-#[kernel(launch_bounds(384, 1))]
-pub fn attention_bwd_bf16_d64_wgmma(
-    q: &[bf16],
-    k: &[bf16],
-    v: &[bf16],
-    d_o: &[bf16],
-    maps: &[TensorMap],
-    lse2: &[f32],
-    delta: &[f32],
-    dq: DisjointSlice<f32>,
-    dq_turns: DisjointSlice<u32>,
-    dk: DisjointSlice<bf16>,
-    dv: DisjointSlice<bf16>,
-    p: BwdParams,
-) {
-    let _ = (q, k, v, d_o);
-    // SAFETY: the host launcher (`Dense::attention_backward_wgmma`) upholds the contract.
-    unsafe {
-        backward::<64, 128, 4, 64, 8, 32, 16, 8, true>(
-            maps,
-            lse2,
-            delta,
-            dq,
-            dq_turns,
-            dk.as_mut_ptr().cast(),
-            dv.as_mut_ptr().cast(),
-            p,
-        )
-    }
+/// Declares the main backward kernels: `name(D, BM, KD, SN, QK, ON, SJ, OJ, UNIFORM_CONSUMERS)`
+/// (see `backward`), each launched as [`attention_bwd_bf16_d64_wgmma`] describes.
+macro_rules! backward_kernels {
+    ($($(#[$doc:meta])* $name:ident($($c:literal),*);)*) => { $(
+        $(#[$doc])*
+        #[allow(clippy::too_many_arguments)]
+        #[kernel(launch_bounds(384, 1))]
+        pub fn $name(
+            q: &[bf16],
+            k: &[bf16],
+            v: &[bf16],
+            d_o: &[bf16],
+            maps: &[TensorMap],
+            lse2: &[f32],
+            delta: &[f32],
+            dq: DisjointSlice<f32>,
+            dq_turns: DisjointSlice<u32>,
+            dk: DisjointSlice<bf16>,
+            dv: DisjointSlice<bf16>,
+            p: BwdParams,
+        ) {
+            let _ = (q, k, v, d_o);
+            // SAFETY: the host launcher (`Dense::attention_backward_wgmma`) upholds the contract.
+            unsafe {
+                backward::<$($c),*>(
+                    maps,
+                    lse2,
+                    delta,
+                    dq,
+                    dq_turns,
+                    dk.as_mut_ptr().cast(),
+                    dv.as_mut_ptr().cast(),
+                    p,
+                )
+            }
+        }
+    )* };
 }
 
-/// Flash-attention backward, head dimension 128; as [`attention_bwd_bf16_d64_wgmma`] with
-/// `shared_bytes(128)`.
-#[allow(clippy::too_many_arguments)]
-#[kernel(launch_bounds(384, 1))]
-pub fn attention_bwd_bf16_d128_wgmma(
-    q: &[bf16],
-    k: &[bf16],
-    v: &[bf16],
-    d_o: &[bf16],
-    maps: &[TensorMap],
-    lse2: &[f32],
-    delta: &[f32],
-    dq: DisjointSlice<f32>,
-    dq_turns: DisjointSlice<u32>,
-    dk: DisjointSlice<bf16>,
-    dv: DisjointSlice<bf16>,
-    p: BwdParams,
-) {
-    let _ = (q, k, v, d_o);
-    // SAFETY: the host launcher (`Dense::attention_backward_wgmma`) upholds the contract.
-    unsafe {
-        backward::<128, 64, 8, 32, 4, 64, 8, 16, true>(
-            maps,
-            lse2,
-            delta,
-            dq,
-            dq_turns,
-            dk.as_mut_ptr().cast(),
-            dv.as_mut_ptr().cast(),
-            p,
-        )
-    }
-}
-
-/// Flash-attention backward, head dimension 128, for the deterministic dQ (`p.dq_order` ≠ 0);
-/// as [`attention_bwd_bf16_d128_wgmma`] but with the consumers' warpgroup index left
-/// per-thread (`tid / 128`), their wgmma descriptors moved to uniform registers per product:
-/// with the descriptors built in uniform registers this mode ran 3-5% slower at head dimension
-/// 128 (the default mode 1-3% faster; H200, docs/gemm-tuning.md), so it keeps the code it was
-/// measured with.
-#[allow(clippy::too_many_arguments)]
-#[kernel(launch_bounds(384, 1))]
-pub fn attention_bwd_bf16_d128_ordered_wgmma(
-    q: &[bf16],
-    k: &[bf16],
-    v: &[bf16],
-    d_o: &[bf16],
-    maps: &[TensorMap],
-    lse2: &[f32],
-    delta: &[f32],
-    dq: DisjointSlice<f32>,
-    dq_turns: DisjointSlice<u32>,
-    dk: DisjointSlice<bf16>,
-    dv: DisjointSlice<bf16>,
-    p: BwdParams,
-) {
-    let _ = (q, k, v, d_o);
-    // SAFETY: the host launcher (`Dense::attention_backward_wgmma`) upholds the contract.
-    unsafe {
-        backward::<128, 64, 8, 32, 4, 64, 8, 16, false>(
-            maps,
-            lse2,
-            delta,
-            dq,
-            dq_turns,
-            dk.as_mut_ptr().cast(),
-            dv.as_mut_ptr().cast(),
-            p,
-        )
-    }
+backward_kernels! {
+    /// Flash-attention backward, head dimension 64, on Hopper (see the module docs). Grid
+    /// `(ceil(seq_k / BN), batch · kv_heads)` of [`THREADS`] threads, `shared_bytes(64)` bytes of
+    /// dynamic shared memory; `maps` holds the TMA descriptors of Q, K, V, dO encoded by
+    /// `gpu-dense`; `dq` is empty (no dQ) or a zeroed f32 accumulator of Q's shape; `dq_turns`
+    /// is empty or, with `p.dq_order`, `batch · heads · ceil(seq_q / BM)` zeroed counters (one per
+    /// query tile), and then the grid's x runs the key blocks last-first when causal
+    /// ([`dq_turn`]).
+    ///
+    /// `q`, `k`, `v` and `d_o` are read only through the tensor maps; they are parameters so that
+    /// the host runtime orders the launch after their writers and keeps them alive.
+    attention_bwd_bf16_d64_wgmma(64, 128, 4, 64, 8, 32, 16, 8, true);
+    /// Flash-attention backward, head dimension 128; as [`attention_bwd_bf16_d64_wgmma`] with
+    /// `shared_bytes(128)`.
+    attention_bwd_bf16_d128_wgmma(128, 64, 8, 32, 4, 64, 8, 16, true);
+    /// Flash-attention backward, head dimension 128, for the deterministic dQ (`p.dq_order` ≠ 0);
+    /// as [`attention_bwd_bf16_d128_wgmma`] but with the consumers' warpgroup index left
+    /// per-thread (`tid / 128`), their wgmma descriptors moved to uniform registers per product:
+    /// built in uniform registers, this mode ran slower at head dimension 128 while the default
+    /// one ran faster (docs/gemm-tuning.md, "Short rows"), so it keeps the code it had.
+    attention_bwd_bf16_d128_ordered_wgmma(128, 64, 8, 32, 4, 64, 8, 16, false);
 }
