@@ -116,8 +116,8 @@ const CONVERT_ROW_WORDS: usize = 36;
 /// `128 r + t` (each a warp's 128 contiguous bytes), packs the pairs of adjacent columns into
 /// a shared 64×64 tile, and the block writes the tile's rows out in order (a warp's 64
 /// contiguous bytes per store). Read element by element in dQ's order instead, as before, a
-/// warp's 32 values came from eight 512-byte-apart places (half of every sector wasted) and
-/// the kernel took twice cuDNN's `convert_dq_to_16bits`.
+/// warp's 32 values came from eight 512-byte-apart places (half of every sector wasted;
+/// docs/gemm-tuning.md has the timings).
 #[kernel(block(128))]
 pub fn attention_bwd_dq_convert_bf16(
     acc: &[f32],
@@ -279,38 +279,12 @@ pub const fn dq_turn(
     }
 }
 
-/// Eight bf16 values (or four f32 zeros' worth of words) read or written as one 16-byte access.
-#[repr(C, align(16))]
-#[derive(Clone, Copy)]
-struct Words([u32; 4]);
-
-/// Elements `at .. at + 8` of `x` as f32: one 16-byte load where they are 16-byte aligned (any
-/// allocation's rows are: `dim` is 64 or 128), else eight loads.
-#[inline(always)]
-fn load8(x: &[bf16], at: usize) -> [f32; 8] {
-    let chunk = &x[at..at + 8];
-    let mut out = [0f32; 8];
-    if (chunk.as_ptr() as usize).is_multiple_of(16) {
-        // SAFETY: 16 aligned bytes of the slice (checked just above), read-only in the kernel.
-        let Words(w) = unsafe { chunk.as_ptr().cast::<Words>().read() };
-        unroll!(4, |k| {
-            out[2 * k] = f32::from_bits(w[k] << 16);
-            out[2 * k + 1] = f32::from_bits(w[k] & 0xffff_0000);
-        });
-    } else {
-        unroll!(8, |k| {
-            out[k] = chunk[k].to_f32();
-        });
-    }
-    out
-}
-
 /// `delta[r] = Σ_d o·d_o` and `lse2[r] = lse·log2 e` for the padded rows `r` of every query
 /// head (`rows` = `batch · heads · seq_pad`, a multiple of [`PAD`]); padding rows get 0 and
 /// +∞. `dim / 8` threads per row (`rows · dim / 8` threads in [`PREP_THREADS`] blocks), each
 /// reading 8 elements of O and dO with 16-byte loads and summing with the row's other threads
 /// by shuffles (with a warp per row and 2-byte loads, as before, a warp had only its row's bytes
-/// in flight: 1.6x cuDNN's `compute_dot_do_o`). When `dq_acc` is not empty (`rows · dim`
+/// in flight; docs/gemm-tuning.md has the timings). When `dq_acc` is not empty (`rows · dim`
 /// values), each thread also zeroes its 8 values of the row there (the main kernel's dQ
 /// accumulator: one launch instead of a memset beside this one).
 #[kernel(block(256))]
@@ -338,24 +312,27 @@ pub fn attention_bwd_prep_bf16(
     let dim = dim as usize;
     let at = r * dim + 8 * part as usize;
     if !dq_acc.is_empty() {
-        assert!(at + 8 <= dq_acc.len());
-        // SAFETY: in bounds (asserted); values at .. at + 8 of row r belong to this thread; the
-        // accumulator is an allocation of its own (256-byte aligned) and at is a multiple of 8
-        // f32, so both 16-byte stores are aligned.
-        unsafe {
-            let p = dq_acc.as_mut_ptr().add(at).cast::<Words>();
-            p.write(Words([0; 4]));
-            p.add(1).write(Words([0; 4]));
-        }
+        // SAFETY: values at .. at + 8 of row r belong to this thread (bounds-checked by
+        // `store_run`; 16-byte stores: the accumulator is an allocation of its own and `at` a
+        // multiple of 8).
+        unsafe { gpu::block::store_run(&dq_acc, at, [0f32; 8]) };
     }
     let mut sum = 0f32;
     let valid = i < seq_q as usize;
     let src = bh * seq_q as usize + i;
     if valid {
         let at = src * dim + 8 * part as usize;
-        let (a, b) = (load8(o, at), load8(d_o, at));
+        // 16-byte loads (rows of O and dO are 16-byte aligned: `dim` is 64 or 128).
+        let (a, b) = (
+            gpu::block::load_run::<bf16, 8>(o, at),
+            gpu::block::load_run::<bf16, 8>(d_o, at),
+        );
         unroll!(8, |k| {
-            sum = math::fma(a[k], b[k], sum);
+            sum = math::fma(
+                gpu::packed::bf16_to_f32(a[k]),
+                gpu::packed::bf16_to_f32(b[k]),
+                sum,
+            );
         });
     }
     let mut lanes = 1;

@@ -138,6 +138,20 @@ pub fn load_blocked<T: DeviceCopy, const N: usize>(src: &[T], tile_start: usize)
     unsafe { read_run(src.as_ptr().add(first)) }
 }
 
+/// This thread's own run `src[start..][..N]`, with 16-byte vector loads where the run is a
+/// whole number of aligned 16-byte chunks (as [`load_blocked`]), for runs not laid out by the
+/// thread index (say, rows of one layout read while writing another). Panics if the run does
+/// not fit.
+#[inline(always)]
+#[track_caller]
+pub fn load_run<T: DeviceCopy, const N: usize>(src: &[T], start: usize) -> [T; N] {
+    if start.checked_add(N).is_none_or(|end| end > src.len()) {
+        tile_out_of_bounds();
+    }
+    // SAFETY: the run is in bounds (checked above); `&[T]` is not written meanwhile.
+    unsafe { read_run(src.as_ptr().add(start)) }
+}
+
 /// Blocked load of a possibly partial tile: items at or past `src.len()` are `fill`.
 #[inline(always)]
 pub fn load_blocked_partial<T: DeviceCopy, const N: usize>(
@@ -233,6 +247,26 @@ pub unsafe fn store_blocked<T: DeviceCopy, const N: usize>(
     unsafe { write_run(dst.as_mut_ptr().add(first), items) }
 }
 
+/// This thread's own run `dst[start..][..N]` (the inverse of [`load_run`]). Panics if the run
+/// does not fit.
+///
+/// # Safety
+/// No other thread, of this block or another, may access the run's elements of `dst` during
+/// the kernel.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn store_run<T: DeviceCopy, const N: usize>(
+    dst: &DisjointSlice<'_, T>,
+    start: usize,
+    items: [T; N],
+) {
+    if start.checked_add(N).is_none_or(|end| end > dst.len()) {
+        tile_out_of_bounds();
+    }
+    // SAFETY: in bounds (checked); exclusive per the caller's promise.
+    unsafe { write_run(dst.as_mut_ptr().add(start), items) }
+}
+
 /// Blocked store of a possibly partial tile: items that would land at or past `dst.len()` are
 /// dropped.
 ///
@@ -298,5 +332,46 @@ pub unsafe fn store_striped_partial<T: DeviceCopy, const N: usize>(
             // SAFETY: in bounds; exclusive per the caller's promise.
             unsafe { p.add(j).write(item) };
         }
+    }
+}
+
+// The host build of the vector accesses needs the simulator (`cargo test --workspace` enables it).
+#[cfg(all(test, feature = "sim"))]
+mod tests {
+    use super::*;
+
+    /// A thread's own run round-trips at an aligned start (16-byte vectors) and at an odd one
+    /// (element by element).
+    #[test]
+    fn runs_load_and_store_at_any_start() {
+        #[repr(align(16))]
+        struct Aligned([u16; 40]);
+        let src = Aligned(core::array::from_fn(|i| i as u16));
+        assert_eq!(
+            load_run::<u16, 8>(&src.0, 8),
+            core::array::from_fn(|i| 8 + i as u16)
+        );
+        assert_eq!(
+            load_run::<u16, 8>(&src.0, 3),
+            core::array::from_fn(|i| 3 + i as u16)
+        );
+
+        let mut dst = Aligned([0; 40]);
+        // SAFETY: `dst` outlives the slice and nothing else touches it.
+        let out = unsafe { DisjointSlice::__from_raw(dst.0.as_mut_ptr(), dst.0.len()) };
+        // SAFETY: one thread writes disjoint runs.
+        unsafe {
+            store_run(&out, 16, [7u16; 8]);
+            store_run(&out, 5, [9u16; 3]);
+        }
+        assert!(dst.0[16..24].iter().all(|&v| v == 7) && dst.0[5..8].iter().all(|&v| v == 9));
+        assert_eq!(dst.0.iter().filter(|&&v| v != 0).count(), 11);
+    }
+
+    #[test]
+    #[should_panic(expected = "does not fit")]
+    fn a_run_past_the_end_panics() {
+        let src = [0u16; 40];
+        let _ = load_run::<u16, 8>(&src, 33);
     }
 }

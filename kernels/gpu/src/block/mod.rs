@@ -36,8 +36,9 @@ mod scan;
 
 pub use exchange::{blocked_to_striped, exchange_scratch_len, striped_to_blocked};
 pub use load::{
-    load_blocked, load_blocked_partial, load_striped, load_striped_partial, load_unordered,
-    store_blocked, store_blocked_partial, store_striped, store_striped_partial,
+    load_blocked, load_blocked_partial, load_run, load_striped, load_striped_partial,
+    load_unordered, store_blocked, store_blocked_partial, store_run, store_striped,
+    store_striped_partial,
 };
 pub use radix::{
     RADIX_BITS, RADIX_DIGITS, RadixBits, RadixKey, RadixRank, radix_digit, radix_rank,
