@@ -3,17 +3,25 @@
 with CUDA events exactly like the Rust side. Prints JSON {case: {peer: {seq: microseconds}}} with
 the same case names as the bench (e.g. "d64_b4_h16", "d128_b4_h8_causal"); peer
 "torch.sdpa.backward" times the gradients of q, k, v (torch.autograd.grad) from one forward;
-peer "torch.sdpa.f16" the forward on the same values as float16 (the bench's f16 rows).
+peer "torch.sdpa.f16" the forward on the same values as float16 (the bench's f16 rows);
+peers "torch.sdpa.flash" / "torch.sdpa.cudnn" (and their ".backward") SDPA held to one backend
+(torch.nn.attention.sdpa_kernel: torch's own FlashAttention-2 kernels, cuDNN's), so the bench
+compares with the fastest backend, not only the one SDPA picks; and, unless --no-jax, JAX's
+cuDNN attention ("jax.cudnn", "jax.cudnn.backward"; attention_jax.py in its own process, merged
+into this output).
 With --tokens16k (or --d256-varlen: head dimension 256 and the variable-length cases only) also
 the variable-length cases "d64_h32_varlen16k" ...: 16384 tokens in the ragged sequences
 VARLEN_LENS, peers "torch.sdpa.nested" (SDPA on jagged nested tensors, its varlen path),
 "torch.sdpa.nested.f16", and "torch.sdpa.padded" (the batch padded to the longest sequence,
 no key-padding mask: a mask would move SDPA off its flash kernel)."""
 import json
+import os
+import subprocess
 import sys
 
 import torch
 import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from timing import time_us as _time_us
 
@@ -79,6 +87,33 @@ def sdpa(q, k, v, causal, gqa):
     return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
 
+# SDPA held to one backend: (peer name, backend). Grouped-query shapes too where the backend
+# takes them (a backend that refuses a shape is reported on stderr and left out).
+BACKENDS = [("torch.sdpa.flash", SDPBackend.FLASH_ATTENTION), ("torch.sdpa.cudnn", SDPBackend.CUDNN_ATTENTION)]
+
+
+def backend_times(fwd, bwd, q, k, v, causal, gqa, s, case_label):
+    """Forward and backward times of SDPA under each of `BACKENDS`, into `fwd[name][seq]` and
+    `bwd[name][seq]`."""
+    for name, backend in BACKENDS:
+        try:
+            with sdpa_kernel(backend):
+                if not BACKWARD_ONLY:
+                    fwd.setdefault(name, {})[str(s)] = time_us(lambda: sdpa(q, k, v, causal, gqa))
+                if TOKENS16K and not BACKWARD_ONLY:
+                    continue
+                qg, kg, vg = (t.detach().requires_grad_(True) for t in (q, k, v))
+                o = sdpa(qg, kg, vg, causal, gqa)
+                g = torch.rand_like(o)
+                bwd.setdefault(name, {})[str(s)] = time_us(
+                    lambda: torch.autograd.grad(o, (qg, kg, vg), g, retain_graph=True)
+                )
+                del qg, kg, vg, o, g
+        except Exception as e:  # this backend refuses the shape or is missing (reported)
+            print(f"attention.py: {case_label} seq {s} {name}: {type(e).__name__}: {e}", file=sys.stderr)
+        torch.cuda.empty_cache()
+
+
 def case_name(d, b, h, kv_heads, causal):
     if TOKENS16K:
         return f"d{d}_h{h}_t16k" + ("_causal" if causal else "")
@@ -93,6 +128,7 @@ def main():
         gqa = kv_heads != h
         for causal in CAUSAL:
             times, backward, times16, expanded, expanded_backward = {}, {}, {}, {}, {}
+            by_backend, by_backend_backward = {}, {}
             for s in SEQS:
                 if TOKENS16K:
                     b = 16384 // s
@@ -103,6 +139,10 @@ def main():
                 )
                 if not BACKWARD_ONLY:
                     times[str(s)] = time_us(lambda: sdpa(q, k, v, causal, gqa))
+                backend_times(
+                    by_backend, by_backend_backward, q, k, v, causal, gqa, s,
+                    case_name(d, b, h, kv_heads, causal),
+                )
                 if gqa and not BACKWARD_ONLY:
                     group = h // kv_heads
                     ke, ve = (t.repeat_interleave(group, dim=1) for t in (k, v))
@@ -150,9 +190,28 @@ def main():
             ):
                 if t:
                     case[name] = t
+            case.update(by_backend)
+            case.update({f"{name}.backward": t for name, t in by_backend_backward.items()})
     if TOKENS16K and not NO_VARLEN and not BACKWARD_ONLY:
         varlen(out, gen)
+    if "--no-jax" not in sys.argv:
+        jax_peers(out)
     json.dump(out, sys.stdout, indent=1)
+
+
+def jax_peers(out):
+    """Merges attention_jax.py's timings (same arguments, its own process: JAX and torch each
+    keep their own GPU memory pool) into `out`; a failure there is reported, not fatal."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "attention_jax.py")
+    env = dict(os.environ, XLA_PYTHON_CLIENT_PREALLOCATE="false")
+    torch.cuda.empty_cache()
+    run = subprocess.run([sys.executable, script] + sys.argv[1:], env=env, capture_output=True, text=True)
+    sys.stderr.write(run.stderr)
+    if run.returncode != 0:
+        print(f"attention.py: attention_jax.py failed (exit {run.returncode}); no JAX peers", file=sys.stderr)
+        return
+    for case, peers in json.loads(run.stdout).items():
+        out.setdefault(case, {}).update(peers)
 
 
 def varlen(out, gen):

@@ -4,9 +4,12 @@
 //! the same session:
 //!
 //! ```text
-//! case                  seq    ours us  ours TF/s    peer us  peer TF/s   ratio
-//! d64_b4_h16           4096     1234.5      222.8     1000.0      275.0   0.81x
+//! case                  seq    ours us  ours TF/s    peer us  peer TF/s   ratio  best peer
+//! d64_b4_h16           4096     1234.5      222.8     1000.0      275.0   0.81x  torch.sdpa
 //! ```
+//! The peer columns are the fastest of the peers the file has for the row ([`FORWARD_PEERS`],
+//! [`BACKWARD_PEERS`]: SDPA as it picks its backend, held to each backend, JAX's cuDNN
+//! attention), named in the last column.
 //! Each row runs its kernel for 200 ms (`--warm-ms N`) untimed first, so that every row is timed
 //! at the GPU's sustained clock (`benches/peers/attention.py` times SDPA's rows the same way;
 //! seconds of it reach the power-capped steady state, README "At the power cap").
@@ -188,7 +191,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
         gpu.properties().multiprocessor_count
     );
     println!(
-        "{:<26}{:<8}{:>6}{:>11}{:>11}{:>11}{:>11}{:>8}",
+        "{:<26}{:<8}{:>6}{:>11}{:>11}{:>11}{:>11}{:>8}  best peer",
         "case", "kernel", "seq", "ours us", "ours TF/s", "peer us", "peer TF/s", "ratio"
     );
     let stream: &Stream = gpu.default_stream();
@@ -344,15 +347,14 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                         _ => "default",
                     };
                     let tflops = |us: f64| shape.flops(causal) / us * 1e-6;
-                    let peer_name = if [F16, F16_M192].contains(&name) {
-                        "torch.sdpa.f16"
+                    let peer = if [F16, F16_M192].contains(&name) {
+                        best_peer(&peers, &case, &["torch.sdpa.f16"], s)
                     } else {
-                        "torch.sdpa"
+                        best_peer(&peers, &case, &FORWARD_PEERS, s)
                     };
-                    let peer = best_peer(&peers, &case, &[peer_name, "torch.sdpa.expanded"], s);
                     match peer {
-                        Some(p) => println!(
-                            "{case:<26}{label:<8}{s:>6}{ours:>11.1}{:>11.1}{p:>11.1}{:>11.1}{:>7.2}x",
+                        Some((peer, p)) => println!(
+                            "{case:<26}{label:<8}{s:>6}{ours:>11.1}{:>11.1}{p:>11.1}{:>11.1}{:>7.2}x  {peer}",
                             tflops(ours),
                             tflops(p),
                             p / ours
@@ -424,15 +426,10 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                         })?;
                         // Five matrix products against the forward's two.
                         let tflops = |us: f64| 2.5 * shape.flops(causal) / us * 1e-6;
-                        let peer = best_peer(
-                            &peers,
-                            &case,
-                            &["torch.sdpa.backward", "torch.sdpa.expanded.backward"],
-                            s,
-                        );
+                        let peer = best_peer(&peers, &case, &BACKWARD_PEERS, s);
                         match peer {
-                            Some(p) => println!(
-                                "{case:<26}{label:<8}{s:>6}{ours:>11.1}{:>11.1}{p:>11.1}{:>11.1}{:>7.2}x",
+                            Some((peer, p)) => println!(
+                                "{case:<26}{label:<8}{s:>6}{ours:>11.1}{:>11.1}{p:>11.1}{:>11.1}{:>7.2}x  {peer}",
                                 tflops(ours),
                                 tflops(p),
                                 p / ours
@@ -458,13 +455,38 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
 
 /// The fastest of `names`' times for `case` at sequence length `seq` (peers missing from the
 /// file are skipped: the grouped-query rows' `torch.sdpa.expanded` exists for those only).
-fn best_peer(peers: &benches::Peers, case: &str, names: &[&str], seq: usize) -> Option<f64> {
+fn best_peer<'a>(
+    peers: &benches::Peers,
+    case: &str,
+    names: &[&'a str],
+    seq: usize,
+) -> Option<(&'a str, f64)> {
     let times = peers.get(case)?;
     names
         .iter()
-        .filter_map(|name| times.get(*name)?.get(&seq.to_string()).copied())
-        .reduce(f64::min)
+        .filter_map(|name| Some((*name, *times.get(*name)?.get(&seq.to_string())?)))
+        .reduce(|a, b| if b.1 < a.1 { b } else { a })
 }
+
+/// The forward's bf16 peers (attention.py): SDPA with the backend it picks, on K/V repeated to
+/// every query head (grouped-query cases only), held to torch's FlashAttention-2 kernels, held
+/// to cuDNN's; JAX's cuDNN attention. A row is compared with the fastest one present.
+const FORWARD_PEERS: [&str; 5] = [
+    "torch.sdpa",
+    "torch.sdpa.expanded",
+    "torch.sdpa.flash",
+    "torch.sdpa.cudnn",
+    "jax.cudnn",
+];
+
+/// The backward's peers: the same as [`FORWARD_PEERS`], each timing the gradients.
+const BACKWARD_PEERS: [&str; 5] = [
+    "torch.sdpa.backward",
+    "torch.sdpa.expanded.backward",
+    "torch.sdpa.flash.backward",
+    "torch.sdpa.cudnn.backward",
+    "jax.cudnn.backward",
+];
 
 /// The variable-length rows (see the module docs).
 fn varlen_rows(
