@@ -103,21 +103,19 @@ pub const fn dq_index(bh: u32, row: u32, col: u32, seq_pad: u32, head_dim: u32) 
         + (part * 4096 + 128 * r + t) as usize
 }
 
-/// Threads per block of [`attention_bwd_dq_convert_bf16`]: a warpgroup, one thread per thread
-/// of the kernel that stored the part.
+/// Threads per block of [`attention_bwd_dq_convert_bf16`]: a warpgroup per 64×64 part.
 pub const CONVERT_THREADS: u32 = 128;
-/// Words per row of the convert kernel's staging tile: 32 bf16 pairs and 4 of padding, so
-/// that a warp's stores of one register pair hit 32 banks.
-const CONVERT_ROW_WORDS: usize = 36;
 
 /// `dq = bf16(scale · acc)` for the `batch · heads · seq_q · dim` elements of dQ from the
 /// kernel's accumulator order ([`dq_index`]): a block per 64×64 part (4096 values; grid
-/// `acc.len() / 4096` of [`CONVERT_THREADS`]). Thread `t` reads its registers `r` at
-/// `128 r + t` (each a warp's 128 contiguous bytes), packs the pairs of adjacent columns into
-/// a shared 64×64 tile, and the block writes the tile's rows out in order (a warp's 64
-/// contiguous bytes per store). Read element by element in dQ's order instead, as before, a
-/// warp's 32 values came from eight 512-byte-apart places (half of every sector wasted;
-/// docs/gemm-tuning.md has the timings).
+/// `acc.len() / 4096` of [`CONVERT_THREADS`]), no shared memory. In a part, register `r` of
+/// accumulator thread `t'` sits at `128 r + t'`; the four threads `4 g .. 4 g + 4` hold one row's
+/// columns `8 (r / 4) + 2 k + r % 2`, so the 16-byte run at `128 r + 4 g` and the one at
+/// `128 (r + 1) + 4 g` (r even) are that row's eight consecutive columns `8 (r / 4) ..`: one
+/// 16-byte store. Each thread converts four such runs; a warp's loads are eight 64-byte
+/// pieces and its stores four whole 128-byte rows, every sector used both ways. (Staged
+/// through shared memory with a bf16 pair stored per thread, and before that read element by
+/// element in dQ's order, it took longer: docs/gemm-tuning.md has the timings.)
 #[kernel(block(128))]
 pub fn attention_bwd_dq_convert_bf16(
     acc: &[f32],
@@ -127,28 +125,14 @@ pub fn attention_bwd_dq_convert_bf16(
     dim: u32,
     scale: f32,
 ) {
-    let tile = shared_array!(u32, 64 * CONVERT_ROW_WORDS);
     let t = thread::thread_idx_x();
     let part = thread::block_idx_x();
     let base = part as usize * 4096;
     if base + 4096 > acc.len() {
         return;
     }
-    // Register r of thread t is (row 16 (t / 32) + 8 ((r % 4) / 2) + (t % 32) / 4, column
-    // 8 (r / 4) + 2 (t % 4) + r % 2) of the part (the wgmma accumulator layout).
-    unroll!(16, |rp| {
-        let r = 2 * rp as u32;
-        let lo = acc[base + (128 * r + t) as usize];
-        let hi = acc[base + (128 * (r + 1) + t) as usize];
-        let pr = 16 * (t / 32) + 8 * ((r % 4) / 2) + (t % 32) / 4;
-        let pc = 8 * (r / 4) + 2 * (t % 4);
-        let word = wgmma::pack_bf16x2(lo * scale, hi * scale);
-        // SAFETY: pr < 64 and pc / 2 < 32: inside the tile.
-        unsafe { tile.write_unchecked(pr as usize * CONVERT_ROW_WORDS + (pc / 2) as usize, word) };
-    });
-    sync::sync_threads();
-    // Two query tiles' parts per (query tile): head dimension 64, rows 0-63 and 64-127 of a
-    // 128-row tile; 128, columns 0-63 and 64-127 of a 64-row tile.
+    // Two parts per query tile: head dimension 64, rows 0-63 and 64-127 of a 128-row tile;
+    // 128, columns 0-63 and 64-127 of a 64-row tile.
     let bm = block_m(dim);
     let (tile_all, sub) = (part / 2, part % 2);
     let padded = tile_all * bm;
@@ -158,24 +142,35 @@ pub fn attention_bwd_dq_convert_bf16(
     } else {
         (row0, 64 * sub)
     };
-    let col = t % 64;
-    unroll!(32, |pass| {
-        let pr = 2 * pass as u32 + t / 64;
+    // Run i of this thread: column group j (columns 8 j ..), row group g = 4 (w % 8) + lane / 8
+    // of warp-step w = warp + 4 i, register pair r = 4 j + 2 (w / 8).
+    let (lane, warp) = (t % 32, t / 32);
+    let j = lane % 8;
+    let run = |i: u32| {
+        let w = warp + 4 * i;
+        let g = 4 * (w % 8) + lane / 8;
+        (g, 4 * j + 2 * (w / 8), 16 * (g / 8) + 8 * (w / 8) + g % 8)
+    };
+    // All eight loads first, then the stores.
+    let mut lo = [[0f32; 4]; 4];
+    let mut hi = [[0f32; 4]; 4];
+    unroll!(4, |i| {
+        let (g, r, _) = run(i as u32);
+        lo[i] = gpu::block::load_run(acc, base + (128 * r + 4 * g) as usize);
+        hi[i] = gpu::block::load_run(acc, base + (128 * (r + 1) + 4 * g) as usize);
+    });
+    unroll!(4, |i| {
+        let (_, _, pr) = run(i as u32);
         let row = row0 + pr;
         if row < seq_q {
-            // SAFETY: inside the tile.
-            let word = unsafe {
-                tile.read_unchecked(pr as usize * CONVERT_ROW_WORDS + (col / 2) as usize)
-            };
-            let bits = if col.is_multiple_of(2) {
-                word & 0xffff
-            } else {
-                word >> 16
-            };
-            let at = (bh * seq_q + row) as usize * dim as usize + (col0 + col) as usize;
-            // SAFETY: (row, col0 + col) of query head bh is written by this thread alone; the
-            // index is bounds-checked.
-            unsafe { dq.write_unchecked_race(at, bf16::from_bits(bits as u16)) };
+            let words: [u32; 4] =
+                core::array::from_fn(|k| wgmma::pack_bf16x2(lo[i][k] * scale, hi[i][k] * scale));
+            let out: [bf16; 8] =
+                core::array::from_fn(|e| bf16::from_bits((words[e / 2] >> (16 * (e % 2))) as u16));
+            let at = (bh * seq_q + row) as usize * dim as usize + (col0 + 8 * j) as usize;
+            // SAFETY: (row, columns col0 + 8 j .. + 8) of query head bh are written by this
+            // thread alone; `store_run` checks the bounds.
+            unsafe { gpu::block::store_run(&dq, at, out) };
         }
     });
 }
@@ -383,8 +378,8 @@ unsafe fn backward<
     delta: &[f32],
     dq: DisjointSlice<f32>,
     dq_turns: DisjointSlice<u32>,
-    dk: *mut u32,
-    dv: *mut u32,
+    dk: DisjointSlice<bf16>,
+    dv: DisjointSlice<bf16>,
     p: BwdParams,
 ) {
     const {
@@ -838,24 +833,65 @@ unsafe fn backward<
         store_dq(&dq_acc, n_iter - 1);
     }
 
-    // dK (scaled) and dV, rounded to bf16, from the accumulator layout: column pairs of the
-    // thread's two keys.
+    // dK (scaled) and dV, rounded to bf16, staged in shared memory and copied out in 16-byte
+    // pieces: straight from the accumulator layout, a warp's 4-byte stores covered eight rows'
+    // 16 bytes each, half of every 32-byte sector (docs/gemm-tuning.md, "Short rows"), and
+    // with one block per SM nothing else runs beside this epilogue. dV goes to this
+    // warpgroup's rows of the V tile, which only its own dPᵀ products read; dK to its rows of
+    // the K tile once both warpgroups' last dQ products, which read every K row, are done.
+    // Staged swizzled as the tiles are (16-byte chunk u of row r at u ^ (r % 8)), which
+    // spreads a warp's writes, eight rows' same chunk, over all banks.
+    let words = shared::dynamic::<u32>();
+    let (k_word0, v_word0) = ((k_smem - dyn_base) / 4, (v_smem - dyn_base) / 4);
+    if with_dq {
+        // SAFETY: both consumer warpgroups reach this barrier once (id 6 is used nowhere
+        // else): every dQ product of both is waited for before it.
+        unsafe { sync::named_barrier_sync(6, 256) };
+    }
+    let r_local = key_row - n0;
     unroll!(2, |h| {
-        let key = key_row + 8 * h as u32;
+        let r = r_local + 8 * h as u32;
+        unroll!(OJ, |j| {
+            let (sub, chunk) = (j as u32 / 8, j as u32 % 8);
+            let byte = sub * BN * ROW + r * ROW + ((chunk ^ (r % 8)) * 16) + 4 * (l % 4);
+            let c = 4 * j + 2 * h;
+            let kw = wgmma::pack_bf16x2(dk_acc[c] * p.scale, dk_acc[c + 1] * p.scale);
+            let vw = wgmma::pack_bf16x2(dv_acc[c], dv_acc[c + 1]);
+            // SAFETY: inside the K and V tiles (r < BN); this thread's own words of its
+            // warpgroup's rows, which no product reads any more (see above).
+            unsafe {
+                words.write_unchecked((k_word0 + byte / 4) as usize, kw);
+                words.write_unchecked((v_word0 + byte / 4) as usize, vw);
+            }
+        });
+    });
+    // SAFETY: the whole warpgroup (ids 7 and 8 are this epilogue's alone).
+    unsafe { sync::named_barrier_sync(7 + consumer, 128) };
+    // This warpgroup's 64 rows of D / 8 pieces each, consecutive threads on consecutive
+    // pieces: a warp stores whole rows.
+    let pieces = shared::dynamic::<[u32; 4]>();
+    // 64 · D / 8 pieces over 128 threads: D / 16 = KD each.
+    unroll!(KD, |i| {
+        let idx = t + 128 * i as u32;
+        let (row, within) = (64 * consumer + idx / (D / 8), idx % (D / 8));
+        let (sub, u) = (within / 8, within % 8);
+        let byte = sub * BN * ROW + row * ROW + ((u ^ (row % 8)) * 16);
+        let key = n0 + row;
         if key < p.seq_k {
-            let first = (kv_bh as usize * p.seq_k as usize + key as usize) * D as usize / 2
-                + (l % 4) as usize;
-            unroll!(OJ, |j| {
-                let r = 4 * j + 2 * h;
-                let kw = wgmma::pack_bf16x2(dk_acc[r] * p.scale, dk_acc[r + 1] * p.scale);
-                let vw = wgmma::pack_bf16x2(dv_acc[r], dv_acc[r + 1]);
-                // SAFETY: (key, column pair 8 j + 2 (l % 4)) is inside this K/V head (key <
-                // seq_k, host-checked lengths) and belongs to this thread alone.
-                unsafe {
-                    dk.add(first + 4 * j).write(kw);
-                    dv.add(first + 4 * j).write(vw);
-                }
-            });
+            let at = (kv_bh as usize * p.seq_k as usize + key as usize) * D as usize
+                + 8 * within as usize;
+            let as_bf16 = |w: [u32; 4]| -> [bf16; 8] {
+                core::array::from_fn(|e| bf16::from_bits((w[e / 2] >> (16 * (e % 2))) as u16))
+            };
+            // SAFETY: inside the staged tiles, written by this warpgroup before the barrier
+            // above; (key, columns 8 within ..) of this K/V head belongs to this thread alone,
+            // and `store_run` checks the bounds.
+            unsafe {
+                let kp = pieces.read_unchecked(((k_smem - dyn_base + byte) / 16) as usize);
+                let vp = pieces.read_unchecked(((v_smem - dyn_base + byte) / 16) as usize);
+                gpu::block::store_run(&dk, at, as_bf16(kp));
+                gpu::block::store_run(&dv, at, as_bf16(vp));
+            }
         }
     });
 }
@@ -890,8 +926,8 @@ macro_rules! backward_kernels {
                     delta,
                     dq,
                     dq_turns,
-                    dk.as_mut_ptr().cast(),
-                    dv.as_mut_ptr().cast(),
+                    dk,
+                    dv,
                     p,
                 )
             }
