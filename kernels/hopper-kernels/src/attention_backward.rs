@@ -103,6 +103,13 @@ pub const fn dq_index(bh: u32, row: u32, col: u32, seq_pad: u32, head_dim: u32) 
         + (part * 4096 + 128 * r + t) as usize
 }
 
+/// Four words of packed bf16 pairs (the low half first) as the eight values they hold, for a
+/// 16-byte `store_run`.
+#[inline(always)]
+fn bf16x8(words: [u32; 4]) -> [bf16; 8] {
+    core::array::from_fn(|e| bf16::from_bits((words[e / 2] >> (16 * (e % 2))) as u16))
+}
+
 /// Threads per block of [`attention_bwd_dq_convert_bf16`]: a warpgroup per 64×64 part.
 pub const CONVERT_THREADS: u32 = 128;
 
@@ -165,8 +172,7 @@ pub fn attention_bwd_dq_convert_bf16(
         if row < seq_q {
             let words: [u32; 4] =
                 core::array::from_fn(|k| wgmma::pack_bf16x2(lo[i][k] * scale, hi[i][k] * scale));
-            let out: [bf16; 8] =
-                core::array::from_fn(|e| bf16::from_bits((words[e / 2] >> (16 * (e % 2))) as u16));
+            let out = bf16x8(words);
             let at = (bh * seq_q + row) as usize * dim as usize + (col0 + 8 * j) as usize;
             // SAFETY: (row, columns col0 + 8 j .. + 8) of query head bh are written by this
             // thread alone; `store_run` checks the bounds.
@@ -880,17 +886,14 @@ unsafe fn backward<
         if key < p.seq_k {
             let at = (kv_bh as usize * p.seq_k as usize + key as usize) * D as usize
                 + 8 * within as usize;
-            let as_bf16 = |w: [u32; 4]| -> [bf16; 8] {
-                core::array::from_fn(|e| bf16::from_bits((w[e / 2] >> (16 * (e % 2))) as u16))
-            };
             // SAFETY: inside the staged tiles, written by this warpgroup before the barrier
             // above; (key, columns 8 within ..) of this K/V head belongs to this thread alone,
             // and `store_run` checks the bounds.
             unsafe {
                 let kp = pieces.read_unchecked(((k_smem - dyn_base + byte) / 16) as usize);
                 let vp = pieces.read_unchecked(((v_smem - dyn_base + byte) / 16) as usize);
-                gpu::block::store_run(&dk, at, as_bf16(kp));
-                gpu::block::store_run(&dv, at, as_bf16(vp));
+                gpu::block::store_run(&dk, at, bf16x8(kp));
+                gpu::block::store_run(&dv, at, bf16x8(vp));
             }
         }
     });
