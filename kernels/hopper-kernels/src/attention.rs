@@ -671,10 +671,13 @@ unsafe fn attention<
     // Ping-pong: consumer c waits on named barrier 1 + c for its turn to issue products, and
     // hands the turn over to the next consumer (round robin) by arriving on its barrier; each
     // barrier has one waiting and one arriving warpgroup. Per work item every consumer issues
-    // n + 1 batches (n key tiles, the same for all; 2 n at head dimension 256); consumer 0 goes
-    // first (the last consumer
-    // arrives on its barrier once up front) and the last consumer's last hand-over is left
-    // out, so the arrivals match the waits exactly.
+    // n + 1 batches (n key tiles, the same for all; 2 n at head dimension 256). The round
+    // robin runs on across items: a consumer done with an item issues the next item's first
+    // scores while the others' last products run, rather than all of them meeting at each
+    // item's start (where consumer 0 waited for the last one's epilogue, the tensor cores
+    // idle). Consumer 0 goes first (the last consumer arrives on its barrier once, before the
+    // first item) and takes the last consumer's final hand-over after the last item, so the
+    // arrivals match the waits exactly.
     let ping_pong = p.ping_pong != 0;
     let last_consumer = NC - 1;
     let turn = || {
@@ -683,8 +686,8 @@ unsafe fn attention<
             unsafe { sync::named_barrier_sync(1 + consumer, 256) };
         }
     };
-    let hand_over = |last: bool| {
-        if ping_pong && !(last && consumer == last_consumer) {
+    let hand_over = || {
+        if ping_pong {
             // SAFETY: as `turn`.
             unsafe { sync::named_barrier_arrive(1 + (consumer + 1) % NC, 256) };
         }
@@ -698,6 +701,10 @@ unsafe fn attention<
     // it at its next turn (head dimension 128, whose default the TMA store is; the same code
     // cost head dimension 64, which stores from the threads by default, 1-2%).
     let deferred_store_wait = const { D == 128 };
+    if ping_pong && consumer == last_consumer {
+        // SAFETY: as `turn`.
+        unsafe { sync::named_barrier_arrive(1, 256) };
+    }
     // Then one round more than there are: the loop always leaves through the `break`.
     for r in 0..items.div_ceil(step) + deferred_store_wait as u32 {
         let index = item_of(r, first, step, snake);
@@ -707,6 +714,10 @@ unsafe fn attention<
                 // stores). Here rather than after the loop: there it cost the fixed-length
                 // kernels their registers (spills, serialized products).
                 tma::store_wait_read();
+            }
+            if consumer == 0 {
+                // The last consumer's last hand-over (see `turn`).
+                turn();
             }
             break;
         }
@@ -743,10 +754,6 @@ unsafe fn attention<
                 phase,
             )
         };
-        if ping_pong && consumer == last_consumer {
-            // SAFETY: as `turn`.
-            unsafe { sync::named_barrier_arrive(1, 256) };
-        }
 
         // SAFETY (the waits, fences and products below): every consumer thread runs them in
         // the same order (warpgroup-converged); each product's operands landed (full barrier
@@ -763,7 +770,7 @@ unsafe fn attention<
                 turn();
                 wgmma::fence();
                 issue_qk(&mut s_acc, s);
-                hand_over(false);
+                hand_over();
                 wgmma::wait_group::<0>();
                 wgmma::fence_accumulators_64(&mut s_acc);
                 release(empty_k(s));
@@ -782,7 +789,7 @@ unsafe fn attention<
                     wgmma::fence();
                     issue_qk(&mut s_acc, s);
                     issue_pv(&mut o_acc, &mut pf, sp);
-                    hand_over(false);
+                    hand_over();
                     // The scores of tile j are done (P·V of tile j - 1 may still run).
                     wgmma::wait_group::<1>();
                     wgmma::fence_accumulators_64(&mut s_acc);
@@ -811,7 +818,7 @@ unsafe fn attention<
                 turn();
                 wgmma::fence();
                 issue_pv(&mut o_acc, &mut pf, s);
-                hand_over(true);
+                hand_over();
                 wgmma::wait_group::<0>();
                 pin_o(&mut o_acc, &mut pf);
                 release(empty_v(s));
@@ -824,7 +831,7 @@ unsafe fn attention<
                     turn();
                     wgmma::fence();
                     issue_qk(&mut s_acc, s);
-                    hand_over(false);
+                    hand_over();
                     wgmma::wait_group::<0>();
                     wgmma::fence_accumulators_64(&mut s_acc);
                     release(empty_k(s));
@@ -847,7 +854,7 @@ unsafe fn attention<
                     turn();
                     wgmma::fence();
                     issue_pv(&mut o_acc, &mut pf, s);
-                    hand_over(j + 1 == n_tiles);
+                    hand_over();
                     wgmma::wait_group::<0>();
                     pin_o(&mut o_acc, &mut pf);
                     release(empty_v(s));
