@@ -90,20 +90,31 @@ pub const fn threads(consumers: u32) -> u32 {
 pub const THREADS: u32 = threads(2);
 /// Bytes of one swizzled row: 64 two-byte elements. Tiles are stored as 64-column sub-tiles.
 const ROW: u32 = 128;
-/// mbarriers: Q full and empty, then K full, V full, K empty, V empty per stage.
-const fn barriers(stages: u32) -> u32 {
-    2 + 4 * stages
+/// Q tiles in shared memory with `consumers` consumer warpgroups. With one, the producer can
+/// load the next work item's Q only once every consumer is past its last scores, and the
+/// next item's first scores wait for that load; with two it loads it while the current item
+/// runs. Two for the 192-row kernels (three consumers, head dimension 64), measured faster
+/// (docs/gemm-tuning.md); the two-consumer kernels measured slower with two, and at head
+/// dimension 256 a second 64 KiB tile would not fit.
+pub const fn q_tiles(consumers: u32) -> u32 {
+    if consumers == 3 { 2 } else { 1 }
+}
+
+/// mbarriers: Q full, then Q empty, per Q tile, then K full, V full, K empty, V empty per
+/// stage.
+const fn barriers(consumers: u32, stages: u32) -> u32 {
+    2 * q_tiles(consumers) + 4 * stages
 }
 
 /// Dynamic shared memory for head dimension `head_dim`, a ring of `stages` (a power of two up
 /// to [`MAX_STAGES`]), `consumers` consumer warpgroups and, with `tma_store`, the O staging
 /// tile: 1 KiB of alignment slack (the 128-byte swizzle needs 1024-byte aligned tiles), the Q
-/// tile, the K and V stages, the O tile, the barriers.
+/// tiles ([`q_tiles`]), the K and V stages, the O tile, the barriers.
 pub const fn shared_bytes(head_dim: u32, stages: u32, consumers: u32, tma_store: bool) -> u32 {
-    1024 + block_rows(consumers) * head_dim * 2
+    1024 + q_tiles(consumers) * block_rows(consumers) * head_dim * 2
         + 2 * stages * BN * head_dim * 2
         + o_staging_bytes(head_dim, consumers, tma_store)
-        + 8 * barriers(stages)
+        + 8 * barriers(consumers, stages)
 }
 
 /// Bytes of the O staging tile (the block's rows of O for the TMA store), 0 without it.
@@ -414,20 +425,25 @@ unsafe fn attention<
     let base = (shared::dynamic::<u8>().addr() + 1023) & !1023;
     // Tiles: 64-column sub-tiles of `rows × 128` bytes, side by side.
     let tile_kv = BN * D * 2;
-    let q_smem = base;
-    let k_smem = |s: u32| base + bm * D * 2 + s * tile_kv;
+    // Q tile, mbarrier slot and phase parity of the block's `round`-th item (a power of two
+    // of tiles).
+    let qt = const { q_tiles(NC) };
+    let q_slot = move |round: u32| (round & (qt - 1), (round / qt) & 1);
+    let q_smem = |slot: u32| base + slot * bm * D * 2;
+    let kv0 = base + qt * bm * D * 2;
+    let k_smem = |s: u32| kv0 + s * tile_kv;
     let stages = p.stages;
-    let v_smem = |s: u32| base + bm * D * 2 + (stages + s) * tile_kv;
+    let v_smem = |s: u32| kv0 + (stages + s) * tile_kv;
     let tma_store = p.tma_store != 0;
     // O staging: per consumer, D / 64 sub-tiles of 64 rows × 128 bytes, 128-byte swizzled.
-    let o_smem = base + bm * D * 2 + 2 * stages * tile_kv;
+    let o_smem = kv0 + 2 * stages * tile_kv;
     let bars = o_smem + o_staging_bytes(D, NC, tma_store);
-    let full_q = bars;
-    let empty_q = bars + 8;
-    let full_k = |s: u32| bars + 8 * (2 + s);
-    let full_v = |s: u32| bars + 8 * (2 + stages + s);
-    let empty_k = |s: u32| bars + 8 * (2 + 2 * stages + s);
-    let empty_v = |s: u32| bars + 8 * (2 + 3 * stages + s);
+    let full_q = |slot: u32| bars + 8 * slot;
+    let empty_q = |slot: u32| bars + 8 * (qt + slot);
+    let full_k = |s: u32| bars + 8 * (2 * qt + s);
+    let full_v = |s: u32| bars + 8 * (2 * qt + stages + s);
+    let empty_k = |s: u32| bars + 8 * (2 * qt + 2 * stages + s);
+    let empty_v = |s: u32| bars + 8 * (2 * qt + 3 * stages + s);
     // Ring stage and phase parity of K/V tile number `i` (stages is a power of two).
     let shift = stages.trailing_zeros();
     let ring = move |i: u32| (i & (stages - 1), (i >> shift) & 1);
@@ -459,9 +475,11 @@ unsafe fn attention<
     if tid == 0 {
         // SAFETY: one thread initialises each barrier before the block barrier below.
         unsafe {
-            mbarrier::init(full_q, 1);
-            // One arrival per consumer warp.
-            mbarrier::init(empty_q, 4 * NC);
+            for slot in 0..qt {
+                mbarrier::init(full_q(slot), 1);
+                // One arrival per consumer warp.
+                mbarrier::init(empty_q(slot), 4 * NC);
+            }
             for s in 0..stages {
                 mbarrier::init(full_k(s), 1);
                 mbarrier::init(full_v(s), 1);
@@ -537,11 +555,12 @@ unsafe fn attention<
                 // are refilled only after all consumer warps released them (the first round
                 // passes by the parity rule).
                 unsafe {
-                    mbarrier::wait_parity(empty_q, (round & 1) ^ 1);
-                    mbarrier::arrive_expect_tx(full_q, bm * D * 2);
+                    let (slot, phase) = q_slot(round);
+                    mbarrier::wait_parity(empty_q(slot), phase ^ 1);
+                    mbarrier::arrive_expect_tx(full_q(slot), bm * D * 2);
                     for c in 0..D / 64 {
-                        let dst = q_smem + c * bm * ROW;
-                        tma::load_3d(dst, map_q, full_q, (64 * c) as i32, q_row, q_z);
+                        let dst = q_smem(slot) + c * bm * ROW;
+                        tma::load_3d(dst, map_q, full_q(slot), (64 * c) as i32, q_row, q_z);
                     }
                     for j in 0..key_tiles(q0, bm, lens, causal) {
                         let (s, phase) = ring(it);
@@ -580,8 +599,8 @@ unsafe fn attention<
     let t = tid - 128 * warpgroup;
     let (w, l) = (t / 32, t % 32);
     let scale = p.scale_log2;
-    let q_desc = |kk: u32| {
-        let q = fresh(q_smem + consumer * 64 * ROW);
+    let q_desc = |slot: u32, kk: u32| {
+        let q = fresh(q_smem(slot) + consumer * 64 * ROW);
         wgmma::shared_desc_sw128(q + (kk / 4) * bm * ROW + (kk % 4) * 32)
     };
     let k_desc =
@@ -591,13 +610,13 @@ unsafe fn attention<
     // the second from sub-tile 2.
     let v_desc = |s: u32, kk: u32| wgmma::shared_desc_sw128_mn(v_smem(s) + kk * 2048, BN * ROW);
 
-    // Issues S = Q · K_sᵀ (one batch).
-    let issue_qk = |s_acc: &mut [f32; 64], s: u32| {
+    // Issues S = Q · K_sᵀ (one batch), Q from tile `q`.
+    let issue_qk = |s_acc: &mut [f32; 64], q: u32, s: u32| {
         unroll!(KD, |kk| {
             // SAFETY: the whole warpgroup, after `fence`; Q and K_s have landed (waited on their
             // full barriers) and are not refilled before the batch is waited for.
             unsafe {
-                let (a, b) = (q_desc(kk as u32), k_desc(s, kk as u32));
+                let (a, b) = (q_desc(q, kk as u32), k_desc(s, kk as u32));
                 if F16 {
                     wgmma::mma_m64n128k16_f16(s_acc, a, b, kk > 0)
                 } else {
@@ -754,13 +773,15 @@ unsafe fn attention<
                 phase,
             )
         };
+        // This item's Q tile and its full barrier's phase.
+        let (q, q_phase) = q_slot(round);
 
         // SAFETY (the waits, fences and products below): every consumer thread runs them in
         // the same order (warpgroup-converged); each product's operands landed (full barrier
         // waited) and stay until the wait_group covering it; stages and Q are released only
         // after that wait.
         unsafe {
-            mbarrier::wait_parity(full_q, round & 1);
+            mbarrier::wait_parity(full_q(q), q_phase);
             // No intra-warpgroup overlap at head dimension 256 (registers, see the module
             // docs). A constant block: the other instances never see the branch.
             if const { D != 256 } {
@@ -769,7 +790,7 @@ unsafe fn attention<
                 mbarrier::wait_parity(full_k(s), phase);
                 turn();
                 wgmma::fence();
-                issue_qk(&mut s_acc, s);
+                issue_qk(&mut s_acc, q, s);
                 hand_over();
                 wgmma::wait_group::<0>();
                 wgmma::fence_accumulators_64(&mut s_acc);
@@ -787,7 +808,7 @@ unsafe fn attention<
                     mbarrier::wait_parity(full_v(sp), phase_p);
                     turn();
                     wgmma::fence();
-                    issue_qk(&mut s_acc, s);
+                    issue_qk(&mut s_acc, q, s);
                     issue_pv(&mut o_acc, &mut pf, sp);
                     hand_over();
                     // The scores of tile j are done (P·V of tile j - 1 may still run).
@@ -812,7 +833,7 @@ unsafe fn attention<
                 // last `P·V` reads no Q: the producer may load the next item's Q during it and
                 // the store of O (FA3 releases Q here too). After the loop rather than on its
                 // last iteration: a condition in the loop changed the loop's code.
-                release(empty_q);
+                release(empty_q(q));
                 let (s, phase) = stage(n_tiles - 1);
                 mbarrier::wait_parity(full_v(s), phase);
                 turn();
@@ -830,7 +851,7 @@ unsafe fn attention<
                     mbarrier::wait_parity(full_k(s), phase);
                     turn();
                     wgmma::fence();
-                    issue_qk(&mut s_acc, s);
+                    issue_qk(&mut s_acc, q, s);
                     hand_over();
                     wgmma::wait_group::<0>();
                     wgmma::fence_accumulators_64(&mut s_acc);
@@ -860,7 +881,7 @@ unsafe fn attention<
                     release(empty_v(s));
                 }
                 // Every product of this item is done: Q may be refilled for the next one.
-                release(empty_q);
+                release(empty_q(q));
             }
         }
 
