@@ -79,8 +79,9 @@ pub const fn block_rows(consumers: u32) -> u32 {
 pub const BM: u32 = block_rows(2);
 /// Keys per K/V tile.
 pub const BN: u32 = 128;
-/// The deepest K/V ring: 4 stages (fits beside the Q tile for head dimension 64 only: 147 KiB,
-/// 155 KiB with 192 rows; head dimension 128 has room for 2, 165 KiB, 256 for 1, 193 KiB).
+/// The deepest K/V ring: 4 stages (fits beside the Q tiles for head dimension 64 only: 145 KiB,
+/// 177 KiB with 192 rows and two Q tiles; head dimension 128 has room for 2, 161 KiB, 256 for
+/// 1, 193 KiB; the O staging tile adds 16 or 32 KiB).
 pub const MAX_STAGES: u32 = 4;
 /// Threads per block: a producer warpgroup and `consumers` consumer warpgroups.
 pub const fn threads(consumers: u32) -> u32 {
