@@ -265,8 +265,8 @@ const DEFAULT_STAGES: u32 = 2;
 
 /// The default number of consumer warpgroups (the policy, measured in docs/gemm-tuning.md on
 /// the 16k-token sweep): head dimension 64 takes 192-row tiles (3) once the rows are long
-/// enough, from 2048 query rows without the mask (1024 rows pad to 1152 and lose), from 8192
-/// with it (shorter causal rows lose to the masked key tile of the first warpgroup); 2 else.
+/// enough, from 1024 query rows without the mask, from 2048 with it (1024 causal rows lose to
+/// the masked key tile of the first warpgroup); 2 else.
 fn default_consumers(head_dim: usize, seq_q: usize, causal: bool) -> u32 {
     match (head_dim, causal) {
         (64, false) if seq_q >= M192_MIN_SEQ => 3,
@@ -276,9 +276,9 @@ fn default_consumers(head_dim: usize, seq_q: usize, causal: bool) -> u32 {
 }
 
 /// Shortest query length for which head dimension 64 defaults to 192-row tiles.
-const M192_MIN_SEQ: usize = 2048;
+const M192_MIN_SEQ: usize = 1024;
 /// ... with the causal mask.
-const M192_MIN_SEQ_CAUSAL: usize = 8192;
+const M192_MIN_SEQ_CAUSAL: usize = 2048;
 
 /// Most cached map sets; the cache is cleared when full (a set of four is 512 bytes of device
 /// memory).
