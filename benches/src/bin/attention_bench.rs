@@ -106,6 +106,23 @@ fn random_bf16(n: usize, seed: u64) -> Vec<bf16> {
         .collect()
 }
 
+/// `--help`: the flags (the module docs say what each row is).
+const USAGE: &str = "\
+usage: attention-bench [FLAGS]
+  --peers FILE        peer timings (benches/peers/attention.py's JSON) for the ratio column
+  --quick             fewer sequence lengths (1k, 4k)
+  --variants          also the tuning variants (other tilings) of each head dimension
+  --tokens16k         FlashAttention-3's sweep: 16k tokens, hidden 2048, seq 1k..16k
+  --backward          the backward rows only (with --tokens16k: the sweep's, d64 and d128)
+  --d256-varlen       the sweep's head dimension 256 rows and the variable-length rows only
+  --head-dim D        only head dimension D (64, 128 or 256; repeatable)
+  --seq N             only sequence length N (repeatable)
+  --causal yes|no     only the causal or the non-causal rows
+  --defaults-only     only the default rows (and the backward rows)
+  --no-varlen         no variable-length rows
+  --warm-ms N         untimed running before each row (default 200)
+  --help              this text";
+
 fn main() -> ExitCode {
     match run() {
         Ok(()) => ExitCode::SUCCESS,
@@ -132,6 +149,10 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let (mut only_seqs, mut only_causal) = (Vec::<usize>::new(), None::<bool>);
     while let Some(a) = args.next() {
         match a.as_str() {
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                return Ok(());
+            }
             "--peers" => peers_path = Some(args.next().ok_or("--peers needs a file")?),
             "--quick" => quick = true,
             "--backward" => backward_only = true,
@@ -169,7 +190,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                 tokens16k = true;
                 d256_varlen = true;
             }
-            other => return Err(format!("unknown argument {other}").into()),
+            other => return Err(format!("unknown argument {other} (--help lists them)").into()),
         }
     }
     let peers = benches::load_peers(peers_path.as_deref())?;
