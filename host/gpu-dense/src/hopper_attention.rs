@@ -264,21 +264,24 @@ fn balanced_head_group(grid: u32, blocks_m: u32, batch_heads: u32) -> u32 {
 const DEFAULT_STAGES: u32 = 2;
 
 /// The default number of consumer warpgroups (the policy, measured in docs/gemm-tuning.md on
-/// the 16k-token sweep): head dimension 64 takes 192-row tiles (3) once the rows are long
-/// enough, from 1024 query rows without the mask, from 2048 with it (1024 causal rows lose to
-/// the masked key tile of the first warpgroup); 2 else.
-fn default_consumers(head_dim: usize, seq_q: usize, causal: bool) -> u32 {
-    match (head_dim, causal) {
-        (64, false) if seq_q >= M192_MIN_SEQ => 3,
-        (64, true) if seq_q >= M192_MIN_SEQ_CAUSAL => 3,
-        _ => 2,
+/// the 16k-token sweep): head dimension 64 takes 192-row tiles (3) once the rows per sequence
+/// (the mean over a variable-length batch) are long enough; 2 else. Fixed lengths: from 1024
+/// rows, causal from 2048 (1024 causal rows lose to the masked key tile of the first
+/// warpgroup), as timed on 2026-12-04. Variable lengths keep the thresholds timed before that
+/// day's changes (2048, causal 8192): the ragged batches were not timed again.
+fn default_consumers(head_dim: usize, rows_per_seq: usize, causal: bool, varlen: bool) -> u32 {
+    let min_rows = match (causal, varlen) {
+        (false, false) => 1024,
+        (true, false) => 2048,
+        (false, true) => 2048,
+        (true, true) => 8192,
+    };
+    if head_dim == 64 && rows_per_seq >= min_rows {
+        3
+    } else {
+        2
     }
 }
-
-/// Shortest query length for which head dimension 64 defaults to 192-row tiles.
-const M192_MIN_SEQ: usize = 1024;
-/// ... with the causal mask.
-const M192_MIN_SEQ_CAUSAL: usize = 2048;
 
 /// Most cached map sets; the cache is cleared when full (a set of four is 512 bytes of device
 /// memory).
@@ -438,7 +441,7 @@ impl Dense {
             None => shape.seq_q,
         };
         let consumers = match schedule.consumers {
-            0 => default_consumers(shape.head_dim, rows_per_seq, causal),
+            0 => default_consumers(shape.head_dim, rows_per_seq, causal, varlen.is_some()),
             n => n,
         };
         let dim = match shape.head_dim {
