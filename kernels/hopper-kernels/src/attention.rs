@@ -79,9 +79,9 @@ pub const fn block_rows(consumers: u32) -> u32 {
 pub const BM: u32 = block_rows(2);
 /// Keys per K/V tile.
 pub const BN: u32 = 128;
-/// The deepest K/V ring: 4 stages (fits beside the Q tiles for head dimension 64 only: 145 KiB,
-/// 177 KiB with 192 rows and two Q tiles; head dimension 128 has room for 2, 161 KiB, 256 for
-/// 1, 193 KiB; the O staging tile adds 16 or 32 KiB).
+/// The deepest K/V ring: 4 stages (fits beside the two Q tiles for head dimension 64 only:
+/// 161 KiB, 177 KiB with 192 rows; head dimension 128 has room for 2, 193 KiB, 256 beside its
+/// one Q tile for 1, 193 KiB; the O staging tile adds 16, 24 or 32 KiB).
 pub const MAX_STAGES: u32 = 4;
 /// Threads per block: a producer warpgroup and `consumers` consumer warpgroups.
 pub const fn threads(consumers: u32) -> u32 {
@@ -91,20 +91,18 @@ pub const fn threads(consumers: u32) -> u32 {
 pub const THREADS: u32 = threads(2);
 /// Bytes of one swizzled row: 64 two-byte elements. Tiles are stored as 64-column sub-tiles.
 const ROW: u32 = 128;
-/// Q tiles in shared memory with `consumers` consumer warpgroups. With one, the producer can
-/// load the next work item's Q only once every consumer is past its last scores, and the
-/// next item's first scores wait for that load; with two it loads it while the current item
-/// runs. Two for the 192-row kernels (three consumers, head dimension 64), measured faster
-/// (docs/gemm-tuning.md); the two-consumer kernels measured slower with two, and at head
-/// dimension 256 a second 64 KiB tile would not fit.
-pub const fn q_tiles(consumers: u32) -> u32 {
-    if consumers == 3 { 2 } else { 1 }
+/// Q tiles in shared memory at head dimension `head_dim`: two, so that the producer loads the
+/// next work item's Q while the current item runs and the consumers issue the next item's
+/// first scores beside the current one's last `P·V` (see `attention`); at head dimension 256,
+/// which does not overlap items, a second 64 KiB tile would not fit.
+pub const fn q_tiles(head_dim: u32) -> u32 {
+    if head_dim == 256 { 1 } else { 2 }
 }
 
 /// mbarriers: Q full, then Q empty, per Q tile, then K full, V full, K empty, V empty per
 /// stage.
-const fn barriers(consumers: u32, stages: u32) -> u32 {
-    2 * q_tiles(consumers) + 4 * stages
+const fn barriers(head_dim: u32, stages: u32) -> u32 {
+    2 * q_tiles(head_dim) + 4 * stages
 }
 
 /// Dynamic shared memory for head dimension `head_dim`, a ring of `stages` (a power of two up
@@ -112,10 +110,10 @@ const fn barriers(consumers: u32, stages: u32) -> u32 {
 /// tile: 1 KiB of alignment slack (the 128-byte swizzle needs 1024-byte aligned tiles), the Q
 /// tiles ([`q_tiles`]), the K and V stages, the O tile, the barriers.
 pub const fn shared_bytes(head_dim: u32, stages: u32, consumers: u32, tma_store: bool) -> u32 {
-    1024 + q_tiles(consumers) * block_rows(consumers) * head_dim * 2
+    1024 + q_tiles(head_dim) * block_rows(consumers) * head_dim * 2
         + 2 * stages * BN * head_dim * 2
         + o_staging_bytes(head_dim, consumers, tma_store)
-        + 8 * barriers(consumers, stages)
+        + 8 * barriers(head_dim, stages)
 }
 
 /// Bytes of the O staging tile (the block's rows of O for the TMA store), 0 without it.
@@ -167,6 +165,17 @@ pub struct FlashParams {
     /// 1: the blocks take the items in snake order (reversed on odd rounds): causal, or variable
     /// lengths (the host sorts the list by cost). Read as `items`.
     pub snake: u32,
+}
+
+/// A consumer's view of one work item: its (batch·head), key tiles, keys, the first query row
+/// of the consumer's warpgroup and this thread's first row (the other is `row + 8`).
+#[derive(Clone, Copy)]
+struct Item {
+    bh: u32,
+    n_tiles: u32,
+    len_k: u32,
+    wg_row0: u32,
+    row: u32,
 }
 
 /// Where one (sequence, head)'s rows are, for fixed lengths or a variable-length batch (see
@@ -232,9 +241,12 @@ fn seq_of(bh: u32, d: u32, p: &FlashParams, cu_q: &[u32], cu_k: &[u32]) -> Seq {
 fn mask(s: &mut [f32; 64], j: u32, seq_k: u32, causal: bool, wg_row0: u32, row: u32, l: u32) {
     let key0 = j * BN;
     if key0 + BN > seq_k || (causal && key0 + BN - 1 > wg_row0) {
+        // Opaque (`fresh`): else the thread's 32 key offsets are hoisted out of the loops
+        // (the mask is inlined three times) and spill.
+        let lane_key = fresh(key0 + 2 * (l % 4));
         unroll!(16, |jj| {
             unroll!(4, |r| {
-                let key = key0 + 8 * jj as u32 + 2 * (l % 4) + (r as u32 & 1);
+                let key = lane_key + 8 * jj as u32 + (r as u32 & 1);
                 let row = row + 8 * (r as u32 >> 1);
                 if key >= seq_k || (causal && key > row) {
                     s[4 * jj + r] = f32::NEG_INFINITY;
@@ -428,7 +440,7 @@ unsafe fn attention<
     let tile_kv = BN * D * 2;
     // Q tile, mbarrier slot and phase parity of the block's `round`-th item (a power of two
     // of tiles).
-    let qt = const { q_tiles(NC) };
+    let qt = const { q_tiles(D) };
     let q_slot = move |round: u32| (round & (qt - 1), (round / qt) & 1);
     let q_smem = |slot: u32| base + slot * bm * D * 2;
     let kv0 = base + qt * bm * D * 2;
@@ -713,9 +725,6 @@ unsafe fn attention<
         }
     };
 
-    let mut s_acc = [0f32; 64];
-    let mut pf = [[0u32; 4]; 8];
-    let (mut it, mut round) = (0u32, 0u32);
     // With TMA stores of O, thread 0 waits for a store's reads of the staging tile at the next
     // item's epilogue rather than right after issuing it, where the whole warpgroup waited for
     // it at its next turn (head dimension 128, whose default the TMA store is; the same code
@@ -725,23 +734,13 @@ unsafe fn attention<
         // SAFETY: as `turn`.
         unsafe { sync::named_barrier_arrive(1, 256) };
     }
-    // Then one round more than there are: the loop always leaves through the `break`.
-    for r in 0..items.div_ceil(step) + deferred_store_wait as u32 {
+    // The first work item with a tile from the block's round `r` on: its round, whether there
+    // is one, and what a consumer needs of it. Skipped: the shorter sequences of a
+    // variable-length batch with no tile there (the producer skips them too). Plain values
+    // rather than an `Option`, which LLVM kept in local memory across the item loop.
+    let next_item = |mut r: u32| loop {
         let index = item_of(r, first, step, snake);
-        if index >= items {
-            if deferred_store_wait {
-                // The block's shared memory outlives the last store's reads (a no-op without
-                // stores). Here rather than after the loop: there it cost the fixed-length
-                // kernels their registers (spills, serialized products).
-                tma::store_wait_read();
-            }
-            if consumer == 0 {
-                // The last consumer's last hand-over (see `turn`).
-                turn();
-            }
-            break;
-        }
-        let (mb, bh) = item(index);
+        let (mb, bh) = item(index.min(items - 1));
         let q0 = mb * bm;
         let (len_q, len_k) = if VARLEN {
             let seq = seq_of(bh, D, &p, cu_q, cu_k);
@@ -749,148 +748,46 @@ unsafe fn attention<
         } else {
             (p.seq_q, p.seq_k)
         };
-        if VARLEN && q0 >= len_q {
-            // As the producer: no tile of this (short) sequence here.
-            continue;
-        }
-        let n_tiles = key_tiles(q0, bm, (len_q, len_k), causal);
         let wg_row0 = q0 + 64 * consumer;
-        // This thread's rows: `row` and `row + 8`.
-        let row = wg_row0 + 16 * w + l / 4;
-        let mut o_acc = [0f32; ON];
-        let mut m = [f32::NEG_INFINITY; 2];
-        let mut l_sum = [0f32; 2];
-        // Ring stage and phase of this item's key tile j.
-        // The stage broadcast from lane 0, as the warpgroup index: the K/V descriptors built
-        // from it then stay in uniform registers.
-        let stage = |j: u32| {
-            let (s, phase) = ring(it + j);
-            (
-                if uniform_roles {
-                    warp::broadcast(s, 0)
-                } else {
-                    s
-                },
-                phase,
-            )
+        let found = Item {
+            bh,
+            n_tiles: key_tiles(q0, bm, (len_q, len_k), causal),
+            len_k,
+            wg_row0,
+            // This thread's rows: `row` and `row + 8`.
+            row: wg_row0 + 16 * w + l / 4,
         };
-        // This item's Q tile and its full barrier's phase.
-        let (q, q_phase) = q_slot(round);
-
-        // SAFETY (the waits, fences and products below): every consumer thread runs them in
-        // the same order (warpgroup-converged); each product's operands landed (full barrier
-        // waited) and stay until the wait_group covering it; stages and Q are released only
-        // after that wait.
-        unsafe {
-            mbarrier::wait_parity(full_q(q), q_phase);
-            // No intra-warpgroup overlap at head dimension 256 (registers, see the module
-            // docs). A constant block: the other instances never see the branch.
-            if const { D != 256 } {
-                // Key tile 0: scores, softmax, P.
-                let (s, phase) = stage(0);
-                mbarrier::wait_parity(full_k(s), phase);
-                turn();
-                wgmma::fence();
-                issue_qk(&mut s_acc, q, s);
-                hand_over();
-                wgmma::wait_group::<0>();
-                wgmma::fence_accumulators_64(&mut s_acc);
-                release(empty_k(s));
-                mask(&mut s_acc, 0, len_k, causal, wg_row0, row, l);
-                let (_, sum) = softmax(&mut s_acc, &mut m, scale);
-                l_sum = sum;
-                pack::<F16>(&s_acc, &mut pf);
-
-                for j in 1..n_tiles {
-                    let (s, phase) = stage(j);
-                    let (sp, phase_p) = stage(j - 1);
-                    // Both operands first: one fence then covers both batches.
-                    mbarrier::wait_parity(full_k(s), phase);
-                    mbarrier::wait_parity(full_v(sp), phase_p);
-                    turn();
-                    wgmma::fence();
-                    issue_qk(&mut s_acc, q, s);
-                    issue_pv(&mut o_acc, &mut pf, sp);
-                    hand_over();
-                    // The scores of tile j are done (P·V of tile j - 1 may still run).
-                    wgmma::wait_group::<1>();
-                    wgmma::fence_accumulators_64(&mut s_acc);
-                    release(empty_k(s));
-                    mask(&mut s_acc, j, len_k, causal, wg_row0, row, l);
-                    let (corr, sum) = softmax(&mut s_acc, &mut m, scale);
-                    wgmma::wait_group::<0>();
-                    pin_o(&mut o_acc, &mut pf);
-                    release(empty_v(sp));
-                    unroll!(2, |h| {
-                        l_sum[h] = l_sum[h] * corr[h] + sum[h];
-                        unroll!(OJ, |jj| {
-                            o_acc[4 * jj + 2 * h] *= corr[h];
-                            o_acc[4 * jj + 2 * h + 1] *= corr[h];
-                        });
-                    });
-                    pack::<F16>(&s_acc, &mut pf);
-                }
-                // Every score of this item is done (the last was waited for above) and the
-                // last `P·V` reads no Q: the producer may load the next item's Q during it and
-                // the store of O (FA3 releases Q here too). After the loop rather than on its
-                // last iteration: a condition in the loop changed the loop's code.
-                release(empty_q(q));
-                let (s, phase) = stage(n_tiles - 1);
-                mbarrier::wait_parity(full_v(s), phase);
-                turn();
-                wgmma::fence();
-                issue_pv(&mut o_acc, &mut pf, s);
-                hand_over();
-                wgmma::wait_group::<0>();
-                pin_o(&mut o_acc, &mut pf);
-                release(empty_v(s));
-            } else {
-                // Head dimension 256: per key tile the scores, their softmax, then `P·V`,
-                // each product waited for before the next is issued (2 n batches per item).
-                for j in 0..n_tiles {
-                    let (s, phase) = stage(j);
-                    mbarrier::wait_parity(full_k(s), phase);
-                    turn();
-                    wgmma::fence();
-                    issue_qk(&mut s_acc, q, s);
-                    hand_over();
-                    wgmma::wait_group::<0>();
-                    wgmma::fence_accumulators_64(&mut s_acc);
-                    release(empty_k(s));
-                    mask(&mut s_acc, j, len_k, causal, wg_row0, row, l);
-                    let (corr, sum) = softmax(&mut s_acc, &mut m, scale);
-                    // Tile 0: the maxima were -inf, `corr` is 0 and so are O and the sums. One
-                    // flat `unroll!`: nested ones here (written out in the generic body before
-                    // the branch folds away) changed the other head dimensions' optimized code.
-                    for h in 0..2 {
-                        l_sum[h] = l_sum[h] * corr[h] + sum[h];
-                    }
-                    unroll!(OJ, |jj| {
-                        o_acc[4 * jj] *= corr[0];
-                        o_acc[4 * jj + 1] *= corr[0];
-                        o_acc[4 * jj + 2] *= corr[1];
-                        o_acc[4 * jj + 3] *= corr[1];
-                    });
-                    pack::<F16>(&s_acc, &mut pf);
-                    mbarrier::wait_parity(full_v(s), phase);
-                    turn();
-                    wgmma::fence();
-                    issue_pv(&mut o_acc, &mut pf, s);
-                    hand_over();
-                    wgmma::wait_group::<0>();
-                    pin_o(&mut o_acc, &mut pf);
-                    release(empty_v(s));
-                }
-                // Every product of this item is done: Q may be refilled for the next one.
-                release(empty_q(q));
-            }
+        if index >= items || !(VARLEN && q0 >= len_q) {
+            break (r, index < items, found);
         }
+        r += 1;
+    };
+    // Ring stage and phase of K/V tile number `i` of the block. The stage broadcast from lane
+    // 0, as the warpgroup index: the K/V descriptors built from it then stay in uniform
+    // registers.
+    let stage = |i: u32| {
+        let (s, phase) = ring(i);
+        (
+            if uniform_roles {
+                warp::broadcast(s, 0)
+            } else {
+                s
+            },
+            phase,
+        )
+    };
 
-        // O / l, rounded to the element. With `tma_store`: into this warpgroup's staging tile
-        // (swizzled as the TMA expects: 16-byte chunk c of row r at chunk c ^ (r % 8), which
-        // also spreads a warp's writes over all banks), then one thread stores it with TMA
-        // (rows past seq_q are clipped by the 3-D map). Else straight from the accumulator
-        // layout: each thread writes column pairs of its two rows.
+    // O / l of an item, rounded to the element. With `tma_store`: into this warpgroup's staging
+    // tile (swizzled as the TMA expects: 16-byte chunk c of row r at chunk c ^ (r % 8), which
+    // also spreads a warp's writes over all banks), then one thread stores it with TMA (rows
+    // past seq_q are clipped by the 3-D map). Else straight from the accumulator layout: each
+    // thread writes column pairs of its two rows. And the logsumexp.
+    // A macro rather than a closure: LLVM did not inline the closure at head dimension 128 and
+    // kept the accumulators in local memory.
+    macro_rules! store_item {
+        ($item:expr, $o_acc:expr, $m:expr, $l_sum:expr) => {{
+        let (bh, row, wg_row0) = ($item.bh, $item.row, $item.wg_row0);
+        let (o_acc, m, l_sum): (&[f32; ON], [f32; 2], [f32; 2]) = (&$o_acc, $m, $l_sum);
         // Recomputed per item (`fresh`), not held through the key loop.
         let words = shared::dynamic::<u32>();
         let o_tile = fresh(o_smem + consumer * 64 * D * 2);
@@ -991,8 +888,208 @@ unsafe fn attention<
                 }
             }
         }
-        it += n_tiles;
-        round += 1;
+    }};
+    }
+    // The consumer's end: the block's shared memory outlives the last store's reads (a no-op
+    // without stores), and consumer 0 takes the last consumer's last hand-over (see `turn`).
+    let finish = || {
+        if deferred_store_wait {
+            tma::store_wait_read();
+        }
+        if consumer == 0 {
+            turn();
+        }
+    };
+
+    let mut s_acc = [0f32; 64];
+    let mut pf = [[0u32; 4]; 8];
+    let mut o_acc = [0f32; ON];
+    // `it` counts K/V tiles over the block's items (the ring runs on across them), `round`
+    // the items with a tile.
+    let (mut it, mut round) = (0u32, 0u32);
+    let (mut r, any, mut cur) = next_item(0);
+    if !any {
+        finish();
+        return;
+    }
+
+    // SAFETY (the waits, fences and products below): every consumer thread runs them in the
+    // same order (warpgroup-converged: the items and their tile counts are the same for the
+    // whole block); each product's operands landed (full barrier waited) and stay until the
+    // wait_group covering it; stages and Q are released only after that wait.
+    unsafe {
+        // No intra-warpgroup overlap at head dimension 256 (registers, see the module docs).
+        // A constant block: the other instances never see the branch.
+        if const { D != 256 } {
+            // Overlapped across items too: the first scores of an item are issued with the last
+            // `P·V` of the one before, in one batch as inside the key loop, and its first
+            // softmax runs while that `P·V` does; then the finished item is stored. Without it
+            // every item began and ended with a batch of one product (nothing to hide the
+            // softmax and epilogue behind): about 1.7 key-loop iterations per item at seq 1k.
+            // The next item's Q is in the other Q tile ([`q_tiles`]).
+            let mut m = [f32::NEG_INFINITY; 2];
+            let mut l_sum;
+            // The first item's key tile 0: scores, softmax, P.
+            {
+                let (q, q_phase) = q_slot(round);
+                mbarrier::wait_parity(full_q(q), q_phase);
+                let (s, phase) = stage(it);
+                mbarrier::wait_parity(full_k(s), phase);
+                turn();
+                wgmma::fence();
+                issue_qk(&mut s_acc, q, s);
+                hand_over();
+                wgmma::wait_group::<0>();
+                wgmma::fence_accumulators_64(&mut s_acc);
+                release(empty_k(s));
+                mask(&mut s_acc, 0, cur.len_k, causal, cur.wg_row0, cur.row, l);
+                let (_, sum) = softmax(&mut s_acc, &mut m, scale);
+                l_sum = sum;
+                pack::<F16>(&s_acc, &mut pf);
+            }
+            loop {
+                let (q, _) = q_slot(round);
+                let n_tiles = cur.n_tiles;
+                for j in 1..n_tiles {
+                    let (s, phase) = stage(it + j);
+                    let (sp, phase_p) = stage(it + j - 1);
+                    // Both operands first: one fence then covers both batches.
+                    mbarrier::wait_parity(full_k(s), phase);
+                    mbarrier::wait_parity(full_v(sp), phase_p);
+                    turn();
+                    wgmma::fence();
+                    issue_qk(&mut s_acc, q, s);
+                    issue_pv(&mut o_acc, &mut pf, sp);
+                    hand_over();
+                    // The scores of tile j are done (P·V of tile j - 1 may still run).
+                    wgmma::wait_group::<1>();
+                    wgmma::fence_accumulators_64(&mut s_acc);
+                    release(empty_k(s));
+                    mask(&mut s_acc, j, cur.len_k, causal, cur.wg_row0, cur.row, l);
+                    let (corr, sum) = softmax(&mut s_acc, &mut m, scale);
+                    wgmma::wait_group::<0>();
+                    pin_o(&mut o_acc, &mut pf);
+                    release(empty_v(sp));
+                    unroll!(2, |h| {
+                        l_sum[h] = l_sum[h] * corr[h] + sum[h];
+                        unroll!(OJ, |jj| {
+                            o_acc[4 * jj + 2 * h] *= corr[h];
+                            o_acc[4 * jj + 2 * h + 1] *= corr[h];
+                        });
+                    });
+                    pack::<F16>(&s_acc, &mut pf);
+                }
+                // Every score of this item is done (the last was waited for above) and the
+                // last `P·V` reads no Q: the producer may refill it (FA3 releases Q here too).
+                // After the loop rather than on its last iteration: a condition in the loop
+                // changed the loop's code.
+                release(empty_q(q));
+                let (r_next, has_next, next) = next_item(r + 1);
+                let (s, phase) = stage(it + n_tiles - 1);
+                // The next item's Q tile and key tile 0 (the ring's next tile).
+                let (qn, qn_phase) = q_slot(round + 1);
+                let (s0, phase0) = stage(it + n_tiles);
+                if has_next {
+                    mbarrier::wait_parity(full_q(qn), qn_phase);
+                    mbarrier::wait_parity(full_k(s0), phase0);
+                }
+                mbarrier::wait_parity(full_v(s), phase);
+                turn();
+                wgmma::fence();
+                // Unconditional: ptxas serializes every product of the kernel when paths that
+                // meet hold different products in flight. After the last item these scores
+                // read whatever Q tile and stage hold (no copy is in flight any more) and are
+                // dropped.
+                issue_qk(&mut s_acc, qn, s0);
+                issue_pv(&mut o_acc, &mut pf, s);
+                hand_over();
+                // The next item's first scores are done; its softmax runs beside the last
+                // `P·V`.
+                wgmma::wait_group::<1>();
+                wgmma::fence_accumulators_64(&mut s_acc);
+                let mut m_next = [f32::NEG_INFINITY; 2];
+                let mut l_next = [0f32; 2];
+                if has_next {
+                    release(empty_k(s0));
+                    mask(&mut s_acc, 0, next.len_k, causal, next.wg_row0, next.row, l);
+                    let (_, sum) = softmax(&mut s_acc, &mut m_next, scale);
+                    l_next = sum;
+                }
+                wgmma::wait_group::<0>();
+                pin_o(&mut o_acc, &mut pf);
+                release(empty_v(s));
+                if has_next {
+                    // P of the next item's tile 0, now that the last `P·V` has read `pf`.
+                    pack::<F16>(&s_acc, &mut pf);
+                }
+                store_item!(cur, o_acc, m, l_sum);
+                if !has_next {
+                    finish();
+                    break;
+                }
+                o_acc = [0f32; ON];
+                (m, l_sum) = (m_next, l_next);
+                it += n_tiles;
+                round += 1;
+                (cur, r) = (next, r_next);
+            }
+        } else {
+            // Head dimension 256: per key tile the scores, their softmax, then `P·V`, each
+            // product waited for before the next is issued (2 n batches per item).
+            loop {
+                let (q, q_phase) = q_slot(round);
+                let n_tiles = cur.n_tiles;
+                let mut m = [f32::NEG_INFINITY; 2];
+                let mut l_sum = [0f32; 2];
+                mbarrier::wait_parity(full_q(q), q_phase);
+                for j in 0..n_tiles {
+                    let (s, phase) = stage(it + j);
+                    mbarrier::wait_parity(full_k(s), phase);
+                    turn();
+                    wgmma::fence();
+                    issue_qk(&mut s_acc, q, s);
+                    hand_over();
+                    wgmma::wait_group::<0>();
+                    wgmma::fence_accumulators_64(&mut s_acc);
+                    release(empty_k(s));
+                    mask(&mut s_acc, j, cur.len_k, causal, cur.wg_row0, cur.row, l);
+                    let (corr, sum) = softmax(&mut s_acc, &mut m, scale);
+                    // Tile 0: the maxima were -inf, `corr` is 0 and so are O and the sums. One
+                    // flat `unroll!`: nested ones here (written out in the generic body before
+                    // the branch folds away) changed the other head dimensions' optimized code.
+                    for h in 0..2 {
+                        l_sum[h] = l_sum[h] * corr[h] + sum[h];
+                    }
+                    unroll!(OJ, |jj| {
+                        o_acc[4 * jj] *= corr[0];
+                        o_acc[4 * jj + 1] *= corr[0];
+                        o_acc[4 * jj + 2] *= corr[1];
+                        o_acc[4 * jj + 3] *= corr[1];
+                    });
+                    pack::<F16>(&s_acc, &mut pf);
+                    mbarrier::wait_parity(full_v(s), phase);
+                    turn();
+                    wgmma::fence();
+                    issue_pv(&mut o_acc, &mut pf, s);
+                    hand_over();
+                    wgmma::wait_group::<0>();
+                    pin_o(&mut o_acc, &mut pf);
+                    release(empty_v(s));
+                }
+                // Every product of this item is done: Q may be refilled for the next one.
+                release(empty_q(q));
+                store_item!(cur, o_acc, m, l_sum);
+                let (r_next, has_next, next) = next_item(r + 1);
+                if !has_next {
+                    finish();
+                    break;
+                }
+                o_acc = [0f32; ON];
+                it += n_tiles;
+                round += 1;
+                (cur, r) = (next, r_next);
+            }
+        }
     }
 }
 
