@@ -785,110 +785,114 @@ unsafe fn attention<
     // A macro rather than a closure: LLVM did not inline the closure at head dimension 128 and
     // kept the accumulators in local memory.
     macro_rules! store_item {
-        ($item:expr, $o_acc:expr, $m:expr, $l_sum:expr) => {{
-        let (bh, row, wg_row0) = ($item.bh, $item.row, $item.wg_row0);
-        let (o_acc, m, l_sum): (&[f32; ON], [f32; 2], [f32; 2]) = (&$o_acc, $m, $l_sum);
-        // Recomputed per item (`fresh`), not held through the key loop.
-        let words = shared::dynamic::<u32>();
-        let o_tile = fresh(o_smem + consumer * 64 * D * 2);
-        let o_word0 = o_tile - fresh(words.addr());
-        let store_bar = 1 + NC + consumer;
-        // Variable lengths: where this item's rows go (first O element, O row stride, first
-        // logsumexp index), recomputed (`fresh`) rather than held through the loop.
-        let (len_q, o_base, o_stride, lse_base) = if VARLEN {
-            let seq = seq_of(fresh(bh), D, &p, cu_q, cu_k);
-            (seq.len_q, seq.o_base, seq.o_stride, seq.lse_base)
-        } else {
-            (p.seq_q, 0, 0, 0)
-        };
-        if tma_store {
-            // The previous item's store (thread 0's bulk group, below) has read the staging
-            // tile, and that is over for the whole warpgroup before anyone writes the tile
-            // again. Every thread waits: those with no bulk group (all but thread 0) pass at
-            // once.
-            if deferred_store_wait {
-                tma::store_wait_read();
-            }
-            // SAFETY: the whole warpgroup.
-            unsafe { sync::named_barrier_sync(store_bar, 128) };
-        }
-        unroll!(2, |h| {
-            let mut sum = l_sum[h];
-            sum += warp::shuffle_xor(sum, 1);
-            sum += warp::shuffle_xor(sum, 2);
-            let inv = 1.0 / sum;
-            let r = row + 8 * h as u32;
-            if r < len_q {
-                let row_index = bh as usize * p.seq_q as usize + r as usize;
-                if !lse.is_empty() && l % 4 == 0 {
-                    // Natural-log logsumexp of the scaled scores (m is in base-2 units of them).
-                    let value = (m[h] + math::log2_approx(sum)) * core::f32::consts::LN_2;
-                    let index = if VARLEN {
-                        lse_base + r as usize
-                    } else {
-                        row_index
-                    };
-                    // SAFETY: one lane per (batch·head, row); the host checked `lse`'s length.
-                    unsafe { lse.write_unchecked_race(index, value) };
+        ($item:expr, $o_acc:expr, $m:expr, $l_sum:expr) => {
+            // Expanded inside the consumers' `unsafe` block, where its own are redundant.
+            #[allow(unused_unsafe)]
+            let () = {
+                let (bh, row, wg_row0) = ($item.bh, $item.row, $item.wg_row0);
+                let (o_acc, m, l_sum): (&[f32; ON], [f32; 2], [f32; 2]) = (&$o_acc, $m, $l_sum);
+                // Recomputed per item (`fresh`), not held through the key loop.
+                let words = shared::dynamic::<u32>();
+                let o_tile = fresh(o_smem + consumer * 64 * D * 2);
+                let o_word0 = o_tile - fresh(words.addr());
+                let store_bar = 1 + NC + consumer;
+                // Variable lengths: where this item's rows go (first O element, O row stride, first
+                // logsumexp index), recomputed (`fresh`) rather than held through the loop.
+                let (len_q, o_base, o_stride, lse_base) = if VARLEN {
+                    let seq = seq_of(fresh(bh), D, &p, cu_q, cu_k);
+                    (seq.len_q, seq.o_base, seq.o_stride, seq.lse_base)
+                } else {
+                    (p.seq_q, 0, 0, 0)
+                };
+                if tma_store {
+                    // The previous item's store (thread 0's bulk group, below) has read the staging
+                    // tile, and that is over for the whole warpgroup before anyone writes the tile
+                    // again. Every thread waits: those with no bulk group (all but thread 0) pass at
+                    // once.
+                    if deferred_store_wait {
+                        tma::store_wait_read();
+                    }
+                    // SAFETY: the whole warpgroup.
+                    unsafe { sync::named_barrier_sync(store_bar, 128) };
                 }
-                if !tma_store {
-                    let first = if VARLEN {
-                        (o_base + r as usize * o_stride) / 2 + (l % 4) as usize
-                    } else {
-                        row_index * D as usize / 2 + (l % 4) as usize
-                    };
-                    unroll!(OJ, |jj| {
-                        let word = pack2::<F16>(
-                            o_acc[4 * jj + 2 * h] * inv,
-                            o_acc[4 * jj + 2 * h + 1] * inv,
-                        );
-                        // SAFETY: (row, column pair 8 jj + 2 (l % 4)) is inside O (row inside
-                        // its sequence, host-checked length) and belongs to this thread alone.
-                        unsafe { out.add(first + 4 * jj).write(word) };
-                    });
-                }
-            }
-            if tma_store {
-                // Opaque: else the 2·OJ swizzled offsets, which depend on the thread only, are
-                // hoisted out of the loops and spill.
-                let r = fresh(16 * w + l / 4 + 8 * h as u32);
-                let lane_byte = fresh(4 * (l % 4));
-                unroll!(OJ, |jj| {
-                    let word =
-                        pack2::<F16>(o_acc[4 * jj + 2 * h] * inv, o_acc[4 * jj + 2 * h + 1] * inv);
-                    let (sub, chunk) = (jj as u32 / 8, jj as u32 % 8);
-                    let byte = sub * 64 * ROW + r * ROW + ((chunk ^ (r % 8)) * 16) + lane_byte;
-                    // SAFETY: inside the dynamic shared memory (the host sized it with
-                    // `tma_store`); this thread's own word of the staging tile, which no store
-                    // reads any more (the last one was waited for, then a named barrier of the
-                    // warpgroup's epilogue passed).
-                    unsafe { words.write_unchecked(((o_word0 + byte) / 4) as usize, word) };
+                unroll!(2, |h| {
+                    let mut sum = l_sum[h];
+                    sum += warp::shuffle_xor(sum, 1);
+                    sum += warp::shuffle_xor(sum, 2);
+                    let inv = 1.0 / sum;
+                    let r = row + 8 * h as u32;
+                    if r < len_q {
+                        let row_index = bh as usize * p.seq_q as usize + r as usize;
+                        if !lse.is_empty() && l % 4 == 0 {
+                            // Natural-log logsumexp of the scaled scores (m is in base-2 units of them).
+                            let value = (m[h] + math::log2_approx(sum)) * core::f32::consts::LN_2;
+                            let index = if VARLEN {
+                                lse_base + r as usize
+                            } else {
+                                row_index
+                            };
+                            // SAFETY: one lane per (batch·head, row); the host checked `lse`'s length.
+                            unsafe { lse.write_unchecked_race(index, value) };
+                        }
+                        if !tma_store {
+                            let first = if VARLEN {
+                                (o_base + r as usize * o_stride) / 2 + (l % 4) as usize
+                            } else {
+                                row_index * D as usize / 2 + (l % 4) as usize
+                            };
+                            unroll!(OJ, |jj| {
+                                let word = pack2::<F16>(
+                                    o_acc[4 * jj + 2 * h] * inv,
+                                    o_acc[4 * jj + 2 * h + 1] * inv,
+                                );
+                                // SAFETY: (row, column pair 8 jj + 2 (l % 4)) is inside O (row inside
+                                // its sequence, host-checked length) and belongs to this thread alone.
+                                unsafe { out.add(first + 4 * jj).write(word) };
+                            });
+                        }
+                    }
+                    if tma_store {
+                        // Opaque: else the 2·OJ swizzled offsets, which depend on the thread only, are
+                        // hoisted out of the loops and spill.
+                        let r = fresh(16 * w + l / 4 + 8 * h as u32);
+                        let lane_byte = fresh(4 * (l % 4));
+                        unroll!(OJ, |jj| {
+                            let word =
+                                pack2::<F16>(o_acc[4 * jj + 2 * h] * inv, o_acc[4 * jj + 2 * h + 1] * inv);
+                            let (sub, chunk) = (jj as u32 / 8, jj as u32 % 8);
+                            let byte = sub * 64 * ROW + r * ROW + ((chunk ^ (r % 8)) * 16) + lane_byte;
+                            // SAFETY: inside the dynamic shared memory (the host sized it with
+                            // `tma_store`); this thread's own word of the staging tile, which no store
+                            // reads any more (the last one was waited for, then a named barrier of the
+                            // warpgroup's epilogue passed).
+                            unsafe { words.write_unchecked(((o_word0 + byte) / 4) as usize, word) };
+                        });
+                    }
                 });
-            }
-        });
-        if tma_store {
-            mbarrier::fence_proxy_async_shared();
-            // SAFETY: the whole warpgroup.
-            unsafe { sync::named_barrier_sync(store_bar, 128) };
-            if t == 0 && wg_row0 < p.seq_q {
-                // SAFETY: the staging tile is written and fenced (above); the map is O's (host
-                // contract), the box in bounds or clipped.
-                unsafe {
-                    let map_o = maps.as_ptr().add(3);
-                    for c in 0..D / 64 {
-                        let src = o_tile + c * 64 * ROW;
-                        tma::store_3d(src, map_o, (64 * c) as i32, wg_row0 as i32, bh as i32);
+                if tma_store {
+                    mbarrier::fence_proxy_async_shared();
+                    // SAFETY: the whole warpgroup.
+                    unsafe { sync::named_barrier_sync(store_bar, 128) };
+                    if t == 0 && wg_row0 < p.seq_q {
+                        // SAFETY: the staging tile is written and fenced (above); the map is O's (host
+                        // contract), the box in bounds or clipped.
+                        unsafe {
+                            let map_o = maps.as_ptr().add(3);
+                            for c in 0..D / 64 {
+                                let src = o_tile + c * 64 * ROW;
+                                tma::store_3d(src, map_o, (64 * c) as i32, wg_row0 as i32, bh as i32);
+                            }
+                        }
+                        tma::store_commit();
+                        if !deferred_store_wait {
+                            // The staging tile is read before the warpgroup writes it again (the
+                            // shared memory also outlives the reads).
+                            tma::store_wait_read();
+                        }
                     }
                 }
-                tma::store_commit();
-                if !deferred_store_wait {
-                    // The staging tile is read before the warpgroup writes it again (the
-                    // shared memory also outlives the reads).
-                    tma::store_wait_read();
-                }
-            }
-        }
-    }};
+            };
+        };
     }
     // The consumer's end: the block's shared memory outlives the last store's reads (a no-op
     // without stores), and consumer 0 takes the last consumer's last hand-over (see `turn`).
