@@ -48,7 +48,10 @@
 //!   others' products keep the tensor cores busy, instead of all computing exponentials at
 //!   the same time;
 //! - persistent blocks (one per SM) walk the query tiles, the producer loading the next tile's
-//!   Q and K/V while the consumers finish and store the current one;
+//!   Q (into a second Q tile, [`q_tiles`]) and K/V while the consumers finish and store the
+//!   current one; items overlap inside a warpgroup as tiles do: the next item's first scores
+//!   are issued with the current item's last `P·V`, and its first softmax runs while that
+//!   product does, before the current item is stored;
 //! - O leaves as each thread's 4-byte column pairs or, with [`FlashParams::tma_store`], through
 //!   a 128-byte-swizzled staging tile in shared memory and one 3-D TMA store per warpgroup and
 //!   64 columns (rows past the head's end clipped by the tensor map);
@@ -393,9 +396,10 @@ fn key_tiles(q0: u32, bm: u32, (len_q, len_k): (u32, u32), causal: bool) -> u32 
 /// intra-warpgroup overlap and with a one-stage ring (see the module docs).
 ///
 /// Persistent: block `b` computes one work item per round (see [`item_of`] and
-/// [`work_item`]); the producer runs ahead into the next item (its Q once both consumers are
-/// done with the current one, its K/V as stages free up), so a block's next item loads while
-/// its consumers store the current one. With a grid of one block per item it is the plain
+/// [`work_item`]); the producer runs ahead into the next item (its Q into the other Q tile,
+/// its K/V as stages free up), so a block's next item loads while its consumers finish the
+/// current one, and the consumers start the next item's scores before they store the current
+/// one (head dimensions 64 and 128). With a grid of one block per item it is the plain
 /// one-tile-per-block kernel.
 ///
 /// # Safety
