@@ -207,6 +207,13 @@ const WGMMA_F16_M192: &str = "wgmma-f16-m192";
 const WGMMA_TMA_STORE: &str = "wgmma-tma-store";
 const WGMMA_M192_TMA_STORE: &str = "wgmma-m192-tma-store";
 const WGMMA_F16_TMA_STORE: &str = "wgmma-f16-tma-store";
+/// Persistent grids of 5 blocks (the default, 192-row tiles, TMA stores of O), so that every
+/// shape with more than 5 work items reaches the item-to-item code: the next item's Q in the
+/// other Q tile, its first scores beside the last `P·V`, the ring and the ping-pong running on
+/// across items (with one block per SM the shapes here have fewer items than blocks).
+const WGMMA_FEW_BLOCKS: &str = "wgmma-5-blocks";
+const WGMMA_M192_FEW_BLOCKS: &str = "wgmma-m192-5-blocks";
+const WGMMA_TMA_STORE_FEW_BLOCKS: &str = "wgmma-tma-store-5-blocks";
 
 /// The schedule a `check_kernel` name stands for, if it names the Hopper kernel.
 fn wgmma_schedule(name: &str) -> Option<WgmmaSchedule> {
@@ -254,6 +261,20 @@ fn wgmma_schedule(name: &str) -> Option<WgmmaSchedule> {
         WGMMA_M192_TMA_STORE => WgmmaSchedule {
             consumers: 3,
             tma_store: true,
+            ..default
+        },
+        WGMMA_FEW_BLOCKS => WgmmaSchedule {
+            max_blocks: 5,
+            ..default
+        },
+        WGMMA_M192_FEW_BLOCKS => WgmmaSchedule {
+            consumers: 3,
+            max_blocks: 5,
+            ..default
+        },
+        WGMMA_TMA_STORE_FEW_BLOCKS => WgmmaSchedule {
+            tma_store: true,
+            max_blocks: 5,
             ..default
         },
         _ => return None,
@@ -338,8 +359,10 @@ fn attention_matches_reference() {
 /// and heads (a tile must not read the next head's rows); every schedule (ping-pong or not,
 /// persistent or one block per tile, 2 or 4 K/V stages, causal tiles ordered over all heads or
 /// within groups of 3), 192-row tiles (three consumer warpgroups, d64), f16 tensors and O
-/// stored by TMA (d64, d128) on every shape too; head dimension 256 (one K/V stage, no
-/// intra-warpgroup overlap) with the same schedules and f16. Every failing case is reported, not only the first. SKIPPED without a compute capability 9.0 GPU (the simulator has no wgmma).
+/// stored by TMA (d64, d128) on every shape too, and persistent grids of 5 blocks (several
+/// work items per block); head dimension 256 (one K/V stage, no intra-warpgroup overlap)
+/// with the same schedules and f16. Every failing case is reported, not only the first.
+/// SKIPPED without a compute capability 9.0 GPU (the simulator has no wgmma).
 #[test]
 fn attention_wgmma_matches_reference() {
     let Some(gpu) = hopper_gpu_or_skip("attention_wgmma_matches_reference") else {
@@ -384,9 +407,20 @@ fn attention_wgmma_matches_reference() {
                     _ => [WGMMA_TMA_STORE, WGMMA_F16_TMA_STORE][i % 2],
                 };
                 let extra: &[&str] = match d {
-                    64 => &[m192, f16, tma_store],
-                    128 => &[WGMMA_F16, tma_store],
-                    _ => &[WGMMA_F16],
+                    64 => &[
+                        m192,
+                        f16,
+                        tma_store,
+                        WGMMA_FEW_BLOCKS,
+                        WGMMA_M192_FEW_BLOCKS,
+                    ],
+                    128 => &[
+                        WGMMA_F16,
+                        tma_store,
+                        WGMMA_FEW_BLOCKS,
+                        WGMMA_TMA_STORE_FEW_BLOCKS,
+                    ],
+                    _ => &[WGMMA_F16, WGMMA_FEW_BLOCKS],
                 };
                 for kernel in std::iter::once(kernel).chain(extra.iter().copied()) {
                     let run = std::panic::AssertUnwindSafe(|| {
@@ -1415,6 +1449,23 @@ fn attention_varlen_wgmma_matches_each_sequence() {
             false,
         ),
         ("f16", default, true),
+        (
+            "5-blocks",
+            WgmmaSchedule {
+                max_blocks: 5,
+                ..default
+            },
+            false,
+        ),
+        (
+            "m192-5-blocks",
+            WgmmaSchedule {
+                consumers: 3,
+                max_blocks: 5,
+                ..default
+            },
+            false,
+        ),
     ];
     let mut failures = Vec::new();
     let mut seed = 3000;
@@ -1423,7 +1474,9 @@ fn attention_varlen_wgmma_matches_each_sequence() {
             for causal in [false, true] {
                 for (j, (name, schedule, f16)) in schedules.iter().enumerate() {
                     // Each schedule on some (batch, mask) pairs; the default on all.
-                    if (*name == "m192" && d != 64) || (j > 0 && (i + j) % 2 == causal as usize) {
+                    if (name.starts_with("m192") && d != 64)
+                        || (j > 0 && (i + j) % 2 == causal as usize)
+                    {
                         continue;
                     }
                     seed += 1;

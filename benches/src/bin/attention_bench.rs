@@ -326,6 +326,7 @@ fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
                             _ => 0,
                         },
                         tma_store: name == TMA_STORE || (name == F16 && f16_default),
+                        max_blocks: 0,
                     };
                     let ours = time_us_warm(stream, warm(), &mut |st| {
                         if name.is_empty() {

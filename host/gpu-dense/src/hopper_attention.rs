@@ -208,6 +208,10 @@ pub struct WgmmaSchedule {
     /// instead of each thread's 4-byte stores (head dimension 64 and 128, fixed lengths; the
     /// default at 128: [`WgmmaSchedule::for_head_dim`]).
     pub tma_store: bool,
+    /// Persistent: at most this many blocks (0, the default: one per SM). Fewer blocks each
+    /// walk more work items, which is how the tests reach the item-to-item code (the next
+    /// item's Q tile, scores and loads) on small shapes.
+    pub max_blocks: u32,
 }
 
 impl WgmmaSchedule {
@@ -232,6 +236,7 @@ impl Default for WgmmaSchedule {
             head_group: 0,
             consumers: 0,
             tma_store: false,
+            max_blocks: 0,
         }
     }
 }
@@ -574,8 +579,12 @@ impl Dense {
         let bh = (shape.batch * shape.heads) as u32;
         let blocks_m = shape.seq_q.div_ceil(bm as usize) as u32;
         // The blocks of a persistent launch (the items' count is the same for fixed lengths).
+        let blocks = match schedule.max_blocks {
+            0 => self.wgmma.sm_count,
+            n => n.min(self.wgmma.sm_count),
+        };
         let persistent_grid = kernel::work_items(shape.seq_q as u32, bh, consumers)
-            .min(self.wgmma.sm_count)
+            .min(blocks)
             .max(1);
         let balanced = balanced_head_group(persistent_grid, blocks_m, bh);
         let head_group = match schedule.head_group {
@@ -609,7 +618,7 @@ impl Dense {
             snake: (causal || order.is_some()) as u32,
         };
         let grid = if schedule.persistent {
-            items.min(self.wgmma.sm_count)
+            items.min(blocks)
         } else {
             items
         };
