@@ -706,12 +706,12 @@ unsafe fn attention<
     };
     // Ping-pong: consumer c waits on named barrier 1 + c for its turn to issue products, and
     // hands the turn over to the next consumer (round robin) by arriving on its barrier; each
-    // barrier has one waiting and one arriving warpgroup. Per work item every consumer issues
-    // n + 1 batches (n key tiles, the same for all; 2 n at head dimension 256). The round
-    // robin runs on across items: a consumer done with an item issues the next item's first
-    // scores while the others' last products run, rather than all of them meeting at each
-    // item's start (where consumer 0 waited for the last one's epilogue, the tensor cores
-    // idle). Consumer 0 goes first (the last consumer arrives on its barrier once, before the
+    // barrier has one waiting and one arriving warpgroup. Every consumer issues the same
+    // batches: one for the first item's first scores, then n per item of n key tiles (the last
+    // one pairs the item's last `P·V` with the next item's first scores), 2 n at head
+    // dimension 256. The round robin runs on across items rather than all consumers meeting at
+    // each item's start (where consumer 0 waited for the last one's epilogue, the tensor
+    // cores idle). Consumer 0 goes first (the last consumer arrives on its barrier once, before the
     // first item) and takes the last consumer's final hand-over after the last item, so the
     // arrivals match the waits exactly.
     let ping_pong = p.ping_pong != 0;
