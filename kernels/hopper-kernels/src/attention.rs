@@ -811,8 +811,8 @@ unsafe fn attention<
                 if tma_store {
                     // The previous item's store (thread 0's bulk group, below) has read the staging
                     // tile, and that is over for the whole warpgroup before anyone writes the tile
-                    // again. Every thread waits: those with no bulk group (all but thread 0) pass at
-                    // once.
+                    // again. Every thread waits: those with no bulk group (all but thread 0) pass
+                    // at once.
                     if deferred_store_wait {
                         tma::store_wait_read();
                     }
@@ -828,14 +828,16 @@ unsafe fn attention<
                     if r < len_q {
                         let row_index = bh as usize * p.seq_q as usize + r as usize;
                         if !lse.is_empty() && l % 4 == 0 {
-                            // Natural-log logsumexp of the scaled scores (m is in base-2 units of them).
+                            // Natural-log logsumexp of the scaled scores (m is in base-2 units of
+                            // them).
                             let value = (m[h] + math::log2_approx(sum)) * core::f32::consts::LN_2;
                             let index = if VARLEN {
                                 lse_base + r as usize
                             } else {
                                 row_index
                             };
-                            // SAFETY: one lane per (batch·head, row); the host checked `lse`'s length.
+                            // SAFETY: one lane per (batch·head, row); the host checked `lse`'s
+                            // length.
                             unsafe { lse.write_unchecked_race(index, value) };
                         }
                         if !tma_store {
@@ -849,26 +851,30 @@ unsafe fn attention<
                                     o_acc[4 * jj + 2 * h] * inv,
                                     o_acc[4 * jj + 2 * h + 1] * inv,
                                 );
-                                // SAFETY: (row, column pair 8 jj + 2 (l % 4)) is inside O (row inside
-                                // its sequence, host-checked length) and belongs to this thread alone.
+                                // SAFETY: (row, column pair 8 jj + 2 (l % 4)) is inside O (row
+                                // inside its sequence, host-checked length) and belongs to this
+                                // thread alone.
                                 unsafe { out.add(first + 4 * jj).write(word) };
                             });
                         }
                     }
                     if tma_store {
-                        // Opaque: else the 2·OJ swizzled offsets, which depend on the thread only, are
-                        // hoisted out of the loops and spill.
+                        // Opaque: else the 2·OJ swizzled offsets, which depend on the thread only,
+                        // are hoisted out of the loops and spill.
                         let r = fresh(16 * w + l / 4 + 8 * h as u32);
                         let lane_byte = fresh(4 * (l % 4));
                         unroll!(OJ, |jj| {
-                            let word =
-                                pack2::<F16>(o_acc[4 * jj + 2 * h] * inv, o_acc[4 * jj + 2 * h + 1] * inv);
+                            let word = pack2::<F16>(
+                                o_acc[4 * jj + 2 * h] * inv,
+                                o_acc[4 * jj + 2 * h + 1] * inv,
+                            );
                             let (sub, chunk) = (jj as u32 / 8, jj as u32 % 8);
-                            let byte = sub * 64 * ROW + r * ROW + ((chunk ^ (r % 8)) * 16) + lane_byte;
+                            let byte =
+                                sub * 64 * ROW + r * ROW + ((chunk ^ (r % 8)) * 16) + lane_byte;
                             // SAFETY: inside the dynamic shared memory (the host sized it with
-                            // `tma_store`); this thread's own word of the staging tile, which no store
-                            // reads any more (the last one was waited for, then a named barrier of the
-                            // warpgroup's epilogue passed).
+                            // `tma_store`); this thread's own word of the staging tile, which no
+                            // store reads any more (the last one was waited for, then a named
+                            // barrier of the warpgroup's epilogue passed).
                             unsafe { words.write_unchecked(((o_word0 + byte) / 4) as usize, word) };
                         });
                     }
@@ -878,13 +884,14 @@ unsafe fn attention<
                     // SAFETY: the whole warpgroup.
                     unsafe { sync::named_barrier_sync(store_bar, 128) };
                     if t == 0 && wg_row0 < p.seq_q {
-                        // SAFETY: the staging tile is written and fenced (above); the map is O's (host
-                        // contract), the box in bounds or clipped.
+                        // SAFETY: the staging tile is written and fenced (above); the map is O's
+                        // (host contract), the box in bounds or clipped.
                         unsafe {
                             let map_o = maps.as_ptr().add(3);
                             for c in 0..D / 64 {
                                 let src = o_tile + c * 64 * ROW;
-                                tma::store_3d(src, map_o, (64 * c) as i32, wg_row0 as i32, bh as i32);
+                                let (x, y) = ((64 * c) as i32, wg_row0 as i32);
+                                tma::store_3d(src, map_o, x, y, bh as i32);
                             }
                         }
                         tma::store_commit();
